@@ -1,0 +1,50 @@
+/* sim_dist.h - probability distributions described as data and sampled with GSL.
+ *
+ * A scenario gives latencies, processing times and record sizes as distributions:
+ * a constant, or one of GSL's continuous laws, optionally clamped to [min, max]. The
+ * description is plain data (filled by the scenario loader); sampling uses the
+ * caller's gsl_rng, so each entity draws from its own stream.
+ */
+#ifndef SIM_DIST_H
+#define SIM_DIST_H
+
+#include <gsl/gsl_rng.h>
+
+typedef enum {
+    SIM_DIST_CONST,     /* always `a` */
+    SIM_DIST_UNIFORM,   /* uniform on [a, b) */
+    SIM_DIST_EXP,       /* exponential with mean a */
+    SIM_DIST_LOGNORMAL, /* median a, shape sigma b (the log's standard deviation) */
+    SIM_DIST_NORMAL,    /* mean a, standard deviation b */
+    SIM_DIST_GAMMA,     /* mean a, shape k b */
+    SIM_DIST_PARETO     /* minimum a, shape alpha b */
+} sim_dist_kind;
+
+typedef struct sim_dist {
+    sim_dist_kind kind;
+    double a;   /* first parameter (see sim_dist_kind), in the caller's unit */
+    double b;   /* second parameter, if any */
+    double min; /* samples below are raised to min (default 0) */
+    double max; /* samples above are lowered to max (default +inf) */
+} sim_dist;
+
+/* A constant distribution at `v` (min 0, max +inf unless v is negative). */
+sim_dist sim_dist_const(double v);
+
+/* Check parameters before any sampling: returns 0, or SIM_EINVAL with a static
+ * explanation in *why (for the loader's message). GSL never sees bad parameters. */
+int sim_dist_check(const sim_dist *d, const char **why);
+
+/* Draw one sample, clamped to [min, max]. Constant draws consume no randomness. */
+double sim_dist_sample(const sim_dist *d, gsl_rng *r);
+
+/* The distribution's mean before clamping (for sizing and reports); +inf if infinite. */
+double sim_dist_mean(const sim_dist *d);
+
+/* Its kind's name as written in scenarios ("const", "lognormal", ...). */
+const char *sim_dist_kind_name(sim_dist_kind k);
+
+/* Parse a kind name; returns 0 and sets *out, or SIM_EINVAL. */
+int sim_dist_kind_parse(const char *name, sim_dist_kind *out);
+
+#endif

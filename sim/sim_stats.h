@@ -1,0 +1,88 @@
+/* sim_stats.h - statistics recorded during a run: latency histograms with percentiles
+ * and fixed-width time series (per second, per minute).
+ *
+ * Histograms are GSL histograms over logarithmic bins, filled with weights so a run of
+ * n records that share one latency is one call; percentiles invert the cumulative
+ * distribution with GSL's histogram pdf (linear within a bin), clamped to the exact
+ * minimum and maximum. Time series keep one double per bucket, summed or maximised.
+ */
+#ifndef SIM_STATS_H
+#define SIM_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gsl/gsl_histogram.h>
+
+#include "sim.h"
+
+typedef struct sim_hist {
+    gsl_histogram *h; /* owned; bins [0, lo) then log-spaced up to hi */
+    double lo;        /* lower edge of the first log bin (value unit) */
+    double hi;        /* upper edge; larger values land in the last bin */
+    double weight;    /* total weight added */
+    double sum;       /* sum of value * weight */
+    double min;       /* smallest value added (+inf when empty) */
+    double max;       /* largest value added (-inf when empty) */
+} sim_hist;
+
+/* Initialise a histogram for values in [0, hi] with `per_decade` log bins per decade
+ * from `lo` (> 0) to `hi`, plus one bin [0, lo). Returns 0 or SIM_ENOMEM/SIM_EINVAL. */
+int sim_hist_init(sim_hist *h, double lo, double hi, unsigned per_decade);
+
+/* The default latency histogram: milliseconds from 0.01 ms to 400 days, 100 bins per
+ * decade (relative bin width 2.3 %). */
+int sim_hist_init_latency_ms(sim_hist *h);
+
+/* Free the bins. NULL-safe; idempotent. */
+void sim_hist_fini(sim_hist *h);
+
+/* Add value x (clamped at 0) with weight w > 0 (for instance a run's record count). */
+void sim_hist_add(sim_hist *h, double x, double w);
+
+/* Merge src into dst (same bin layout required: asserted). */
+void sim_hist_merge(sim_hist *dst, const sim_hist *src);
+
+/* Mean, or 0 when empty. */
+double sim_hist_mean(const sim_hist *h);
+
+/* The q-quantile, q in [0, 1]; 0 when empty. Exact at q = 0 and q = 1 (min, max);
+ * otherwise within one bin width. */
+double sim_hist_quantile(const sim_hist *h, double q);
+
+/* Number of bins and the range and weight of bin i (for CDF plots). */
+size_t sim_hist_bins(const sim_hist *h);
+void sim_hist_bin(const sim_hist *h, size_t i, double *lower, double *upper, double *weight);
+
+typedef enum {
+    SIM_SERIES_SUM, /* bucket value = sum of the values added in it */
+    SIM_SERIES_MAX  /* bucket value = maximum of the values added in it */
+} sim_series_kind;
+
+typedef struct sim_series {
+    sim_time width;       /* bucket width in ns (SIM_S(1), SIM_MIN(1)) */
+    sim_series_kind kind; /* how values in one bucket combine */
+    double *v;            /* owned; v[i] covers [i*width, (i+1)*width) */
+    size_t n;             /* buckets in use (last touched + 1, or set by extend) */
+    size_t cap;           /* buckets allocated */
+} sim_series;
+
+/* Initialise an empty series with bucket width `width` ns (> 0). Never fails. */
+void sim_series_init(sim_series *s, sim_time width, sim_series_kind kind);
+
+/* Free the buckets. NULL-safe; idempotent. */
+void sim_series_fini(sim_series *s);
+
+/* Add x at time t (>= 0) into its bucket. Returns 0 or SIM_ENOMEM. Amortised O(1). */
+int sim_series_add(sim_series *s, sim_time t, double x);
+
+/* Make the series cover [0, end): empty buckets read as 0. Returns 0 or SIM_ENOMEM. */
+int sim_series_extend(sim_series *s, sim_time end);
+
+/* The value of bucket i (0 beyond the end). */
+double sim_series_get(const sim_series *s, size_t i);
+
+/* The largest bucket value (0 when empty). */
+double sim_series_max(const sim_series *s);
+
+#endif
