@@ -1,0 +1,288 @@
+/* commands.c - parsing the command line and running the kdsim commands (commands.h). */
+#include "commands.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kds_hashkey.h"
+#include "kds_stream.h"
+#include "kds_world.h"
+#include "report.h"
+#include "scenario.h"
+#include "sim_err.h"
+
+static const char USAGE[] =
+    "usage: kdsim run SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
+    "                          [--json] [--out DIR] [--timing]\n"
+    "       kdsim validate SCENARIO [--set KEY.PATH=VALUE]...\n"
+    "       kdsim route [--shards N] KEY...\n"
+    "       kdsim --help | --version\n";
+
+static const char HELP[] =
+    "kdsim - a discrete-event simulator of Amazon Kinesis Data Streams\n"
+    "\n"
+    "Commands:\n"
+    "  run SCENARIO       simulate the scenario and print its report\n"
+    "    --seed N         master seed (overrides the scenario's seed)\n"
+    "    --duration T     simulated time, like 30s, 10m, 6h or 7d\n"
+    "    --set K=V        override any scenario key, like --set stream.shards=8 or\n"
+    "                     --set producers[0].rate=\"1500 records/s\" (repeatable)\n"
+    "    --json           print the JSON report instead of the text report\n"
+    "    --out DIR        also write report.json, report.txt and CSV time series in DIR\n"
+    "    --timing         print wall-clock time and events/s on stderr\n"
+    "  validate SCENARIO  check the scenario and report every error, run nothing\n"
+    "  route KEY...       print each partition key's hash key and shard on a new stream\n"
+    "    --shards N       number of shards of that stream (default 4)\n"
+    "\n"
+    "Exit status: 0 success, 2 bad input or usage, 1 other failure.\n"
+    "The scenario keys are documented in README.md.\n";
+
+typedef struct args {
+    const char *cmd;
+    const char *scenario;
+    const char **sets; /* owned array of borrowed strings (argv or owned below) */
+    size_t n_sets;
+    char **owned;      /* strings made for --seed / --duration */
+    size_t n_owned;
+    int json;
+    int timing;
+    const char *out_dir;
+    uint64_t shards;
+    const char **keys; /* route: the keys (borrowed from argv) */
+    size_t n_keys;
+} args;
+
+static void args_fini(args *a)
+{
+    for (size_t i = 0; i < a->n_owned; i++)
+        free(a->owned[i]);
+    free(a->owned);
+    free(a->sets);
+    free(a->keys);
+}
+
+static void add_set(args *a, const char *s)
+{
+    a->sets = realloc(a->sets, (a->n_sets + 1) * sizeof *a->sets);
+    SIM_ASSERT(a->sets != NULL);
+    a->sets[a->n_sets++] = s;
+}
+
+static void add_set_owned(args *a, const char *key, const char *value)
+{
+    size_t n = strlen(key) + strlen(value) + 2;
+    char *s = malloc(n);
+    SIM_ASSERT(s != NULL);
+    snprintf(s, n, "%s=%s", key, value);
+    a->owned = realloc(a->owned, (a->n_owned + 1) * sizeof *a->owned);
+    SIM_ASSERT(a->owned != NULL);
+    a->owned[a->n_owned++] = s;
+    add_set(a, s);
+}
+
+/* Parse options after the command. Returns 0 or prints a usage error and returns 2. */
+static int parse(int argc, char **argv, args *a, FILE *err)
+{
+    a->shards = 4;
+    for (int i = 2; i < argc; i++) {
+        const char *s = argv[i];
+        const char *val = NULL;
+        bool takes = !strcmp(s, "--seed") || !strcmp(s, "--duration") || !strcmp(s, "--set") ||
+                     !strcmp(s, "--out") || !strcmp(s, "--shards");
+        if (takes) {
+            if (i + 1 >= argc) {
+                fprintf(err, "kdsim: %s needs a value\n%s", s, USAGE);
+                return KDSIM_EXIT_USAGE;
+            }
+            val = argv[++i];
+        }
+        if (!strcmp(s, "--seed")) {
+            add_set_owned(a, "seed", val);
+        } else if (!strcmp(s, "--duration")) {
+            add_set_owned(a, "duration", val);
+        } else if (!strcmp(s, "--set")) {
+            add_set(a, val);
+        } else if (!strcmp(s, "--out")) {
+            a->out_dir = val;
+        } else if (!strcmp(s, "--shards")) {
+            char *end;
+            unsigned long long v = strtoull(val, &end, 10);
+            if (*val < '0' || *val > '9' || *end || v < 1 || v > 10000) {
+                fprintf(err, "kdsim: --shards: expected a whole number from 1 to 10000, got "
+                             "\"%s\"\n", val);
+                return KDSIM_EXIT_USAGE;
+            }
+            a->shards = v;
+        } else if (!strcmp(s, "--json")) {
+            a->json = 1;
+        } else if (!strcmp(s, "--timing")) {
+            a->timing = 1;
+        } else if (s[0] == '-' && s[1] == '-' && s[2]) {
+            fprintf(err, "kdsim: unknown option %s\n%s", s, USAGE);
+            return KDSIM_EXIT_USAGE;
+        } else if (!strcmp(a->cmd, "route")) {
+            a->keys = realloc(a->keys, (a->n_keys + 1) * sizeof *a->keys);
+            SIM_ASSERT(a->keys != NULL);
+            a->keys[a->n_keys++] = s;
+        } else if (!a->scenario) {
+            a->scenario = s;
+        } else {
+            fprintf(err, "kdsim: unexpected argument %s (one scenario at a time)\n%s", s, USAGE);
+            return KDSIM_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+static int cmd_route(args *a, FILE *out, FILE *err)
+{
+    if (a->n_keys == 0) {
+        fprintf(err, "kdsim: route needs at least one partition key\n%s", USAGE);
+        return KDSIM_EXIT_USAGE;
+    }
+    uint32_t n = (uint32_t)a->shards;
+    fprintf(out, "%-24s %-34s %-40s %s\n", "partition key", "hash key (hex)", "hash key (decimal)",
+            "shard");
+    for (size_t i = 0; i < a->n_keys; i++) {
+        const char *k = a->keys[i];
+        size_t len = strlen(k);
+        if (len < 1 || len > 256) {
+            fprintf(err, "kdsim: route: a partition key has 1 to 256 characters\n");
+            return KDSIM_EXIT_USAGE;
+        }
+        kds_hashkey h = kds_hashkey_from_md5(k, len);
+        uint32_t shard = 0;
+        while (shard + 1 < n && kds_hashkey_even_start(shard + 1, n) <= h)
+            shard++;
+        char hex[KDS_HASHKEY_HEX_LEN], dec[KDS_HASHKEY_DEC_LEN], id[32];
+        fprintf(out, "%-24s %-34s %-40s %s\n", k, kds_hashkey_to_hex(hex, h),
+                kds_hashkey_to_dec(dec, h), kds_shard_id(id, sizeof id, shard));
+    }
+    return KDSIM_EXIT_OK;
+}
+
+/* Load the scenario; on bad input print every error and return 2. */
+static int load(args *a, kdsim_scenario *sc, FILE *err)
+{
+    if (!a->scenario) {
+        fprintf(err, "kdsim: %s needs a scenario file\n%s", a->cmd, USAGE);
+        return KDSIM_EXIT_USAGE;
+    }
+    ydiag g;
+    ydiag_init(&g);
+    int rc = kdsim_scenario_load(sc, a->scenario, a->sets, a->n_sets, &g);
+    if (rc) {
+        ydiag_print(&g, err, "kdsim");
+        fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s",
+                a->scenario);
+    }
+    ydiag_fini(&g);
+    return rc ? KDSIM_EXIT_USAGE : 0;
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmd_run(args *a, FILE *out, FILE *err)
+{
+    kdsim_scenario sc;
+    int status = load(a, &sc, err);
+    if (status) {
+        kdsim_scenario_fini(&sc);
+        return status;
+    }
+    kds_world w;
+    double t0 = wall_s();
+    int rc = kds_world_init(&w, &sc.world);
+    if (rc) {
+        fprintf(err, "kdsim: cannot build the scenario: %s\n", sim_strerror(rc));
+        kdsim_scenario_fini(&sc);
+        return KDSIM_EXIT_FAIL;
+    }
+    kds_world_run(&w);
+    double t1 = wall_s();
+    json_t *report = kdsim_report_json(&sc, &w);
+    status = KDSIM_EXIT_FAIL;
+    if (report) {
+        status = KDSIM_EXIT_OK;
+        if (a->out_dir && kdsim_report_write_dir(&sc, &w, report, a->out_dir) != 0)
+            status = KDSIM_EXIT_FAIL;
+        if (status == KDSIM_EXIT_OK) {
+            if (a->json) {
+                char *s = kdsim_report_dump(report);
+                if (s)
+                    fputs(s, out);
+                else
+                    status = KDSIM_EXIT_FAIL;
+                free(s);
+            } else {
+                kdsim_report_text(report, out);
+            }
+        }
+        json_decref(report);
+    }
+    if (a->timing) {
+        double sim_s = sim_to_s(w.cfg->duration), wall = t1 - t0;
+        uint64_t ev = sim_events_run(w.sim);
+        fprintf(err, "kdsim: %.3f s wall, %" PRIu64 " events, %.3g events/s, %.3g simulated s "
+                     "per wall s\n",
+                wall, ev, wall > 0 ? (double)ev / wall : 0, wall > 0 ? sim_s / wall : 0);
+    }
+    kds_world_fini(&w);
+    kdsim_scenario_fini(&sc);
+    return status;
+}
+
+static int cmd_validate(args *a, FILE *out, FILE *err)
+{
+    kdsim_scenario sc;
+    int status = load(a, &sc, err);
+    if (!status)
+        fprintf(out, "%s: ok (%zu producers, %zu consumers, %u shards)\n", a->scenario,
+                sc.world.n_producers, sc.world.n_consumers, sc.world.stream.shards);
+    kdsim_scenario_fini(&sc);
+    return status;
+}
+
+int kdsim_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    if (argc < 2) {
+        fputs(USAGE, err);
+        return KDSIM_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(HELP, out);
+        fputs("\n", out);
+        fputs(USAGE, out);
+        return KDSIM_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        fprintf(out, "kdsim %s\n", KDSIM_VERSION);
+        return KDSIM_EXIT_OK;
+    }
+    if (strcmp(cmd, "run") && strcmp(cmd, "validate") && strcmp(cmd, "route")) {
+        fprintf(err, "kdsim: unknown command '%s'\n%s", cmd, USAGE);
+        return KDSIM_EXIT_USAGE;
+    }
+    args a = {0};
+    a.cmd = cmd;
+    int status = parse(argc, argv, &a, err);
+    if (!status) {
+        if (!strcmp(cmd, "route"))
+            status = cmd_route(&a, out, err);
+        else if (!strcmp(cmd, "run"))
+            status = cmd_run(&a, out, err);
+        else
+            status = cmd_validate(&a, out, err);
+    }
+    args_fini(&a);
+    return status;
+}

@@ -1,0 +1,502 @@
+/* report.c - JSON, text and CSV reports of a finished world (report.h). */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kds_hashkey.h"
+#include "sim_err.h"
+#include "sim_units.h"
+
+/* Reals are rounded to 3 decimals before printing: enough for milliseconds, and it
+ * keeps the JSON short and free of binary-fraction noise. */
+static json_t *real3(double x)
+{
+    if (!isfinite(x))
+        return json_null();
+    return json_real(round(x * 1000.0) / 1000.0);
+}
+
+static json_t *u64(uint64_t v)
+{
+    return json_integer((json_int_t)v);
+}
+
+static json_t *latency_json(const sim_hist *h)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "mean", real3(sim_hist_mean(h)));
+    json_object_set_new(o, "p50", real3(sim_hist_quantile(h, 0.50)));
+    json_object_set_new(o, "p90", real3(sim_hist_quantile(h, 0.90)));
+    json_object_set_new(o, "p99", real3(sim_hist_quantile(h, 0.99)));
+    json_object_set_new(o, "max", real3(h->weight > 0 ? h->max : 0));
+    return o;
+}
+
+static json_t *shard_json(const kds_stream *st, const kds_shard *sh)
+{
+    char id[32], dec[KDS_HASHKEY_DEC_LEN];
+    json_t *o = json_object();
+    json_object_set_new(o, "shard_id", json_string(kds_shard_id(id, sizeof id, sh->index)));
+    json_object_set_new(o, "parent_shard_id",
+                        sh->parent >= 0 ? json_string(kds_shard_id(id, sizeof id, (uint32_t)sh->parent))
+                                        : json_null());
+    json_object_set_new(o, "adjacent_parent_shard_id",
+                        sh->adjacent_parent >= 0
+                            ? json_string(kds_shard_id(id, sizeof id, (uint32_t)sh->adjacent_parent))
+                            : json_null());
+    json_object_set_new(o, "starting_hash_key", json_string(kds_hashkey_to_dec(dec, sh->lo)));
+    json_object_set_new(o, "ending_hash_key", json_string(kds_hashkey_to_dec(dec, sh->hi)));
+    json_object_set_new(o, "state", json_string(kds_shard_state_name(sh->state)));
+    const kds_shard_stats *s = &sh->st;
+    json_object_set_new(o, "records_in", u64(s->records_in));
+    json_object_set_new(o, "bytes_in", u64(s->bytes_in));
+    json_object_set_new(o, "write_throttled_records", u64(s->write_throttled_records));
+    json_object_set_new(o, "records_failed_internal", u64(s->records_failed_internal));
+    json_object_set_new(o, "read_calls", u64(s->read_calls));
+    json_object_set_new(o, "read_throttled_calls", u64(s->read_throttled_calls));
+    json_object_set_new(o, "records_out", u64(s->records_out));
+    json_object_set_new(o, "bytes_out", u64(s->bytes_out));
+    json_object_set_new(o, "records_expired", u64(s->records_expired));
+    json_object_set_new(o, "records_retained", u64(sh->log.end_pos - sh->log.head_pos));
+    json_object_set_new(o, "bytes_retained", u64(sh->log.bytes));
+    (void)st;
+    return o;
+}
+
+static json_t *stream_json(const kds_world *w)
+{
+    const kds_stream *st = &w->stream;
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(st->cfg.name));
+    json_object_set_new(o, "mode", json_string(kds_mode_name(st->cfg.mode)));
+    json_object_set_new(o, "retention_h", real3(sim_to_s(st->cfg.retention) / 3600.0));
+    json_object_set_new(o, "max_record_size_bytes", u64(st->cfg.max_record_size));
+    json_object_set_new(o, "open_shards", u64(st->n_open));
+    uint64_t rin = 0, bin = 0, thr = 0, rthr = 0, rcalls = 0;
+    json_t *arr = json_array();
+    for (size_t i = 0; i < st->n_shards; i++) {
+        const kds_shard *sh = st->shards[i];
+        rin += sh->st.records_in;
+        bin += sh->st.bytes_in;
+        thr += sh->st.write_throttled_records;
+        rthr += sh->st.read_throttled_calls;
+        rcalls += sh->st.read_calls;
+        json_array_append_new(arr, shard_json(st, sh));
+    }
+    json_object_set_new(o, "records_in", u64(rin));
+    json_object_set_new(o, "bytes_in", u64(bin));
+    json_object_set_new(o, "write_throttled_records", u64(thr));
+    json_object_set_new(o, "read_calls", u64(rcalls));
+    json_object_set_new(o, "read_throttled_calls", u64(rthr));
+    json_object_set_new(o, "peak_records_per_s", real3(sim_series_max(&st->st.in_records_s)));
+    json_object_set_new(o, "peak_bytes_per_s", real3(sim_series_max(&st->st.in_bytes_s)));
+    json_object_set_new(o, "shards", arr);
+    return o;
+}
+
+static json_t *producer_json(const kds_producer *p)
+{
+    const kds_producer_cfg *c = kds_producer_cfg_get(p);
+    const kds_producer_stats *s = kds_producer_stats_get(p);
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(c->name));
+    json_object_set_new(o, "api", json_string(c->api == KDS_API_PUT_RECORDS ? "PutRecords" : "PutRecord"));
+    json_object_set_new(o, "records_attempted", u64(s->records_attempted));
+    json_object_set_new(o, "records_written", u64(s->records_written));
+    json_object_set_new(o, "write_throttled_records", u64(s->write_throttled_records));
+    json_object_set_new(o, "records_failed_internal", u64(s->records_failed_internal));
+    json_object_set_new(o, "records_given_up", u64(s->records_given_up));
+    json_object_set_new(o, "records_too_large", u64(s->records_too_large));
+    json_object_set_new(o, "duplicates_written", u64(s->duplicates_written));
+    json_object_set_new(o, "records_retried", u64(s->records_retried));
+    json_object_set_new(o, "put_calls", u64(s->put_calls));
+    json_object_set_new(o, "calls_timed_out", u64(s->calls_timed_out));
+    json_object_set_new(o, "records_in_flight", u64(s->records_in_flight));
+    json_object_set_new(o, "records_buffered", u64(s->records_buffered));
+    return o;
+}
+
+static void add_figure(void *arg, const char *key, double value)
+{
+    json_object_set_new((json_t *)arg, key, real3(value));
+}
+
+static json_t *consumer_json(const kds_consumer *c)
+{
+    const kds_consumer_stats *s = &c->st;
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(c->name));
+    json_object_set_new(o, "kind", json_string(c->ops->kind));
+    json_object_set_new(o, "records_delivered", u64(s->records_delivered));
+    json_object_set_new(o, "bytes_delivered", u64(s->bytes_delivered));
+    json_object_set_new(o, "duplicates_delivered", u64(s->duplicates_delivered));
+    json_object_set_new(o, "records_expired_unread", u64(s->records_expired_unread));
+    json_object_set_new(o, "records_unread", u64(s->records_unread));
+    json_object_set_new(o, "records_skipped_at_start", u64(s->records_skipped_at_start));
+    json_object_set_new(o, "latency_ms", latency_json(&s->latency_ms));
+    json_object_set_new(o, "iterator_age_ms_max", real3(s->iterator_age_ms_max));
+    json_object_set_new(o, "getrecords_calls", u64(s->getrecords_calls));
+    json_object_set_new(o, "read_throttled_calls", u64(s->read_throttled_calls));
+    json_object_set_new(o, "empty_calls", u64(s->empty_calls));
+    json_object_set_new(o, "iterator_refreshes", u64(s->iterator_refreshes));
+    json_object_set_new(o, "bytes_read_shared", u64(s->bytes_read_shared));
+    json_object_set_new(o, "bytes_read_efo", u64(s->bytes_read_efo));
+    if (c->ops->figures) {
+        json_t *k = json_object();
+        c->ops->figures(c, add_figure, k);
+        json_object_set_new(o, "figures", k);
+    }
+    return o;
+}
+
+static void assume(json_t *arr, const char *setting, const char *value, const char *why)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "setting", json_string(setting));
+    json_object_set_new(o, "value", json_string(value));
+    json_object_set_new(o, "why", json_string(why));
+    json_array_append_new(arr, o);
+}
+
+static const char *dist_text(char *buf, size_t n, const sim_dist *d, const char *unit)
+{
+    switch (d->kind) {
+    case SIM_DIST_CONST:
+        snprintf(buf, n, "constant %g %s", d->a, unit);
+        break;
+    case SIM_DIST_LOGNORMAL:
+        snprintf(buf, n, "lognormal, median %g %s, sigma %g", d->a, unit, d->b);
+        break;
+    default:
+        snprintf(buf, n, "%s(%g, %g) %s", sim_dist_kind_name(d->kind), d->a, d->b, unit);
+        break;
+    }
+    return buf;
+}
+
+/* Every number the run used that AWS does not publish, and every simplification. */
+static json_t *assumptions_json(const kds_world *w)
+{
+    json_t *a = json_array();
+    const kds_stream_cfg *s = &w->stream.cfg;
+    char v[160];
+    sim_fmt_duration(v, sizeof v, (sim_time)llround(s->write_burst_s * 1e9));
+    assume(a, "stream.limits.write_burst", v,
+           "depth of the per-shard write token buckets; AWS documents a bucket about one "
+           "second deep, not its exact depth");
+    sim_fmt_bytes(v, sizeof v, s->large_record_refill);
+    strcat(v, "/s");
+    assume(a, "stream.limits.large_record_refill", v,
+           "refill rate of the large-record burst tank; AWS says only that it refills at a "
+           "steady rate");
+    sim_fmt_duration(v, sizeof v, (sim_time)llround(s->read_burst_s * 1e9));
+    assume(a, "stream.limits.read_burst", v, "depth of the per-shard read token buckets");
+    for (size_t i = 0; i < w->n_producers; i++) {
+        const kds_producer_cfg *c = kds_producer_cfg_get(w->producers[i]);
+        char key[200];
+        snprintf(key, sizeof key, "producers[%zu].latency", i);
+        assume(a, key, dist_text(v, sizeof v, &c->latency_ms, "ms"),
+               "PutRecords round trip; AWS says tens of milliseconds");
+    }
+    for (size_t i = 0; i < w->cfg->n_consumers; i++) {
+        const kds_consumer_cfg *cc = &w->cfg->consumers[i];
+        char key[200];
+        snprintf(key, sizeof key, "consumers[%zu].call_latency", i);
+        assume(a, key, dist_text(v, sizeof v, &cc->polling.call_latency_ms, "ms"),
+               "GetRecords round trip; AWS publishes no figure");
+    }
+    assume(a, "model", "record sizes within one request are equal",
+           "a PutRecords sub-batch for one shard is admitted as records of its average size");
+    assume(a, "model", "the service stores records when the reply is sent",
+           "a request's records are written one round trip after the send");
+    if (s->mode != KDS_MODE_PROVISIONED)
+        assume(a, "stream.mode", kds_mode_name(s->mode),
+               "on-demand scaling is not modelled yet: the stream keeps its initial shards");
+    return a;
+}
+
+static void seed_entry(void *arg, const char *name, uint32_t seed)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "seed", json_integer(seed));
+    json_array_append_new((json_t *)arg, o);
+}
+
+json_t *kdsim_report_json(const kdsim_scenario *sc, const kds_world *w)
+{
+    json_t *r = json_object();
+    if (!r)
+        return NULL;
+    json_object_set_new(r, "kdsim_version", json_string(KDSIM_VERSION));
+    json_object_set_new(r, "scenario", json_string(sc->name));
+    json_object_set_new(r, "description", json_string(sc->description));
+    json_object_set_new(r, "seed", json_integer((json_int_t)w->cfg->seed));
+    json_object_set_new(r, "duration_s", real3(sim_to_s(w->cfg->duration)));
+    json_object_set_new(r, "events", u64(sim_events_run(w->sim)));
+    json_object_set_new(r, "stream", stream_json(w));
+    json_t *ps = json_array();
+    for (size_t i = 0; i < w->n_producers; i++)
+        json_array_append_new(ps, producer_json(w->producers[i]));
+    json_object_set_new(r, "producers", ps);
+    json_t *cs = json_array();
+    for (size_t i = 0; i < w->n_consumers; i++)
+        json_array_append_new(cs, consumer_json(w->consumers[i]));
+    json_object_set_new(r, "consumers", cs);
+    json_object_set_new(r, "assumptions", assumptions_json(w));
+    json_t *seeds = json_array();
+    sim_rng_each(w->sim, seed_entry, seeds);
+    json_t *rng = json_object();
+    json_object_set_new(rng, "generator", json_string("taus2"));
+    json_object_set_new(rng, "streams", seeds);
+    json_object_set_new(r, "random", rng);
+    return r;
+}
+
+char *kdsim_report_dump(const json_t *report)
+{
+    char *s = json_dumps(report, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    char *t = realloc(s, n + 2);
+    if (!t) {
+        free(s);
+        return NULL;
+    }
+    t[n] = '\n';
+    t[n + 1] = 0;
+    return t;
+}
+
+/* ---- text report ------------------------------------------------------------------ */
+
+static uint64_t ju(const json_t *o, const char *k)
+{
+    return (uint64_t)json_integer_value(json_object_get(o, k));
+}
+
+static double jr(const json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+static const char *js(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+void kdsim_report_text(const json_t *r, FILE *out)
+{
+    char dur[32], b[32];
+    sim_fmt_duration(dur, sizeof dur, (sim_time)llround(jr(r, "duration_s") * 1e9));
+    fprintf(out, "kdsim %s: scenario %s, seed %" PRIu64 ", %s simulated\n", js(r, "kdsim_version"),
+            js(r, "scenario"), ju(r, "seed"), dur);
+    const char *desc = js(r, "description");
+    if (*desc)
+        fprintf(out, "\n%s\n", desc);
+
+    const json_t *st = json_object_get(r, "stream");
+    char ret[32];
+    sim_fmt_duration(ret, sizeof ret, (sim_time)llround(jr(st, "retention_h") * 3600e9));
+    fprintf(out, "\nStream %s: %s, %" PRIu64 " open shards, retention %s\n", js(st, "name"),
+            js(st, "mode"), ju(st, "open_shards"), ret);
+    double secs = jr(r, "duration_s");
+    fprintf(out, "  written %" PRIu64 " records (%s), %.1f records/s on average, peak %.0f/s\n",
+            ju(st, "records_in"), sim_fmt_bytes(b, sizeof b, ju(st, "bytes_in")),
+            secs > 0 ? (double)ju(st, "records_in") / secs : 0, jr(st, "peak_records_per_s"));
+    fprintf(out, "  %-22s %12s %12s %12s %10s %10s %10s\n", "shard", "records in", "bytes in",
+            "write thr.", "reads", "read thr.", "expired");
+    const json_t *sh;
+    size_t i;
+    json_array_foreach(json_object_get(st, "shards"), i, sh)
+    {
+        fprintf(out, "  %-22s %12" PRIu64 " %12s %12" PRIu64 " %10" PRIu64 " %10" PRIu64
+                     " %10" PRIu64 "%s\n",
+                js(sh, "shard_id"), ju(sh, "records_in"),
+                sim_fmt_bytes(b, sizeof b, ju(sh, "bytes_in")), ju(sh, "write_throttled_records"),
+                ju(sh, "read_calls"), ju(sh, "read_throttled_calls"), ju(sh, "records_expired"),
+                strcmp(js(sh, "state"), "OPEN") ? " (closed)" : "");
+    }
+
+    fprintf(out, "\nProducers\n  %-18s %12s %12s %11s %9s %9s %10s\n", "name", "attempted",
+            "written", "throttled", "failed", "given up", "duplicates");
+    const json_t *p;
+    json_array_foreach(json_object_get(r, "producers"), i, p)
+    {
+        fprintf(out, "  %-18s %12" PRIu64 " %12" PRIu64 " %11" PRIu64 " %9" PRIu64 " %9" PRIu64
+                     " %10" PRIu64 "\n",
+                js(p, "name"), ju(p, "records_attempted"), ju(p, "records_written"),
+                ju(p, "write_throttled_records"), ju(p, "records_failed_internal"),
+                ju(p, "records_given_up"), ju(p, "duplicates_written"));
+    }
+
+    const json_t *cs = json_object_get(r, "consumers");
+    if (json_array_size(cs) > 0) {
+        fprintf(out, "\nConsumers (latency: write time to processing time, ms)\n");
+        fprintf(out, "  %-18s %-8s %12s %8s %9s %8s %8s %8s %9s %10s %9s\n", "name", "kind",
+                "delivered", "dups", "expired", "mean", "p50", "p99", "max", "iter. age",
+                "read thr.");
+        const json_t *c;
+        json_array_foreach(cs, i, c)
+        {
+            const json_t *l = json_object_get(c, "latency_ms");
+            fprintf(out, "  %-18s %-8s %12" PRIu64 " %8" PRIu64 " %9" PRIu64
+                         " %8.1f %8.1f %8.1f %9.1f %10.0f %9" PRIu64 "\n",
+                    js(c, "name"), js(c, "kind"), ju(c, "records_delivered"),
+                    ju(c, "duplicates_delivered"), ju(c, "records_expired_unread"), jr(l, "mean"),
+                    jr(l, "p50"), jr(l, "p99"), jr(l, "max"), jr(c, "iterator_age_ms_max"),
+                    ju(c, "read_throttled_calls"));
+        }
+    }
+
+    fprintf(out, "\nAssumptions (numbers AWS does not publish, and simplifications)\n");
+    const json_t *a;
+    json_array_foreach(json_object_get(r, "assumptions"), i, a)
+        fprintf(out, "  - %s = %s: %s\n", js(a, "setting"), js(a, "value"), js(a, "why"));
+}
+
+/* ---- files ------------------------------------------------------------------------ */
+
+/* A file being written under a temporary name, renamed into place when complete. */
+typedef struct afile {
+    FILE *f;
+    char tmp[4096];
+    char final[4096];
+} afile;
+
+static int aopen(afile *a, const char *dir, const char *name)
+{
+    snprintf(a->final, sizeof a->final, "%s/%s", dir, name);
+    snprintf(a->tmp, sizeof a->tmp, "%s/.%s.tmp", dir, name);
+    a->f = fopen(a->tmp, "w");
+    if (!a->f) {
+        fprintf(stderr, "kdsim: cannot write %s: %s\n", a->tmp, strerror(errno));
+        return SIM_EIO;
+    }
+    return 0;
+}
+
+static int aclose(afile *a)
+{
+    int bad = ferror(a->f);
+    if (fclose(a->f) != 0 || bad) {
+        fprintf(stderr, "kdsim: error writing %s\n", a->tmp);
+        remove(a->tmp);
+        return SIM_EIO;
+    }
+    if (rename(a->tmp, a->final) != 0) {
+        fprintf(stderr, "kdsim: cannot rename %s: %s\n", a->tmp, strerror(errno));
+        remove(a->tmp);
+        return SIM_EIO;
+    }
+    return 0;
+}
+
+static int write_csvs(const kds_world *w, const char *dir)
+{
+    const kds_stream *st = &w->stream;
+    afile a;
+    int rc;
+    if ((rc = aopen(&a, dir, "stream_per_second.csv")))
+        return rc;
+    fprintf(a.f, "second,records_in,bytes_in,write_throttled_records\n");
+    for (size_t i = 0; i < st->st.in_records_s.n; i++)
+        fprintf(a.f, "%zu,%.0f,%.0f,%.0f\n", i, sim_series_get(&st->st.in_records_s, i),
+                sim_series_get(&st->st.in_bytes_s, i), sim_series_get(&st->st.throttled_s, i));
+    if ((rc = aclose(&a)))
+        return rc;
+
+    if ((rc = aopen(&a, dir, "stream_per_minute.csv")))
+        return rc;
+    fprintf(a.f, "minute,records_in,bytes_in,write_throttled_records,read_throttled_calls\n");
+    for (size_t i = 0; i < st->st.in_records_min.n; i++)
+        fprintf(a.f, "%zu,%.0f,%.0f,%.0f,%.0f\n", i, sim_series_get(&st->st.in_records_min, i),
+                sim_series_get(&st->st.in_bytes_min, i), sim_series_get(&st->st.throttled_min, i),
+                sim_series_get(&st->st.read_throttled_min, i));
+    if ((rc = aclose(&a)))
+        return rc;
+
+    if ((rc = aopen(&a, dir, "shards_per_minute.csv")))
+        return rc;
+    fprintf(a.f, "minute,shard_id,records_in,bytes_in,write_throttled_records,"
+                 "read_throttled_calls\n");
+    for (size_t s = 0; s < st->n_shards; s++) {
+        const kds_shard *sh = st->shards[s];
+        char id[32];
+        kds_shard_id(id, sizeof id, sh->index);
+        for (size_t i = 0; i < sh->st.in_records_min.n; i++)
+            fprintf(a.f, "%zu,%s,%.0f,%.0f,%.0f,%.0f\n", i, id,
+                    sim_series_get(&sh->st.in_records_min, i),
+                    sim_series_get(&sh->st.in_bytes_min, i),
+                    sim_series_get(&sh->st.throttled_min, i),
+                    sim_series_get(&sh->st.read_throttled_min, i));
+    }
+    if ((rc = aclose(&a)))
+        return rc;
+
+    if ((rc = aopen(&a, dir, "consumers_per_minute.csv")))
+        return rc;
+    fprintf(a.f, "minute,consumer,records_delivered,iterator_age_ms_max\n");
+    for (size_t c = 0; c < w->n_consumers; c++) {
+        const kds_consumer_stats *cs = &w->consumers[c]->st;
+        for (size_t i = 0; i < cs->delivered_min.n; i++)
+            fprintf(a.f, "%zu,%s,%.0f,%.3f\n", i, w->consumers[c]->name,
+                    sim_series_get(&cs->delivered_min, i),
+                    sim_series_get(&cs->iterator_age_min, i));
+    }
+    if ((rc = aclose(&a)))
+        return rc;
+
+    if ((rc = aopen(&a, dir, "consumers_latency_cdf.csv")))
+        return rc;
+    fprintf(a.f, "consumer,latency_ms_upper,cumulative_fraction\n");
+    for (size_t c = 0; c < w->n_consumers; c++) {
+        const sim_hist *h = &w->consumers[c]->st.latency_ms;
+        double cum = 0;
+        for (size_t i = 0; i < sim_hist_bins(h); i++) {
+            double lo, hi, wt;
+            sim_hist_bin(h, i, &lo, &hi, &wt);
+            if (wt <= 0)
+                continue;
+            cum += wt;
+            fprintf(a.f, "%s,%.6g,%.6f\n", w->consumers[c]->name, hi, cum / h->weight);
+        }
+    }
+    return aclose(&a);
+}
+
+int kdsim_report_write_dir(const kdsim_scenario *sc, const kds_world *w, const json_t *report,
+                           const char *dir)
+{
+    (void)sc;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "kdsim: cannot create %s: %s\n", dir, strerror(errno));
+        return SIM_EIO;
+    }
+    afile a;
+    int rc;
+    char *js_text = kdsim_report_dump(report);
+    if (!js_text)
+        return SIM_ENOMEM;
+    if ((rc = aopen(&a, dir, "report.json"))) {
+        free(js_text);
+        return rc;
+    }
+    fputs(js_text, a.f);
+    free(js_text);
+    if ((rc = aclose(&a)))
+        return rc;
+    if ((rc = aopen(&a, dir, "report.txt")))
+        return rc;
+    kdsim_report_text(report, a.f);
+    if ((rc = aclose(&a)))
+        return rc;
+    return write_csvs(w, dir);
+}

@@ -1,0 +1,559 @@
+/* scenario.c - the scenario schema: YAML keys to model configs, with validation.
+ *
+ * Each section has a walker that checks its keys, reads each value with a typed getter
+ * (which reports bad values with their position) and fills the config, starting from
+ * the models' defaults. Cross-field rules (a record larger than the stream allows, a
+ * batch above the PutRecords limits) are checked after the fields. Nothing is built
+ * until the whole file is clean.
+ */
+#include "scenario.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kds_hashkey.h"
+#include "sim_err.h"
+#include "sim_units.h"
+
+#define PATH 256
+
+/* Hard limits of what kdsim accepts, with the reason in the message. AWS's own
+ * limits come from model.md; the others keep a run within one machine. */
+#define MAX_DURATION SIM_DAY(400)
+#define MAX_SHARDS 10000
+#define MAX_PRODUCERS 10000
+#define MAX_CONSUMERS 1000
+#define MAX_CLIENTS 100000
+#define MAX_RATE 1e9
+
+static void *keep(kdsim_scenario *sc, size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    SIM_ASSERT(p != NULL);
+    if (sc->n_blocks == sc->cap_blocks) {
+        sc->cap_blocks = sc->cap_blocks ? sc->cap_blocks * 2 : 16;
+        sc->blocks = realloc(sc->blocks, sc->cap_blocks * sizeof *sc->blocks);
+        SIM_ASSERT(sc->blocks != NULL);
+    }
+    sc->blocks[sc->n_blocks++] = p;
+    return p;
+}
+
+/* ---- stream ------------------------------------------------------------------------ */
+
+static const char *const MODES[] = {"provisioned", "on_demand_standard", "on_demand_advantage",
+                                    NULL};
+
+static void load_limits(ywalk *w, yaml_node_t *m, const char *path, kds_stream_cfg *c)
+{
+    static const char *const keys[] = {
+        "write_bytes", "write_records", "write_burst", "large_record_tank",
+        "large_record_refill", "read_calls", "read_bytes", "read_burst",
+        "max_records_per_call", "max_bytes_per_call", "big_read_penalty",
+        "short_read_penalty", "iterator_ttl", NULL};
+    if (!yw_is_map(w, m, path))
+        return;
+    yw_check_keys(w, m, path, keys);
+    double v;
+    if (yw_byte_rate(w, m, path, "write_bytes", false, 1, 1e12, &v))
+        c->write_bytes_per_s = (uint64_t)llround(v);
+    if (yw_count_rate(w, m, path, "write_records", false, "records", 1, 1e9, &v))
+        c->write_records_per_s = (uint64_t)llround(v);
+    sim_time t;
+    if (yw_duration(w, m, path, "write_burst", false, SIM_MS(1), SIM_S(3600), &t))
+        c->write_burst_s = sim_to_s(t);
+    uint64_t b;
+    if (yw_bytes(w, m, path, "large_record_tank", false, 1, 1ULL << 40, &b))
+        c->large_record_tank = b;
+    if (yw_byte_rate(w, m, path, "large_record_refill", false, 1, 1e12, &v))
+        c->large_record_refill = (uint64_t)llround(v);
+    if (yw_count_rate(w, m, path, "read_calls", false, "calls", 1, 1e6, &v))
+        c->read_calls_per_s = (uint64_t)llround(v);
+    if (yw_byte_rate(w, m, path, "read_bytes", false, 1, 1e12, &v))
+        c->read_bytes_per_s = (uint64_t)llround(v);
+    if (yw_duration(w, m, path, "read_burst", false, SIM_MS(1), SIM_S(3600), &t))
+        c->read_burst_s = sim_to_s(t);
+    uint64_t u;
+    if (yw_u64(w, m, path, "max_records_per_call", false, 1, 10000, &u))
+        c->max_records_per_call = (uint32_t)u;
+    if (yw_bytes(w, m, path, "max_bytes_per_call", false, 1, 10 * KDS_MIB, &b))
+        c->max_bytes_per_call = b;
+    if (yw_duration(w, m, path, "big_read_penalty", false, 0, SIM_HOUR(1), &t))
+        c->big_read_penalty = t;
+    if (yw_duration(w, m, path, "short_read_penalty", false, 0, SIM_HOUR(1), &t))
+        c->short_read_penalty = t;
+    if (yw_duration(w, m, path, "iterator_ttl", false, SIM_S(1), SIM_DAY(1), &t))
+        c->iterator_ttl = t;
+}
+
+static void load_stream(kdsim_scenario *sc, ywalk *w, yaml_node_t *m)
+{
+    static const char *const keys[] = {"name", "mode", "shards", "retention",
+                                       "max_record_size", "internal_failure_rate", "limits",
+                                       NULL};
+    kds_stream_cfg *c = &sc->world.stream;
+    const char *path = "stream";
+    if (!yw_is_map(w, m, path))
+        return;
+    yw_check_keys(w, m, path, keys);
+    yw_str(w, m, path, "name", false, &c->name);
+    int mode = 0;
+    if (yw_enum(w, m, path, "mode", false, MODES, &mode))
+        c->mode = (kds_mode)mode;
+    /* On-demand streams start at 4 shards (model.md section 7). */
+    c->shards = c->mode == KDS_MODE_PROVISIONED ? 1 : 4;
+    uint64_t u;
+    if (yw_u64(w, m, path, "shards", c->mode == KDS_MODE_PROVISIONED, 1, MAX_SHARDS, &u))
+        c->shards = (uint32_t)u;
+    sim_time t;
+    if (yw_duration(w, m, path, "retention", false, SIM_HOUR(24), SIM_HOUR(8760), &t))
+        c->retention = t;
+    uint64_t b;
+    if (yw_bytes(w, m, path, "max_record_size", false, KDS_MIB, 10 * KDS_MIB, &b))
+        c->max_record_size = b;
+    double d;
+    if (yw_double(w, m, path, "internal_failure_rate", false, 0, 1, &d))
+        c->internal_failure_rate = d;
+    yaml_node_t *lim = yw_get(w, m, "limits");
+    if (lim) {
+        char kp[PATH];
+        load_limits(w, lim, yw_path(kp, sizeof kp, path, "limits"), c);
+    }
+    (void)sc;
+}
+
+/* ---- producers --------------------------------------------------------------------- */
+
+static const char *const RATE_KINDS[] = {"constant", "steps", "ramp", "daily", NULL};
+
+static void load_rate(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const char *path,
+                      kds_rate *r)
+{
+    char kp[PATH];
+    yw_path(kp, sizeof kp, path, "rate");
+    yaml_node_t *n = yw_get(w, pm, "rate");
+    if (!n) {
+        yw_error(w, pm, path, "missing required key 'rate' (for example rate: 1000 records/s)");
+        return;
+    }
+    double v;
+    if (n->type == YAML_SCALAR_NODE) {
+        if (yw_count_rate(w, pm, path, "rate", true, "records", 0, MAX_RATE, &v))
+            *r = kds_rate_constant(v);
+        return;
+    }
+    if (!yw_is_map(w, n, kp))
+        return;
+    int kind = 0;
+    if (!yw_enum(w, n, kp, "profile", true, RATE_KINDS, &kind))
+        return;
+    r->kind = (kds_rate_kind)kind;
+    switch (r->kind) {
+    case KDS_RATE_CONSTANT: {
+        static const char *const keys[] = {"profile", "value", NULL};
+        yw_check_keys(w, n, kp, keys);
+        if (yw_count_rate(w, n, kp, "value", true, "records", 0, MAX_RATE, &v))
+            r->rate = v;
+        break;
+    }
+    case KDS_RATE_STEPS: {
+        static const char *const keys[] = {"profile", "initial", "steps", NULL};
+        static const char *const skeys[] = {"at", "rate", NULL};
+        yw_check_keys(w, n, kp, keys);
+        r->rate = 0;
+        if (yw_count_rate(w, n, kp, "initial", false, "records", 0, MAX_RATE, &v))
+            r->rate = v;
+        char sp[PATH];
+        yaml_node_t *seq = yw_get(w, n, "steps");
+        yw_path(sp, sizeof sp, kp, "steps");
+        if (!seq) {
+            yw_error(w, n, kp, "missing required key 'steps' (a list of {at, rate})");
+            break;
+        }
+        if (!yw_is_seq(w, seq, sp))
+            break;
+        size_t k = yw_seq_len(w, seq);
+        r->steps = keep(sc, k, sizeof *r->steps);
+        r->n_steps = k;
+        sim_time prev = -1;
+        for (size_t i = 0; i < k; i++) {
+            char ip[PATH];
+            yaml_node_t *it = yw_seq_item(w, seq, i);
+            yw_index(ip, sizeof ip, sp, i);
+            if (!yw_is_map(w, it, ip))
+                continue;
+            yw_check_keys(w, it, ip, skeys);
+            yw_duration(w, it, ip, "at", true, 0, MAX_DURATION, &r->steps[i].at);
+            yw_count_rate(w, it, ip, "rate", true, "records", 0, MAX_RATE, &r->steps[i].rate);
+            if (r->steps[i].at <= prev)
+                yw_error(w, it, ip, "steps must be in increasing time order");
+            prev = r->steps[i].at;
+        }
+        break;
+    }
+    case KDS_RATE_RAMP: {
+        static const char *const keys[] = {"profile", "from", "to", "start", "end", NULL};
+        yw_check_keys(w, n, kp, keys);
+        yw_count_rate(w, n, kp, "from", true, "records", 0, MAX_RATE, &r->from);
+        yw_count_rate(w, n, kp, "to", true, "records", 0, MAX_RATE, &r->to);
+        yw_duration(w, n, kp, "start", true, 0, MAX_DURATION, &r->ramp_start);
+        yw_duration(w, n, kp, "end", true, 0, MAX_DURATION, &r->ramp_end);
+        if (r->ramp_end <= r->ramp_start)
+            yw_error(w, n, kp, "end must be after start");
+        break;
+    }
+    case KDS_RATE_DAILY: {
+        static const char *const keys[] = {"profile", "mean", "amplitude", "peak", NULL};
+        yw_check_keys(w, n, kp, keys);
+        yw_count_rate(w, n, kp, "mean", true, "records", 0, MAX_RATE, &r->rate);
+        r->amplitude = 0.5;
+        yw_double(w, n, kp, "amplitude", false, 0, 1, &r->amplitude);
+        r->peak = SIM_HOUR(14);
+        yw_duration(w, n, kp, "peak", false, 0, SIM_DAY(1) - 1, &r->peak);
+        break;
+    }
+    }
+}
+
+static const char *const KEY_KINDS[] = {"random", "uniform", "zipf", "fixed", "explicit", NULL};
+
+static void load_keys(ywalk *w, yaml_node_t *pm, const char *path, kds_keys_cfg *k)
+{
+    char kp[PATH];
+    yw_path(kp, sizeof kp, path, "keys");
+    yaml_node_t *n = yw_get(w, pm, "keys");
+    if (!n)
+        return; /* random keys */
+    if (!yw_is_map(w, n, kp))
+        return;
+    static const char *const keys[] = {"kind", "count", "prefix", "s", "key", "hash_key",
+                                       "exact_keys", NULL};
+    yw_check_keys(w, n, kp, keys);
+    int kind = 0;
+    if (!yw_enum(w, n, kp, "kind", true, KEY_KINDS, &kind))
+        return;
+    k->kind = (kds_keys_kind)kind;
+    uint64_t u;
+    switch (k->kind) {
+    case KDS_KEYS_RANDOM:
+        break;
+    case KDS_KEYS_ZIPF:
+        yw_double(w, n, kp, "s", false, 0.01, 10, &k->zipf_s);
+        /* fall through */
+    case KDS_KEYS_UNIFORM:
+        if (yw_u64(w, n, kp, "count", true, 1, UINT64_C(1000000000000), &u))
+            k->count = u;
+        yw_str(w, n, kp, "prefix", false, &k->prefix);
+        if (yw_u64(w, n, kp, "exact_keys", false, 0, 10000000, &u))
+            k->exact_keys = u;
+        break;
+    case KDS_KEYS_FIXED:
+        if (yw_str(w, n, kp, "key", true, &k->fixed)) {
+            size_t len = strlen(k->fixed);
+            if (len < 1 || len > 256)
+                yw_error(w, yw_get(w, n, "key"), kp,
+                         "a partition key has 1 to 256 characters, got %zu", len);
+        }
+        break;
+    case KDS_KEYS_EXPLICIT: {
+        const char *text = NULL;
+        if (yw_str(w, n, kp, "hash_key", true, &text) &&
+            kds_hashkey_parse_dec(text, &k->explicit_key) != 0) {
+            char hp[PATH];
+            yw_error(w, yw_get(w, n, "hash_key"), yw_path(hp, sizeof hp, kp, "hash_key"),
+                     "expected a decimal hash key from 0 to 2^128 - 1, got \"%s\"", text);
+        }
+        break;
+    }
+    }
+}
+
+static const char *const APIS[] = {"put_records", "put_record", NULL};
+static const char *const ARRIVALS[] = {"even", "poisson", NULL};
+
+static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const char *path,
+                          kds_producer_cfg *c)
+{
+    static const char *const keys[] = {"name", "rate", "arrivals", "record_size", "keys",
+                                       "api", "batch", "clients", "latency", "retry",
+                                       "timeouts", "start", "stop", "poison_at", NULL};
+    kds_producer_cfg_defaults(c);
+    if (!yw_is_map(w, pm, path))
+        return;
+    yw_check_keys(w, pm, path, keys);
+    yw_str(w, pm, path, "name", true, &c->name);
+    load_rate(sc, w, pm, path, &c->rate);
+    int e = 0;
+    if (yw_enum(w, pm, path, "arrivals", false, ARRIVALS, &e))
+        c->poisson = e == 1;
+    yw_dist(w, pm, path, "record_size", true, 'b', &c->size);
+    load_keys(w, pm, path, &c->keys);
+    if (yw_enum(w, pm, path, "api", false, APIS, &e))
+        c->api = (kds_api)e;
+    char kp[PATH];
+    yaml_node_t *b = yw_get(w, pm, "batch");
+    if (b && yw_is_map(w, b, yw_path(kp, sizeof kp, path, "batch"))) {
+        static const char *const bkeys[] = {"records", "bytes", "linger", NULL};
+        yw_check_keys(w, b, kp, bkeys);
+        uint64_t u;
+        if (yw_u64(w, b, kp, "records", false, 1, 500, &u))
+            c->batch_records = (uint32_t)u;
+        yw_bytes(w, b, kp, "bytes", false, 1, 10 * KDS_MIB, &c->batch_bytes);
+        yw_duration(w, b, kp, "linger", false, 0, SIM_S(60), &c->linger);
+    }
+    uint64_t u;
+    if (yw_u64(w, pm, path, "clients", false, 1, MAX_CLIENTS, &u))
+        c->clients = (uint32_t)u;
+    yw_dist(w, pm, path, "latency", false, 'd', &c->latency_ms);
+    yaml_node_t *r = yw_get(w, pm, "retry");
+    if (r && yw_is_map(w, r, yw_path(kp, sizeof kp, path, "retry"))) {
+        static const char *const rkeys[] = {"max_attempts", "backoff_base", "backoff_max", NULL};
+        yw_check_keys(w, r, kp, rkeys);
+        if (yw_u64(w, r, kp, "max_attempts", false, 1, 1000, &u))
+            c->max_attempts = (uint32_t)u;
+        yw_duration(w, r, kp, "backoff_base", false, 0, SIM_HOUR(1), &c->backoff_base);
+        yw_duration(w, r, kp, "backoff_max", false, 0, SIM_HOUR(1), &c->backoff_max);
+    }
+    yaml_node_t *t = yw_get(w, pm, "timeouts");
+    if (t && yw_is_map(w, t, yw_path(kp, sizeof kp, path, "timeouts"))) {
+        static const char *const tkeys[] = {"rate", "after", NULL};
+        yw_check_keys(w, t, kp, tkeys);
+        yw_double(w, t, kp, "rate", false, 0, 1, &c->timeout_rate);
+        yw_duration(w, t, kp, "after", false, SIM_MS(1), SIM_HOUR(1), &c->timeout);
+    }
+    yw_duration(w, pm, path, "start", false, 0, MAX_DURATION, &c->start);
+    yw_duration(w, pm, path, "stop", false, 0, MAX_DURATION, &c->stop);
+    yaml_node_t *pz = yw_get(w, pm, "poison_at");
+    if (pz && yw_is_seq(w, pz, yw_path(kp, sizeof kp, path, "poison_at"))) {
+        size_t k = yw_seq_len(w, pz);
+        c->marks = keep(sc, k, sizeof *c->marks);
+        c->n_marks = k;
+        for (size_t i = 0; i < k; i++) {
+            char ip[PATH];
+            yaml_node_t *it = yw_seq_item(w, pz, i);
+            yw_index(ip, sizeof ip, kp, i);
+            const char *text = yw_scalar(w, it, ip);
+            if (!text)
+                continue;
+            int rc = sim_parse_duration(text, &c->marks[i]);
+            if (rc)
+                yw_error(w, it, ip, "expected %s, got \"%s\"", sim_units_hint('d'), text);
+            else if (i > 0 && c->marks[i] < c->marks[i - 1])
+                yw_error(w, it, ip, "times must be in increasing order");
+        }
+    }
+}
+
+/* Cross-field rules of one producer against the stream. */
+static void check_producer(ywalk *w, yaml_node_t *pm, const char *path,
+                           const kds_producer_cfg *c, const kds_stream_cfg *s)
+{
+    if (c->size.kind == SIM_DIST_CONST && c->size.a > (double)s->max_record_size)
+        yw_error(w, yw_get(w, pm, "record_size"), path,
+                 "record_size %.0f B is above stream.max_record_size (%llu B); raise "
+                 "stream.max_record_size (up to 10 MiB) or send smaller records",
+                 c->size.a, (unsigned long long)s->max_record_size);
+    if (c->stop >= 0 && c->stop <= c->start && yw_get(w, pm, "stop"))
+        yw_error(w, yw_get(w, pm, "stop"), path, "stop must be after start");
+    if (c->backoff_max < c->backoff_base)
+        yw_error(w, yw_get(w, pm, "retry"), path, "retry.backoff_max is below retry.backoff_base");
+}
+
+/* ---- consumers --------------------------------------------------------------------- */
+
+static const char *const CONSUMER_KINDS[] = {"polling", NULL};
+static const char *const STARTS[] = {"trim_horizon", "latest", "at_timestamp",
+                                     "at_sequence_number", "after_sequence_number", NULL};
+
+static void load_consumer(ywalk *w, yaml_node_t *cm, const char *path, kds_consumer_cfg *cc)
+{
+    static const char *const keys[] = {"name", "kind", "poll_interval", "max_records",
+                                       "start_position", "start_timestamp", "start_sequence",
+                                       "call_latency", "processing", "start", "pause", NULL};
+    memset(cc, 0, sizeof *cc);
+    kds_poller_cfg *c = &cc->polling;
+    kds_poller_cfg_defaults(c);
+    if (!yw_is_map(w, cm, path))
+        return;
+    yw_check_keys(w, cm, path, keys);
+    yw_str(w, cm, path, "name", true, &c->name);
+    int kind = 0;
+    if (yw_enum(w, cm, path, "kind", true, CONSUMER_KINDS, &kind))
+        cc->kind = (kds_consumer_kind)kind;
+    yw_duration(w, cm, path, "poll_interval", false, SIM_MS(1), SIM_HOUR(1), &c->idle);
+    uint64_t u;
+    if (yw_u64(w, cm, path, "max_records", false, 1, 10000, &u))
+        c->max_records = (uint32_t)u;
+    int sp = 0;
+    if (yw_enum(w, cm, path, "start_position", false, STARTS, &sp))
+        c->start = (kds_start_kind)sp;
+    bool has_ts = yw_duration(w, cm, path, "start_timestamp", false, 0, MAX_DURATION,
+                              &c->start_time);
+    bool has_seq = yw_u64(w, cm, path, "start_sequence", false, 0, UINT64_MAX, &c->start_pos);
+    if (c->start == KDS_START_AT_TIMESTAMP && !has_ts && !yw_get(w, cm, "start_timestamp"))
+        yw_error(w, cm, path, "start_position at_timestamp needs start_timestamp (a time "
+                              "from the start of the run, like 10m)");
+    if ((c->start == KDS_START_AT_SEQUENCE_NUMBER || c->start == KDS_START_AFTER_SEQUENCE_NUMBER) &&
+        !has_seq && !yw_get(w, cm, "start_sequence"))
+        yw_error(w, cm, path, "start_position %s needs start_sequence (a record position)",
+                 STARTS[c->start]);
+    yw_dist(w, cm, path, "call_latency", false, 'd', &c->call_latency_ms);
+    char kp[PATH];
+    yaml_node_t *pr = yw_get(w, cm, "processing");
+    if (pr && yw_is_map(w, pr, yw_path(kp, sizeof kp, path, "processing"))) {
+        static const char *const pkeys[] = {"per_batch", "per_record", NULL};
+        yw_check_keys(w, pr, kp, pkeys);
+        yw_dist(w, pr, kp, "per_batch", false, 'd', &c->process_ms);
+        sim_time t;
+        if (yw_duration(w, pr, kp, "per_record", false, 0, SIM_S(60), &t))
+            c->process_ms_per_record = sim_to_ms(t);
+    }
+    yw_duration(w, cm, path, "start", false, 0, MAX_DURATION, &c->begin);
+    yaml_node_t *pa = yw_get(w, cm, "pause");
+    if (pa && yw_is_map(w, pa, yw_path(kp, sizeof kp, path, "pause"))) {
+        static const char *const akeys[] = {"at", "for", NULL};
+        yw_check_keys(w, pa, kp, akeys);
+        yw_duration(w, pa, kp, "at", true, 0, MAX_DURATION, &c->pause_at);
+        yw_duration(w, pa, kp, "for", true, SIM_MS(1), MAX_DURATION, &c->pause_for);
+    }
+}
+
+/* ---- top level --------------------------------------------------------------------- */
+
+static char *file_stem(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    const char *dot = strrchr(base, '.');
+    if (dot && dot != base)
+        n = (size_t)(dot - base);
+    char *s = malloc(n + 1);
+    SIM_ASSERT(s != NULL);
+    memcpy(s, base, n);
+    s[n] = 0;
+    return s;
+}
+
+/* Names must be unique within their list: they name random streams and report rows. */
+static void check_unique(ywalk *w, yaml_node_t *seq, const char *list, const char **names,
+                         size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (names[i] && names[j] && strcmp(names[i], names[j]) == 0) {
+                char ip[PATH];
+                yw_index(ip, sizeof ip, list, i);
+                yw_error(w, yw_seq_item(w, seq, i), ip, "name '%s' is already used by %s[%zu]",
+                         names[i], list, j);
+            }
+}
+
+int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const *sets,
+                        size_t n_sets, ydiag *g)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->path = path;
+    sc->stem = file_stem(path);
+    sc->name = sc->stem;
+    sc->description = "";
+    kds_world_cfg *wc = &sc->world;
+    wc->seed = 1;
+    wc->duration = SIM_HOUR(1);
+    kds_stream_cfg_defaults(&wc->stream);
+
+    size_t before = g->n;
+    int rc = ydoc_load_file(&sc->doc, path, g);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n_sets; i++)
+        ydoc_set(&sc->doc, sets[i], g);
+    if (g->n > before)
+        return SIM_EINVAL;
+
+    ywalk w = {&sc->doc, g};
+    yaml_node_t *root = ydoc_root(&sc->doc);
+    if (!root) {
+        ydiag_add(g, path, NULL, "", "the scenario is empty; it needs at least stream, "
+                                     "producers and duration");
+        return SIM_EINVAL;
+    }
+    if (!yw_is_map(&w, root, ""))
+        return SIM_EINVAL;
+    static const char *const keys[] = {"name", "description", "seed", "duration", "stream",
+                                       "producers", "consumers", NULL};
+    yw_check_keys(&w, root, "", keys);
+    yw_str(&w, root, "", "name", false, &sc->name);
+    yw_str(&w, root, "", "description", false, &sc->description);
+    yw_u64(&w, root, "", "seed", false, 0, UINT64_MAX, &wc->seed);
+    yw_duration(&w, root, "", "duration", true, SIM_MS(1), MAX_DURATION, &wc->duration);
+
+    yaml_node_t *sm = yw_get(&w, root, "stream");
+    if (!sm)
+        yw_error(&w, root, "", "missing required key 'stream'");
+    else
+        load_stream(sc, &w, sm);
+
+    yaml_node_t *ps = yw_get(&w, root, "producers");
+    if (ps && yw_is_seq(&w, ps, "producers")) {
+        size_t n = yw_seq_len(&w, ps);
+        if (n > MAX_PRODUCERS) {
+            yw_error(&w, ps, "producers", "at most %d producers, got %zu (use clients: N for "
+                                          "many identical senders)", MAX_PRODUCERS, n);
+            n = 0;
+        }
+        wc->producers = keep(sc, n, sizeof *wc->producers);
+        wc->n_producers = n;
+        const char **names = keep(sc, n, sizeof *names);
+        for (size_t i = 0; i < n; i++) {
+            char ip[PATH];
+            yw_index(ip, sizeof ip, "producers", i);
+            yaml_node_t *pm = yw_seq_item(&w, ps, i);
+            load_producer(sc, &w, pm, ip, &wc->producers[i]);
+            if (pm->type == YAML_MAPPING_NODE) {
+                check_producer(&w, pm, ip, &wc->producers[i], &wc->stream);
+                names[i] = yw_get(&w, pm, "name") ? wc->producers[i].name : NULL;
+            }
+        }
+        check_unique(&w, ps, "producers", names, n);
+    } else if (!ps) {
+        yw_error(&w, root, "", "missing required key 'producers' (a list of producers)");
+    }
+
+    yaml_node_t *cs = yw_get(&w, root, "consumers");
+    if (cs && yw_is_seq(&w, cs, "consumers")) {
+        size_t n = yw_seq_len(&w, cs);
+        if (n > MAX_CONSUMERS) {
+            yw_error(&w, cs, "consumers", "at most %d consumers, got %zu", MAX_CONSUMERS, n);
+            n = 0;
+        }
+        wc->consumers = keep(sc, n, sizeof *wc->consumers);
+        wc->n_consumers = n;
+        const char **names = keep(sc, n, sizeof *names);
+        for (size_t i = 0; i < n; i++) {
+            char ip[PATH];
+            yw_index(ip, sizeof ip, "consumers", i);
+            yaml_node_t *cm = yw_seq_item(&w, cs, i);
+            load_consumer(&w, cm, ip, &wc->consumers[i]);
+            if (cm->type == YAML_MAPPING_NODE)
+                names[i] = yw_get(&w, cm, "name") ? wc->consumers[i].polling.name : NULL;
+        }
+        check_unique(&w, cs, "consumers", names, n);
+    }
+    if (!yw_get(&w, sm ? sm : root, "name") && sm)
+        wc->stream.name = sc->name;
+    return g->n > before ? SIM_EINVAL : 0;
+}
+
+void kdsim_scenario_fini(kdsim_scenario *sc)
+{
+    if (!sc)
+        return;
+    ydoc_fini(&sc->doc);
+    for (size_t i = 0; i < sc->n_blocks; i++)
+        free(sc->blocks[i]);
+    free(sc->blocks);
+    free(sc->stem);
+    memset(sc, 0, sizeof *sc);
+}

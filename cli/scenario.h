@@ -1,0 +1,38 @@
+/* scenario.h - loading a YAML scenario into the models' configs.
+ *
+ * The loader reads the file (ydoc.h), applies --set overrides, then walks every key,
+ * validating everything before anything runs: unknown keys (with a did-you-mean),
+ * wrong types, bad units and out-of-range values are collected as
+ * `file:line:col: key.path: message`, all of them, and the caller exits with status 2.
+ * The scenario keys are documented in README.md ("Scenario reference"); every default
+ * is AWS's documented value or, where AWS publishes none, a named assumption that the
+ * report lists.
+ */
+#ifndef SCENARIO_H
+#define SCENARIO_H
+
+#include <stddef.h>
+
+#include "kds_world.h"
+#include "ydoc.h"
+
+typedef struct kdsim_scenario {
+    ydoc doc;                /* the document; configs borrow its strings */
+    const char *path;        /* borrowed: the file name given */
+    const char *name;        /* scenario name (the `name` key, or the file's stem) */
+    const char *description; /* the `description` key, or "" */
+    kds_world_cfg world;     /* filled by the loader */
+    void **blocks;           /* owned allocations (config arrays), freed at fini */
+    size_t n_blocks, cap_blocks;
+    char *stem;              /* owned: file stem used as the default name */
+} kdsim_scenario;
+
+/* Load and validate `path` with overrides `sets` ("key.path=value", applied in order).
+ * Returns 0 when the scenario is valid; otherwise SIM_EINVAL (or SIM_EIO) with every
+ * problem in `g`. On any return, kdsim_scenario_fini() must be called. */
+int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const *sets,
+                        size_t n_sets, ydiag *g);
+
+void kdsim_scenario_fini(kdsim_scenario *sc); /* NULL-safe */
+
+#endif

@@ -1,0 +1,50 @@
+/* kds_bucket.h - integer token buckets for the shards' write and read budgets.
+ *
+ * model.md section 2 models each per-shard limit as a token bucket refilled
+ * continuously and about one second deep. Levels are kept in nano-units (units x 1e9)
+ * so that refilling at `rate` units per second for `dt` nanoseconds adds exactly
+ * rate * dt nano-units: integer arithmetic, no drift, identical on every machine.
+ * A bucket may be charged into debt (negative level) where AWS lets one call overdraw
+ * the budget, as GetRecords does; the debt then delays later calls.
+ */
+#ifndef KDS_BUCKET_H
+#define KDS_BUCKET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim.h"
+
+#define KDS_NANO INT64_C(1000000000)
+
+typedef struct kds_bucket {
+    int64_t level; /* nano-units available; negative = debt */
+    int64_t depth; /* nano-units at most (the burst) */
+    int64_t rate;  /* units per second */
+    sim_time last; /* time of the last refill, ns */
+} kds_bucket;
+
+/* A full bucket refilled at `rate` units/s, `depth` units deep (depth >= 1), at time
+ * `now`. rate * 1e9 and depth * 1e9 must fit in int64 (rates up to ~9e9/s: asserted). */
+void kds_bucket_init(kds_bucket *b, uint64_t rate, uint64_t depth, sim_time now);
+
+/* Bring the level up to date at `now` (>= last). */
+void kds_bucket_refill(kds_bucket *b, sim_time now);
+
+/* Whole units available at `now` (0 when in debt). */
+uint64_t kds_bucket_avail(kds_bucket *b, sim_time now);
+
+/* Take `units` if that many are available at `now`; returns whether it did. */
+bool kds_bucket_take(kds_bucket *b, sim_time now, uint64_t units);
+
+/* Charge `units` unconditionally (the level may go negative). */
+void kds_bucket_charge(kds_bucket *b, sim_time now, uint64_t units);
+
+/* True if the level is below zero at `now` (the budget is overdrawn). */
+bool kds_bucket_in_debt(kds_bucket *b, sim_time now);
+
+/* Change the rate and depth at `now` (on-demand scaling), keeping the level but
+ * capping it at the new depth. */
+void kds_bucket_resize(kds_bucket *b, sim_time now, uint64_t rate, uint64_t depth);
+
+#endif

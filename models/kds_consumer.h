@@ -1,0 +1,74 @@
+/* kds_consumer.h - what every consumer model shares: a common header for reports and
+ * the common statistics (latency, iterator age, duplicates, losses).
+ *
+ * Every consumer kind (polling, enhanced fan-out, Lambda, Firehose, Flink, KCL) embeds
+ * a kds_consumer as its first member, so that the run and the report writers can treat
+ * them alike through its function pointers. Records are counted per stored copy: a
+ * record the producer wrote twice is two stored records; delivering the second copy
+ * counts as a duplicate. For each consumer, once the run ends:
+ *   stored since its start position = delivered + unread + expired unread,
+ * which issue 9's invariant check verifies.
+ */
+#ifndef KDS_CONSUMER_H
+#define KDS_CONSUMER_H
+
+#include <stdint.h>
+
+#include "kds_log.h"
+#include "sim.h"
+#include "sim_stats.h"
+
+typedef struct kds_consumer_stats {
+    uint64_t records_delivered;      /* stored records handed to the application (first
+                                        delivery of each) */
+    uint64_t bytes_delivered;        /* their bytes */
+    uint64_t duplicates_delivered;   /* deliveries of producer duplicates, plus repeat
+                                        deliveries of one stored record (replays) */
+    uint64_t records_expired_unread; /* trimmed at the retention period before delivery */
+    uint64_t records_unread;         /* at the end: retained, not yet delivered */
+    uint64_t records_skipped_at_start; /* stored before the start position (LATEST,
+                                          AT_TIMESTAMP): not this consumer's to read */
+    uint64_t getrecords_calls;       /* GetRecords calls made (throttled included) */
+    uint64_t read_throttled_calls;   /* GetRecords calls refused */
+    uint64_t empty_calls;            /* admitted calls that returned no record */
+    uint64_t iterator_refreshes;     /* GetShardIterator calls after an iterator expired */
+    uint64_t bytes_read_shared;      /* bytes read through shared throughput */
+    uint64_t bytes_read_efo;         /* bytes pushed through enhanced fan-out */
+    double iterator_age_ms_max;      /* GetRecords.IteratorAgeMilliseconds, maximum */
+    sim_hist latency_ms;             /* write time to processing time, per record */
+    sim_series iterator_age_min;     /* ms, maximum per minute */
+    sim_series delivered_min;        /* records delivered per minute */
+} kds_consumer_stats;
+
+/* Initialise the histogram and series. Returns 0 or SIM_ENOMEM. */
+int kds_consumer_stats_init(kds_consumer_stats *cs);
+void kds_consumer_stats_fini(kds_consumer_stats *cs); /* NULL-safe */
+
+/* Record the delivery of a slice at time `done` (the application finished it):
+ * latency per record, delivered and duplicate counts. `replay` counts the whole
+ * slice as duplicates (records delivered before). */
+void kds_consumer_stats_deliver(kds_consumer_stats *cs, const kds_slice *sl, sim_time done,
+                                int replay);
+
+/* Record an iterator age observation (ms) at time t. */
+void kds_consumer_stats_age(kds_consumer_stats *cs, sim_time t, double age_ms);
+
+typedef struct kds_consumer kds_consumer;
+
+/* Reports a kind-specific figure: key (snake_case) and value. */
+typedef void (*kds_figure_fn)(void *arg, const char *key, double value);
+
+typedef struct kds_consumer_ops {
+    const char *kind;                                 /* "polling", "efo", "lambda", ... */
+    void (*finish)(kds_consumer *c, sim_time end);    /* settle end-of-run figures */
+    void (*figures)(const kds_consumer *c, kds_figure_fn fn, void *arg); /* may be NULL */
+    void (*free)(kds_consumer *c);                    /* NULL-safe on the model side */
+} kds_consumer_ops;
+
+struct kds_consumer {
+    const kds_consumer_ops *ops;
+    const char *name;        /* borrowed from the config */
+    kds_consumer_stats st;
+};
+
+#endif

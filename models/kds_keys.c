@@ -1,0 +1,192 @@
+/* kds_keys.c - shares of open shards under a key distribution, and the per-request
+ * spread of records (kds_keys.h). */
+#include "kds_keys.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+
+void kds_keys_cfg_defaults(kds_keys_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->kind = KDS_KEYS_RANDOM;
+    cfg->count = 1;
+    cfg->zipf_s = 1.0;
+    cfg->prefix = "k-";
+    cfg->exact_keys = 100000;
+}
+
+char *kds_keys_name(const kds_keys_cfg *cfg, uint64_t i, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%" PRIu64, cfg->prefix ? cfg->prefix : "", i);
+    return buf;
+}
+
+/* Entry (in open order) of the open shard holding key. */
+static size_t entry_of(const kds_stream *st, kds_hashkey key)
+{
+    size_t lo = 0, hi = st->n_open;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->shards[st->open[mid]]->lo <= key)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void free_tables(kds_keys *k)
+{
+    free(k->share);
+    free(k->shard);
+    free(k->tally);
+    free(k->touched);
+    if (k->alias)
+        gsl_ran_discrete_free(k->alias);
+    k->share = NULL;
+    k->shard = NULL;
+    k->tally = NULL;
+    k->touched = NULL;
+    k->alias = NULL;
+}
+
+int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
+{
+    free_tables(k);
+    k->cfg = cfg;
+    k->n = st->n_open;
+    k->version = st->topology_version;
+    k->share = calloc(k->n, sizeof *k->share);
+    k->shard = malloc(k->n * sizeof *k->shard);
+    k->tally = calloc(k->n, sizeof *k->tally);
+    k->touched = malloc(k->n * sizeof *k->touched);
+    if (!k->share || !k->shard || !k->tally || !k->touched) {
+        free_tables(k);
+        return SIM_ENOMEM;
+    }
+    for (size_t i = 0; i < k->n; i++) {
+        const kds_shard *sh = st->shards[st->open[i]];
+        k->shard[i] = sh->index;
+    }
+    char name[320];
+    double keylen = 0;
+    /* Mass left for the range-fraction approximation (keys past exact_keys, or
+     * random keys). */
+    double rest = 0;
+    switch (cfg->kind) {
+    case KDS_KEYS_RANDOM:
+        rest = 1.0;
+        keylen = 36; /* a UUID string, the usual random partition key */
+        break;
+    case KDS_KEYS_FIXED:
+        k->share[entry_of(st, kds_hashkey_from_md5(cfg->fixed, strlen(cfg->fixed)))] = 1.0;
+        keylen = (double)strlen(cfg->fixed);
+        break;
+    case KDS_KEYS_EXPLICIT:
+        k->share[entry_of(st, cfg->explicit_key)] = 1.0;
+        keylen = 1; /* the partition key is still required; its content is ignored */
+        break;
+    case KDS_KEYS_UNIFORM:
+    case KDS_KEYS_ZIPF: {
+        uint64_t exact = cfg->count < cfg->exact_keys ? cfg->count : cfg->exact_keys;
+        double total = 0;
+        if (cfg->kind == KDS_KEYS_UNIFORM) {
+            total = (double)cfg->count;
+        } else {
+            /* The generalised harmonic number H(count, s), summed smallest first for
+             * accuracy; beyond 10^7 terms the tail is integrated. */
+            uint64_t m = cfg->count < 10000000 ? cfg->count : 10000000;
+            for (uint64_t i = m; i >= 1; i--)
+                total += pow((double)i, -cfg->zipf_s);
+            if (cfg->count > m) {
+                double s = cfg->zipf_s, a = (double)m + 0.5, b = (double)cfg->count + 0.5;
+                total += s == 1.0 ? log(b / a) : (pow(b, 1 - s) - pow(a, 1 - s)) / (1 - s);
+            }
+        }
+        double covered = 0;
+        for (uint64_t i = 0; i < exact; i++) {
+            kds_keys_name(cfg, i, name, sizeof name);
+            double w = cfg->kind == KDS_KEYS_UNIFORM ? 1.0 / total
+                                                     : pow((double)(i + 1), -cfg->zipf_s) / total;
+            k->share[entry_of(st, kds_hashkey_from_md5(name, strlen(name)))] += w;
+            covered += w;
+            keylen += w * (double)strlen(name);
+        }
+        rest = covered < 1.0 ? 1.0 - covered : 0.0;
+        if (rest > 0) {
+            kds_keys_name(cfg, cfg->count - 1, name, sizeof name);
+            keylen += rest * (double)strlen(name);
+        }
+        break;
+    }
+    }
+    if (rest > 0)
+        for (size_t i = 0; i < k->n; i++) {
+            const kds_shard *sh = st->shards[st->open[i]];
+            k->share[i] += rest * kds_hashkey_share(sh->lo, sh->hi);
+        }
+    k->key_bytes = keylen;
+    k->alias = gsl_ran_discrete_preproc(k->n, k->share);
+    if (!k->alias) {
+        free_tables(k);
+        return SIM_ENOMEM;
+    }
+    return 0;
+}
+
+void kds_keys_fini(kds_keys *k)
+{
+    if (!k)
+        return;
+    free_tables(k);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+void kds_keys_spread(kds_keys *k, const kds_stream *st, gsl_rng *r, uint32_t n,
+                     void (*emit)(void *ctx, kds_shard *sh, uint32_t count), void *ctx)
+{
+    if (k->version != st->topology_version) {
+        int rc = kds_keys_build(k, k->cfg, st);
+        SIM_ASSERT(rc == 0);
+    }
+    if (n == 0)
+        return;
+    if (k->n == 1) {
+        emit(ctx, st->shards[k->shard[0]], n);
+        return;
+    }
+    if ((size_t)n * 4 >= k->n) {
+        /* One multinomial draw: O(shards) binomials. */
+        gsl_ran_multinomial(r, k->n, n, k->share, k->tally);
+        for (size_t i = 0; i < k->n; i++)
+            if (k->tally[i]) {
+                emit(ctx, st->shards[k->shard[i]], k->tally[i]);
+                k->tally[i] = 0;
+            }
+        return;
+    }
+    /* Few records over many shards: one alias draw per record, then emit the touched
+     * entries in hash-key order so that the outcome does not depend on draw order. */
+    size_t nt = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        size_t e = gsl_ran_discrete(r, k->alias);
+        if (k->tally[e]++ == 0)
+            k->touched[nt++] = e;
+    }
+    qsort(k->touched, nt, sizeof *k->touched, cmp_size);
+    for (size_t a = 0; a < nt; a++) {
+        size_t e = k->touched[a];
+        emit(ctx, st->shards[k->shard[e]], k->tally[e]);
+        k->tally[e] = 0;
+    }
+}

@@ -1,0 +1,73 @@
+/* kds_keys.h - partition-key distributions and how they spread records over shards.
+ *
+ * A producer's records carry partition keys drawn from a distribution: uniform over N
+ * keys ("s-0" .. "s-<N-1>"), Zipf over N keys, one fixed key (a scraper bot's session),
+ * an ExplicitHashKey, or a fresh random key per record. What the write path needs is
+ * each open shard's share of the records, so the shares are computed once per
+ * topology (hashing the real key names with MD5 for up to `exact_keys` keys, and by
+ * hash-range fraction beyond, since MD5 spreads keys evenly) and each request's records
+ * are spread with one multinomial draw over the shards, or, when the request is
+ * smaller than the shard count, with per-record draws from an alias table
+ * (design.md: "one multinomial draw over the shards' shares").
+ */
+#ifndef KDS_KEYS_H
+#define KDS_KEYS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "kds_hashkey.h"
+#include "kds_stream.h"
+
+typedef enum {
+    KDS_KEYS_RANDOM,   /* a new random key per record: shares = hash-range fractions */
+    KDS_KEYS_UNIFORM,  /* `count` keys prefix0..prefix<count-1>, equally likely */
+    KDS_KEYS_ZIPF,     /* `count` keys, key i has weight 1 / (i + 1)^s */
+    KDS_KEYS_FIXED,    /* the one partition key `fixed` */
+    KDS_KEYS_EXPLICIT  /* the one ExplicitHashKey `explicit_key` */
+} kds_keys_kind;
+
+typedef struct kds_keys_cfg {
+    kds_keys_kind kind;
+    uint64_t count;          /* UNIFORM, ZIPF: number of distinct keys (>= 1) */
+    double zipf_s;           /* ZIPF: exponent s > 0 */
+    const char *prefix;      /* UNIFORM, ZIPF: key name prefix (borrowed), "k-" default */
+    const char *fixed;       /* FIXED: the partition key (borrowed) */
+    kds_hashkey explicit_key;/* EXPLICIT */
+    uint64_t exact_keys;     /* keys hashed by name before falling back to range
+                                fractions; default 100,000 */
+} kds_keys_cfg;
+
+typedef struct kds_keys {
+    const kds_keys_cfg *cfg; /* borrowed */
+    uint64_t version;        /* stream topology version the shares were built for */
+    size_t n;                /* open shards when built */
+    double *share;           /* owned; share of records per open shard (sums to 1) */
+    uint32_t *shard;         /* owned; shard index per entry */
+    unsigned int *tally;     /* owned; scratch counts per entry */
+    size_t *touched;         /* owned; scratch list of entries with a non-zero tally */
+    gsl_ran_discrete_t *alias; /* owned; alias table over share */
+    double key_bytes;        /* mean partition-key length in bytes (UTF-8) */
+} kds_keys;
+
+void kds_keys_cfg_defaults(kds_keys_cfg *cfg);
+
+/* Compute the shares over `st`'s open shards. Called at set-up and again whenever
+ * st->topology_version changes (kds_keys_spread does so itself). Returns 0 or
+ * SIM_ENOMEM. */
+int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st);
+void kds_keys_fini(kds_keys *k); /* NULL-safe */
+
+/* Spread `n` records over the open shards: calls emit(ctx, shard, count) for every
+ * shard that gets at least one, in hash-key order. Cost O(min(n log n, shards)). */
+void kds_keys_spread(kds_keys *k, const kds_stream *st, gsl_rng *r, uint32_t n,
+                     void (*emit)(void *ctx, kds_shard *sh, uint32_t count), void *ctx);
+
+/* The name of key i of a UNIFORM or ZIPF distribution into buf. Returns buf. */
+char *kds_keys_name(const kds_keys_cfg *cfg, uint64_t i, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,352 @@
+/* kds_log.c - the run-based shard log of kds_log.h: a ring buffer of runs with
+ * absolute indices, prorated slicing and time-based trimming. */
+#include "kds_log.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+
+static inline kds_run *at(const kds_log *l, size_t i)
+{
+    return &l->runs[(l->head + i) & (l->cap - 1)];
+}
+
+/* Write time of the i-th record of run r (records spread evenly over [t0, t1]). */
+static inline sim_time run_time(const kds_run *r, uint64_t i)
+{
+    if (r->count <= 1 || r->t1 == r->t0)
+        return r->t0;
+    return r->t0 + (sim_time)kds_prorate((uint64_t)(r->t1 - r->t0), i, r->count - 1);
+}
+
+/* Compaction runs when the log has grown by this many runs past what the last
+ * compaction left, so its O(runs) cost is amortised over as many appends. */
+#define COMPACT_SLACK 1024
+
+void kds_log_init(kds_log *l, sim_time compact_span)
+{
+    memset(l, 0, sizeof *l);
+    l->compact_span = compact_span;
+    l->compact_at = COMPACT_SLACK;
+}
+
+void kds_log_fini(kds_log *l)
+{
+    if (!l)
+        return;
+    free(l->runs);
+    free(l->readers);
+    memset(l, 0, sizeof *l);
+}
+
+int kds_log_attach(kds_log *l, kds_cursor *c)
+{
+    if (l->n_readers == l->cap_readers) {
+        size_t ncap = l->cap_readers ? l->cap_readers * 2 : 4;
+        kds_cursor **nr = realloc(l->readers, ncap * sizeof *nr);
+        if (!nr)
+            return SIM_ENOMEM;
+        l->readers = nr;
+        l->cap_readers = ncap;
+    }
+    l->readers[l->n_readers++] = c;
+    return 0;
+}
+
+void kds_log_detach(kds_log *l, kds_cursor *c)
+{
+    for (size_t i = 0; i < l->n_readers; i++)
+        if (l->readers[i] == c) {
+            l->readers[i] = l->readers[--l->n_readers];
+            return;
+        }
+}
+
+void kds_log_compact(kds_log *l)
+{
+    uint64_t min_pos = l->end_pos;
+    for (size_t i = 0; i < l->n_readers; i++)
+        if (l->readers[i]->pos < min_pos)
+            min_pos = l->readers[i]->pos;
+    size_t w = 0; /* ring offset of the run being merged into */
+    size_t r = 1;
+    if (l->n == 0 || l->compact_span <= 0)
+        goto done;
+    for (; r < l->n; r++) {
+        kds_run *dst = at(l, w);
+        const kds_run *src = at(l, r);
+        bool passed = src->first + src->count <= min_pos && dst->first + dst->count <= min_pos;
+        if (passed && src->t1 - dst->t0 <= l->compact_span &&
+            (uint64_t)dst->count + src->count <= UINT32_MAX) {
+            dst->count += src->count;
+            dst->bytes += src->bytes;
+            dst->dups += src->dups;
+            dst->marks += src->marks;
+            dst->t1 = src->t1;
+            continue;
+        }
+        if (++w != r)
+            *at(l, w) = *src;
+    }
+    l->n = w + 1;
+done:
+    l->compact_at = l->n + (l->n > COMPACT_SLACK ? l->n : COMPACT_SLACK);
+}
+
+static int grow(kds_log *l)
+{
+    size_t ncap = l->cap ? l->cap * 2 : 64;
+    kds_run *nr = realloc(l->runs, ncap * sizeof *nr);
+    if (!nr)
+        return SIM_ENOMEM;
+    /* The ring's wrapped part [0, head + n - cap) moves to just after the old end. */
+    if (l->head + l->n > l->cap)
+        memcpy(nr + l->cap, nr, (l->head + l->n - l->cap) * sizeof *nr);
+    l->runs = nr;
+    l->cap = ncap;
+    return 0;
+}
+
+int kds_log_append(kds_log *l, sim_time t, uint32_t count, uint64_t bytes, uint32_t dups,
+                   uint32_t marks, uint32_t src)
+{
+    SIM_ASSERT(count >= 1 && dups <= count && marks <= count);
+    SIM_DEBUG_ASSERT(l->n == 0 || t >= at(l, l->n - 1)->t1);
+    if (l->n >= l->compact_at)
+        kds_log_compact(l);
+    if (l->n == l->cap) {
+        int rc = grow(l);
+        if (rc)
+            return rc;
+    }
+    *at(l, l->n) = (kds_run){.first = l->end_pos,
+                             .t0 = t,
+                             .t1 = t,
+                             .bytes = bytes,
+                             .count = count,
+                             .dups = dups,
+                             .marks = marks,
+                             .src = src};
+    if (l->n == 0)
+        l->head_pos = l->end_pos;
+    l->n++;
+    l->end_pos += count;
+    l->bytes += bytes;
+    return 0;
+}
+
+uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
+{
+    uint64_t removed = 0;
+    while (l->n > 0) {
+        kds_run *r = at(l, 0);
+        if (r->t0 > cutoff)
+            break;
+        if (r->t1 <= cutoff) {
+            removed += r->count;
+            l->bytes -= r->bytes;
+            l->head = (l->head + 1) & (l->cap - 1);
+            l->n--;
+            l->popped++;
+            continue;
+        }
+        /* A run spanning the cutoff: drop the records written at or before it. */
+        uint64_t m = kds_prorate((uint64_t)(cutoff - r->t0), r->count - 1,
+                             (uint64_t)(r->t1 - r->t0)) + 1;
+        SIM_ASSERT(m >= 1 && m < r->count);
+        uint64_t b = kds_prorate(r->bytes, m, r->count);
+        uint64_t d = kds_prorate(r->dups, m, r->count);
+        sim_time nt0 = run_time(r, m);
+        r->marks = r->marks > m ? r->marks - (uint32_t)m : 0;
+        r->dups -= (uint32_t)d;
+        r->bytes -= b;
+        r->first += m;
+        r->count -= (uint32_t)m;
+        r->t0 = nt0;
+        l->bytes -= b;
+        removed += m;
+        break;
+    }
+    l->head_pos = l->n > 0 ? at(l, 0)->first : l->end_pos;
+    return removed;
+}
+
+/* Offset (0..n) of the run holding pos, or n when pos == end_pos. */
+static size_t find(const kds_log *l, uint64_t pos)
+{
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const kds_run *r = at(l, mid);
+        if (pos < r->first)
+            hi = mid;
+        else if (pos >= r->first + r->count)
+            lo = mid + 1;
+        else
+            return mid;
+    }
+    return lo;
+}
+
+/* The ring offset of the run holding c->pos (head <= pos <= end), using the hint. */
+static size_t locate(const kds_log *l, kds_cursor *c)
+{
+    if (c->hint >= l->popped && c->hint - l->popped <= l->n) {
+        size_t off = (size_t)(c->hint - l->popped);
+        if (off == l->n ? c->pos == l->end_pos
+                        : (c->pos >= at(l, off)->first &&
+                           c->pos < at(l, off)->first + at(l, off)->count))
+            return off;
+    }
+    size_t off = find(l, c->pos);
+    c->hint = l->popped + off;
+    return off;
+}
+
+void kds_log_seek_head(const kds_log *l, kds_cursor *c)
+{
+    c->pos = l->head_pos;
+    c->hint = l->popped;
+}
+
+void kds_log_seek_end(const kds_log *l, kds_cursor *c)
+{
+    c->pos = l->end_pos;
+    c->hint = l->popped + l->n;
+}
+
+void kds_log_seek_time(const kds_log *l, kds_cursor *c, sim_time t)
+{
+    /* Runs are in write-time order: find the first run with t1 >= t, then the first
+     * record in it written at or after t. */
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (at(l, mid)->t1 < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == l->n) {
+        kds_log_seek_end(l, c);
+        return;
+    }
+    const kds_run *r = at(l, lo);
+    uint64_t i = 0;
+    if (t > r->t0 && r->count > 1) {
+        /* Smallest i with run_time(r, i) >= t. */
+        i = kds_prorate((uint64_t)(t - r->t0), r->count - 1, (uint64_t)(r->t1 - r->t0));
+        while (i < r->count && run_time(r, i) < t)
+            i++;
+    }
+    c->pos = r->first + i;
+    c->hint = l->popped + lo;
+}
+
+void kds_log_seek_pos(const kds_log *l, kds_cursor *c, uint64_t pos)
+{
+    if (pos < l->head_pos)
+        pos = l->head_pos;
+    if (pos > l->end_pos)
+        pos = l->end_pos;
+    c->pos = pos;
+    c->hint = l->popped + find(l, pos);
+}
+
+void kds_log_take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_bytes,
+                  kds_slice_fn fn, void *ctx, kds_take *out)
+{
+    memset(out, 0, sizeof *out);
+    out->t_last = -1;
+    if (c->pos < l->head_pos) {
+        out->expired = l->head_pos - c->pos;
+        c->pos = l->head_pos;
+        c->hint = l->popped;
+    }
+    if (c->pos >= l->end_pos || max_records == 0)
+        return;
+    size_t off = locate(l, c);
+    while (off < l->n && out->records < max_records) {
+        const kds_run *r = at(l, off);
+        uint64_t o = c->pos - r->first;
+        uint64_t k = r->count - o;
+        if (k > max_records - out->records)
+            k = max_records - out->records;
+        uint64_t b_lo = kds_prorate(r->bytes, o, r->count);
+        uint64_t b = kds_prorate(r->bytes, o + k, r->count) - b_lo;
+        if (out->bytes + b > max_bytes) {
+            /* Take as many whole records as fit; at least one overall. */
+            uint64_t room = max_bytes > out->bytes ? max_bytes - out->bytes : 0;
+            uint64_t per = r->bytes / r->count + (r->bytes % r->count != 0);
+            uint64_t fit = per ? room / per : k;
+            if (fit == 0 && out->records == 0)
+                fit = 1;
+            if (fit < k) {
+                k = fit;
+                b = kds_prorate(r->bytes, o + k, r->count) - b_lo;
+            }
+            if (k == 0)
+                break;
+        }
+        kds_slice sl = {
+            .first = c->pos,
+            .count = (uint32_t)k,
+            .dups = (uint32_t)(kds_prorate(r->dups, o + k, r->count) -
+                               kds_prorate(r->dups, o, r->count)),
+            .marks = (uint32_t)(r->marks > o ? (r->marks - o < k ? r->marks - o : k) : 0),
+            .src = r->src,
+            .bytes = b,
+            .t_first = run_time(r, o),
+            .t_last = run_time(r, o + k - 1),
+        };
+        if (fn)
+            fn(ctx, &sl);
+        out->records += k;
+        out->bytes += b;
+        out->t_last = sl.t_last;
+        c->pos += k;
+        if (o + k == r->count)
+            off++;
+        if (out->bytes >= max_bytes)
+            break;
+    }
+    c->hint = l->popped + off;
+}
+
+uint64_t kds_log_unread(const kds_log *l, const kds_cursor *c)
+{
+    uint64_t from = c->pos < l->head_pos ? l->head_pos : c->pos;
+    return from < l->end_pos ? l->end_pos - from : 0;
+}
+
+sim_time kds_log_time_at(const kds_log *l, uint64_t pos)
+{
+    if (pos < l->head_pos || pos >= l->end_pos)
+        return -1;
+    const kds_run *r = at(l, find(l, pos));
+    return run_time(r, pos - r->first);
+}
+
+uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const kds_run *r = at(l, i);
+        if (r->t0 > t)
+            break;
+        if (r->t1 <= t) {
+            sum += r->bytes;
+            continue;
+        }
+        uint64_t m = kds_prorate((uint64_t)(t - r->t0), r->count - 1, (uint64_t)(r->t1 - r->t0)) + 1;
+        sum += kds_prorate(r->bytes, m, r->count);
+    }
+    return sum;
+}
+
+size_t kds_log_runs(const kds_log *l)
+{
+    return l->n;
+}

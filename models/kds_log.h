@@ -1,0 +1,154 @@
+/* kds_log.h - a shard's record log, kept as runs of records rather than records.
+ *
+ * One PutRecords request puts n records into a shard at one instant; the log keeps
+ * them as one run (first position, count, bytes, write time). Readers hold cursors
+ * (a record position plus a hint of the run holding it) and take slices of runs, so a
+ * GetRecords call costs O(runs touched), never O(records), and a run's latency is
+ * recorded once, weighted by its count (design.md, "Where the cost goes").
+ *
+ * Positions count records from 0 in the order they were written to the shard; they
+ * are the simulator's sequence numbers (kds_stream formats them as AWS-looking
+ * strings). Trimming at the retention period removes whole runs, or the expired part
+ * of a run whose records span several write times (a compacted run).
+ *
+ * Within a run, record sizes are taken as uniform (bytes / count) when a slice takes
+ * part of it; write times as spread evenly between t0 and t1.
+ *
+ * Memory stays bounded by what the stream retains, not by the number of requests:
+ * readers attach their cursors, and runs that every attached reader has passed are
+ * merged into runs spanning at most `compact_span` of write time (one minute by
+ * default). Exact counts and bytes are kept; a reader that later goes back over
+ * compacted records (a new consumer at TRIM_HORIZON, a replay from a checkpoint) sees
+ * their write times spread evenly over each merged span.
+ */
+#ifndef KDS_LOG_H
+#define KDS_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim.h"
+
+/* floor(v * num / den) without overflow (v, num < 2^64; den > 0): shares of a run's
+ * bytes, duplicates and times when part of it is taken. */
+static inline uint64_t kds_prorate(uint64_t v, uint64_t num, uint64_t den)
+{
+    __extension__ typedef unsigned __int128 u128;
+    return (uint64_t)(((u128)v * num) / den);
+}
+
+typedef struct kds_run {
+    uint64_t first; /* position of the run's first record */
+    sim_time t0;    /* write time of its first record, ns */
+    sim_time t1;    /* write time of its last record (t0 for one request), ns */
+    uint64_t bytes; /* total size of its records (data + partition key), B */
+    uint32_t count; /* records, >= 1 */
+    uint32_t dups;  /* records that duplicate earlier-written ones (producer retries) */
+    uint32_t marks; /* records marked by the producer (poison records for consumers) */
+    uint32_t src;   /* index of the producer that wrote it */
+} kds_run;
+
+struct kds_cursor;
+
+typedef struct kds_log {
+    kds_run *runs;     /* owned ring buffer of cap runs */
+    size_t cap;        /* a power of two, or 0 */
+    size_t head;       /* ring index of the oldest run */
+    size_t n;          /* runs retained */
+    uint64_t popped;   /* runs removed from the head since init (absolute index base) */
+    uint64_t head_pos; /* position of the oldest retained record */
+    uint64_t end_pos;  /* position the next record will take */
+    uint64_t bytes;    /* bytes retained */
+    sim_time compact_span;     /* longest write-time span of a merged run (0 = never) */
+    size_t compact_at;         /* compact when n reaches this */
+    struct kds_cursor **readers; /* owned array of borrowed cursors */
+    size_t n_readers, cap_readers;
+} kds_log;
+
+/* A reader's place in one log. `pos` may fall below the log's head after trimming: the
+ * records in between expired unread. `hint` is the absolute index of the run that holds
+ * pos; it is checked before use and recomputed by binary search when stale. */
+typedef struct kds_cursor {
+    uint64_t pos;  /* next record to read */
+    uint64_t hint; /* absolute run index (popped + ring offset) */
+} kds_cursor;
+
+/* A piece of one run returned by kds_log_take(). */
+typedef struct kds_slice {
+    uint64_t first;   /* position of its first record */
+    uint32_t count;   /* records */
+    uint32_t dups;    /* of which duplicates (prorated from the run, rounded) */
+    uint32_t marks;   /* of which marked records (see kds_log_take) */
+    uint32_t src;     /* producer index */
+    uint64_t bytes;   /* bytes (prorated) */
+    sim_time t_first; /* write time of its first record */
+    sim_time t_last;  /* write time of its last record */
+} kds_slice;
+
+/* What one take did. */
+typedef struct kds_take {
+    uint64_t records;  /* records returned */
+    uint64_t bytes;    /* bytes returned */
+    uint64_t expired;  /* records skipped because they had been trimmed */
+    sim_time t_last;   /* write time of the last record returned (-1 if none) */
+} kds_take;
+
+/* Called once per slice, in log order. `ctx` is the caller's. */
+typedef void (*kds_slice_fn)(void *ctx, const kds_slice *sl);
+
+/* An empty log whose first record will have position 0, compacting passed runs into
+ * spans of `compact_span` ns (0 disables compaction). Never fails (allocates on first
+ * append). */
+void kds_log_init(kds_log *l, sim_time compact_span);
+
+/* Attach a reader's cursor: runs it has not passed are never compacted. The cursor is
+ * borrowed until kds_log_detach() or kds_log_fini(). Returns 0 or SIM_ENOMEM. */
+int kds_log_attach(kds_log *l, struct kds_cursor *c);
+void kds_log_detach(kds_log *l, struct kds_cursor *c);
+
+/* Merge runs that every attached reader has passed (called by append when the log has
+ * grown enough since the last compaction; public for tests). O(runs). */
+void kds_log_compact(kds_log *l);
+void kds_log_fini(kds_log *l); /* NULL-safe */
+
+/* Append a run of `count` (>= 1) records written at `t` (>= the last run's t1).
+ * Returns 0 or SIM_ENOMEM. Amortised O(1). */
+int kds_log_append(kds_log *l, sim_time t, uint32_t count, uint64_t bytes, uint32_t dups,
+                   uint32_t marks, uint32_t src);
+
+/* Remove every record written at or before `cutoff` (now - retention). Returns the
+ * number of records removed. */
+uint64_t kds_log_trim(kds_log *l, sim_time cutoff);
+
+/* Position cursors: at the oldest retained record (TRIM_HORIZON), after the newest
+ * (LATEST), at the first record written at or after t (AT_TIMESTAMP), or at position
+ * `pos` clamped into [head, end] (AT_SEQUENCE_NUMBER; AFTER is pos + 1). */
+void kds_log_seek_head(const kds_log *l, kds_cursor *c);
+void kds_log_seek_end(const kds_log *l, kds_cursor *c);
+void kds_log_seek_time(const kds_log *l, kds_cursor *c, sim_time t);
+void kds_log_seek_pos(const kds_log *l, kds_cursor *c, uint64_t pos);
+
+/* Take up to max_records records and max_bytes bytes from the cursor on, calling
+ * `fn` per slice (fn may be NULL), and advance the cursor. A cursor below the head
+ * first moves to the head, counting the skipped records in out->expired. At least one
+ * record is returned when any is available, even if it alone exceeds max_bytes (as
+ * GetRecords returns a record larger than what is left of its limit). When a slice
+ * takes part of a run, its marked records are assumed to come first in the run (a
+ * poison record is handed out at the earliest position the run allows). */
+void kds_log_take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_bytes,
+                  kds_slice_fn fn, void *ctx, kds_take *out);
+
+/* Records between the cursor and the end (unread), counting only retained ones. */
+uint64_t kds_log_unread(const kds_log *l, const kds_cursor *c);
+
+/* Write time of the record at `pos` (head <= pos < end), or -1 outside. */
+sim_time kds_log_time_at(const kds_log *l, uint64_t pos);
+
+/* Bytes retained that were written at or before `t` (prorated within a run): for the
+ * retention billing bands. */
+uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t);
+
+/* Number of runs retained (memory accounting). */
+size_t kds_log_runs(const kds_log *l);
+
+#endif

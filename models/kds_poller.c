@@ -1,0 +1,255 @@
+/* kds_poller.c - the polling consumer of kds_poller.h: one read loop per shard. */
+#include "kds_poller.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+
+typedef struct reader {
+    kds_poller *p;
+    kds_shard *sh;
+    kds_cursor cur;
+    sim_time issued;   /* when the current shard iterator was issued, ns */
+    uint64_t start_pos;/* where this reader started (records before are skipped) */
+    int done;          /* reached SHARD_END of a closed shard */
+} reader;
+
+struct kds_poller {
+    kds_consumer base; /* first: the run sees a kds_consumer */
+    kds_poller_cfg cfg;
+    sim *sim;
+    kds_stream *st;
+    gsl_rng *rng;      /* sim-owned */
+    reader **readers;  /* owned, one per shard in creation order */
+    size_t n_readers, cap_readers;
+    kds_slice *scratch;/* slices of the current call */
+    size_t n_scratch, cap_scratch;
+};
+
+void kds_poller_cfg_defaults(kds_poller_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->name = "poller";
+    cfg->idle = SIM_MS(1500);
+    cfg->max_records = 10000;
+    cfg->start = KDS_START_TRIM_HORIZON;
+    cfg->call_latency_ms = (sim_dist){SIM_DIST_LOGNORMAL, 25.0, 0.4, 1.0, 10000.0};
+    cfg->process_ms = sim_dist_const(0);
+    cfg->begin = 0;
+}
+
+static sim_time ms_to_ns(double ms)
+{
+    return ms <= 0 ? 0 : (sim_time)llround(ms * 1e6);
+}
+
+static void collect(void *ctx, const kds_slice *sl)
+{
+    kds_poller *p = ctx;
+    if (p->n_scratch == p->cap_scratch) {
+        p->cap_scratch = p->cap_scratch ? p->cap_scratch * 2 : 64;
+        p->scratch = realloc(p->scratch, p->cap_scratch * sizeof *p->scratch);
+        SIM_ASSERT(p->scratch != NULL);
+    }
+    p->scratch[p->n_scratch++] = *sl;
+}
+
+static void poll(sim *s, void *ctx)
+{
+    reader *rd = ctx;
+    kds_poller *p = rd->p;
+    kds_consumer_stats *cs = &p->base.st;
+    sim_time now = sim_now(s);
+    const kds_poller_cfg *c = &p->cfg;
+
+    if (c->pause_for > 0 && now >= c->pause_at && now < c->pause_at + c->pause_for) {
+        sim_at(s, c->pause_at + c->pause_for, poll, rd);
+        return;
+    }
+    sim_time lat = ms_to_ns(sim_dist_sample(&c->call_latency_ms, p->rng));
+    if (now - rd->issued > p->st->cfg.iterator_ttl) {
+        /* ExpiredIteratorException: fetch a new iterator after the last record read
+         * (one more round trip), then read. */
+        cs->iterator_refreshes++;
+        lat += ms_to_ns(sim_dist_sample(&c->call_latency_ms, p->rng));
+    }
+    rd->issued = now;
+    cs->getrecords_calls++;
+    if (!kds_stream_read_admit(p->st, rd->sh)) {
+        cs->read_throttled_calls++;
+        sim_after(s, lat + c->idle, poll, rd);
+        return;
+    }
+    kds_stream_trim(p->st, rd->sh);
+    p->n_scratch = 0;
+    kds_take tk;
+    kds_log_take(&rd->sh->log, &rd->cur, c->max_records, p->st->cfg.max_bytes_per_call, collect,
+                 p, &tk);
+    cs->records_expired_unread += tk.expired;
+    kds_stream_read_charge(p->st, rd->sh, tk.records, tk.bytes);
+    cs->bytes_read_shared += tk.bytes;
+    if (tk.records == 0)
+        cs->empty_calls++;
+    double proc = sim_dist_sample(&c->process_ms, p->rng) +
+                  c->process_ms_per_record * (double)tk.records;
+    sim_time done = now + lat + ms_to_ns(proc);
+    for (size_t i = 0; i < p->n_scratch; i++)
+        kds_consumer_stats_deliver(cs, &p->scratch[i], done, 0);
+    /* GetRecords.IteratorAgeMilliseconds: how far the last record returned is behind
+     * the time of the call; 0 once the reader has caught up. */
+    bool caught_up = rd->cur.pos >= rd->sh->log.end_pos;
+    double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
+    kds_consumer_stats_age(cs, now, age);
+    if (caught_up && rd->sh->state != KDS_SHARD_OPEN) {
+        rd->done = 1; /* SHARD_END */
+        return;
+    }
+    sim_at(s, done + c->idle, poll, rd);
+}
+
+static void position(sim *s, void *ctx);
+
+/* Add a reader of shard `sh`. Readers of the shards that exist when the consumer is
+ * made position their iterator when it begins (an event scheduled before the first
+ * call, so it runs first even at the same instant); later shards' readers are
+ * positioned by the caller at once. */
+static void add_reader(kds_poller *p, kds_shard *sh, bool at_creation)
+{
+    reader *rd = calloc(1, sizeof *rd);
+    SIM_ASSERT(rd != NULL);
+    rd->p = p;
+    rd->sh = sh;
+    if (p->n_readers == p->cap_readers) {
+        p->cap_readers = p->cap_readers ? p->cap_readers * 2 : 8;
+        p->readers = realloc(p->readers, p->cap_readers * sizeof *p->readers);
+        SIM_ASSERT(p->readers != NULL);
+    }
+    p->readers[p->n_readers++] = rd;
+    SIM_ASSERT(kds_log_attach(&sh->log, &rd->cur) == 0);
+    /* The first call is at a random phase within one idle interval. */
+    sim_time first = p->cfg.begin > sim_now(p->sim) ? p->cfg.begin : sim_now(p->sim);
+    first += (sim_time)(gsl_rng_uniform(p->rng) * (double)p->cfg.idle);
+    rd->issued = first;
+    if (at_creation) {
+        sim_time begin = p->cfg.begin > sim_now(p->sim) ? p->cfg.begin : sim_now(p->sim);
+        sim_at(p->sim, begin, position, rd);
+    }
+    sim_at(p->sim, first, poll, rd);
+}
+
+/* The iterator is positioned when the reader starts: at begin for existing shards. */
+static void position(sim *s, void *ctx)
+{
+    reader *rd = ctx;
+    kds_poller *p = rd->p;
+    const kds_log *l = &rd->sh->log;
+    (void)s;
+    kds_stream_trim(p->st, rd->sh);
+    switch (p->cfg.start) {
+    case KDS_START_TRIM_HORIZON:
+        kds_log_seek_head(l, &rd->cur);
+        break;
+    case KDS_START_LATEST:
+        kds_log_seek_end(l, &rd->cur);
+        break;
+    case KDS_START_AT_TIMESTAMP:
+        kds_log_seek_time(l, &rd->cur, p->cfg.start_time);
+        break;
+    case KDS_START_AT_SEQUENCE_NUMBER:
+        kds_log_seek_pos(l, &rd->cur, p->cfg.start_pos);
+        break;
+    case KDS_START_AFTER_SEQUENCE_NUMBER:
+        kds_log_seek_pos(l, &rd->cur, p->cfg.start_pos + 1);
+        break;
+    }
+    rd->start_pos = rd->cur.pos;
+}
+
+static void on_new_shard(void *ctx, kds_shard *sh)
+{
+    kds_poller *p = ctx;
+    add_reader(p, sh, false);
+    /* A child shard is read from its beginning whatever the start position (as the
+     * KCL starts child leases at TRIM_HORIZON). */
+    reader *rd = p->readers[p->n_readers - 1];
+    kds_log_seek_head(&sh->log, &rd->cur);
+    rd->start_pos = rd->cur.pos;
+}
+
+static void finish(kds_consumer *base, sim_time end)
+{
+    kds_poller *p = (kds_poller *)base;
+    kds_consumer_stats *cs = &p->base.st;
+    (void)end;
+    cs->records_unread = 0;
+    cs->records_skipped_at_start = 0;
+    for (size_t i = 0; i < p->n_readers; i++) {
+        reader *rd = p->readers[i];
+        const kds_log *l = &rd->sh->log;
+        if (rd->cur.pos < l->head_pos) {
+            cs->records_expired_unread += l->head_pos - rd->cur.pos;
+            rd->cur.pos = l->head_pos;
+        }
+        cs->records_unread += kds_log_unread(l, &rd->cur);
+        cs->records_skipped_at_start += rd->start_pos;
+    }
+    sim_series_extend(&cs->iterator_age_min, end);
+    sim_series_extend(&cs->delivered_min, end);
+}
+
+static void free_poller(kds_consumer *base)
+{
+    kds_poller *p = (kds_poller *)base;
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n_readers; i++) {
+        kds_log_detach(&p->readers[i]->sh->log, &p->readers[i]->cur);
+        free(p->readers[i]);
+    }
+    free(p->readers);
+    free(p->scratch);
+    kds_consumer_stats_fini(&p->base.st);
+    free(p);
+}
+
+static const kds_consumer_ops POLLER_OPS = {
+    .kind = "polling",
+    .finish = finish,
+    .figures = NULL,
+    .free = free_poller,
+};
+
+kds_poller *kds_poller_new(sim *s, kds_stream *st, const kds_poller_cfg *cfg)
+{
+    kds_poller *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->base.ops = &POLLER_OPS;
+    p->base.name = cfg->name;
+    p->cfg = *cfg;
+    p->sim = s;
+    p->st = st;
+    char name[160];
+    snprintf(name, sizeof name, "consumer/%s", cfg->name);
+    p->rng = sim_rng(s, name);
+    if (kds_consumer_stats_init(&p->base.st) != 0 ||
+        kds_stream_on_new_shard(st, on_new_shard, p) != 0) {
+        free_poller(&p->base);
+        return NULL;
+    }
+    for (size_t i = 0; i < st->n_shards; i++) {
+        kds_shard *sh = st->shards[i];
+        if (sh->state != KDS_SHARD_EXPIRED)
+            add_reader(p, sh, true);
+    }
+    return p;
+}
+
+kds_consumer *kds_poller_consumer(kds_poller *p)
+{
+    return &p->base;
+}

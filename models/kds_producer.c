@@ -1,0 +1,433 @@
+/* kds_producer.c - the producer model of kds_producer.h: flush timers per client,
+ * requests served one round trip later, retries of failed records and duplicates from
+ * lost replies. */
+#include "kds_producer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "sim_err.h"
+
+/* Records of one request bound for one shard (retries keep their shard). */
+typedef struct part {
+    uint32_t shard;         /* shard index */
+    uint32_t count;         /* records */
+    uint64_t bytes;         /* their bytes */
+    uint32_t stored_before; /* records of this part already stored by an earlier send */
+    uint32_t marks;         /* marked records among them */
+} part;
+
+typedef struct request request;
+struct request {
+    kds_producer *p;   /* owner */
+    request *next;     /* free-list link */
+    uint32_t attempt;  /* 1 for the first send */
+    uint32_t n;        /* records */
+    uint64_t bytes;    /* bytes */
+    uint32_t marks;    /* marked records (fresh requests) */
+    part *parts;       /* owned; NULL for a fresh request (spread at service time) */
+    uint32_t n_parts;
+    uint32_t cap_parts;
+    /* Failures of the current send, collected while serving it. */
+    part *fail;        /* owned */
+    uint32_t n_fail, cap_fail;
+    bool timed_out;    /* the reply of this send is lost */
+};
+
+typedef struct client {
+    kds_producer *p;
+    uint32_t id;
+    sim_time last;    /* end of the last arrival window */
+    double carry;     /* fraction of a record owed (evenly spaced arrivals) */
+    uint64_t backlog; /* records generated, not yet sent */
+} client;
+
+struct kds_producer {
+    kds_producer_cfg cfg;
+    uint32_t index;
+    sim *sim;
+    kds_stream *st;
+    gsl_rng *rng;          /* sim-owned */
+    kds_keys keys;
+    client *clients;       /* owned */
+    request *free_list;    /* recycled requests */
+    request **all;         /* owned: every request allocated, for freeing */
+    size_t n_all, cap_all;
+    size_t next_mark;      /* index into cfg.marks */
+    bool const_size;       /* size distribution is a constant */
+    uint64_t size_const;   /* its value, B */
+    kds_producer_stats stats;
+};
+
+void kds_producer_cfg_defaults(kds_producer_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->name = "producer";
+    cfg->rate = kds_rate_constant(0);
+    cfg->size = sim_dist_const(1024);
+    kds_keys_cfg_defaults(&cfg->keys);
+    cfg->api = KDS_API_PUT_RECORDS;
+    cfg->batch_records = 500;
+    cfg->batch_bytes = 5 * KDS_MIB;
+    cfg->linger = SIM_MS(100);
+    cfg->clients = 1;
+    cfg->latency_ms = (sim_dist){SIM_DIST_LOGNORMAL, 20.0, 0.5, 1.0, 10000.0};
+    cfg->max_attempts = 3;
+    cfg->backoff_base = SIM_MS(100);
+    cfg->backoff_max = SIM_S(5);
+    cfg->timeout_rate = 0;
+    cfg->timeout = SIM_S(5);
+    cfg->start = 0;
+    cfg->stop = -1;
+}
+
+static request *req_get(kds_producer *p)
+{
+    request *r = p->free_list;
+    if (r) {
+        p->free_list = r->next;
+    } else {
+        r = calloc(1, sizeof *r);
+        SIM_ASSERT(r != NULL);
+        if (p->n_all == p->cap_all) {
+            p->cap_all = p->cap_all ? p->cap_all * 2 : 16;
+            p->all = realloc(p->all, p->cap_all * sizeof *p->all);
+            SIM_ASSERT(p->all != NULL);
+        }
+        p->all[p->n_all++] = r;
+    }
+    r->p = p;
+    r->next = NULL;
+    r->attempt = 1;
+    r->n = 0;
+    r->bytes = 0;
+    r->marks = 0;
+    r->n_parts = 0;
+    r->n_fail = 0;
+    r->timed_out = false;
+    return r;
+}
+
+static void req_put(kds_producer *p, request *r)
+{
+    r->next = p->free_list;
+    p->free_list = r;
+}
+
+static void push_part(part **arr, uint32_t *n, uint32_t *cap, part v)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 4;
+        *arr = realloc(*arr, *cap * sizeof **arr);
+        SIM_ASSERT(*arr != NULL);
+    }
+    (*arr)[(*n)++] = v;
+}
+
+static sim_time round_trip(kds_producer *p)
+{
+    double ms = sim_dist_sample(&p->cfg.latency_ms, p->rng);
+    return (sim_time)llround(ms * 1e6);
+}
+
+static void serve(sim *s, void *ctx);
+
+/* Serve one part: put it into its shard and remember what failed. */
+static void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_t bytes,
+                       uint32_t stored_before, uint32_t marks)
+{
+    kds_producer *p = r->p;
+    kds_put_result res;
+    kds_stream_put(p->st, sh, count, bytes, stored_before, marks, p->index, &res);
+    uint32_t fresh = res.stored - res.stored_dups; /* first copies */
+    p->stats.records_written += fresh;
+    p->stats.duplicates_written += res.stored_dups;
+    p->stats.write_throttled_records += res.throttled;
+    p->stats.records_failed_internal += res.failed;
+    uint32_t nfail = count - res.stored;
+    if (r->timed_out) {
+        /* The client never learns what was stored: it resends the whole part, and
+         * everything stored so far is now "stored before". */
+        uint32_t sb = stored_before + fresh;
+        push_part(&r->fail, &r->n_fail, &r->cap_fail,
+                  (part){sh->index, count, bytes, sb > count ? count : sb, marks});
+    } else if (nfail > 0) {
+        /* Stored records form a prefix; the duplicates come first in it. */
+        uint32_t sb_left = stored_before - res.stored_dups;
+        uint64_t fb = bytes - res.stored_bytes;
+        uint32_t mk = marks > res.stored ? marks - res.stored : 0;
+        push_part(&r->fail, &r->n_fail, &r->cap_fail, (part){sh->index, nfail, fb, sb_left, mk});
+    }
+}
+
+static void spread_emit(void *ctx, kds_shard *sh, uint32_t count)
+{
+    request *r = ctx;
+    /* Bytes and marks prorated over the shards of a fresh request. */
+    uint64_t b = kds_prorate(r->bytes, count, r->n);
+    uint32_t mk = r->marks > count ? count : r->marks;
+    r->marks -= mk;
+    serve_part(r, sh, count, b, 0, mk);
+}
+
+/* Full-jitter exponential backoff before attempt `attempt` (>= 2). */
+static sim_time backoff(kds_producer *p, uint32_t attempt)
+{
+    double cap = (double)p->cfg.backoff_base * pow(2.0, (double)(attempt - 2));
+    if (cap > (double)p->cfg.backoff_max)
+        cap = (double)p->cfg.backoff_max;
+    return (sim_time)(gsl_rng_uniform(p->rng) * cap);
+}
+
+static void send(kds_producer *p, request *r, sim_time delay)
+{
+    p->stats.put_calls++;
+    r->timed_out = p->cfg.timeout_rate > 0 && gsl_rng_uniform(p->rng) < p->cfg.timeout_rate;
+    sim_after(p->sim, delay + round_trip(p), serve, r);
+}
+
+static void serve(sim *s, void *ctx)
+{
+    (void)s;
+    request *r = ctx;
+    kds_producer *p = r->p;
+    r->n_fail = 0;
+    if (!r->parts || r->n_parts == 0) {
+        uint64_t bytes = r->bytes;
+        uint32_t n = r->n;
+        kds_keys_spread(&p->keys, p->st, p->rng, n, spread_emit, r);
+        r->bytes = bytes;
+    } else {
+        for (uint32_t i = 0; i < r->n_parts; i++) {
+            part *pt = &r->parts[i];
+            kds_shard *sh = p->st->shards[pt->shard];
+            /* A shard closed by resharding since the first send: its keys now live in
+             * a child; send the records to the open shard holding the middle of the
+             * closed shard's range (children split it at or near the middle). */
+            if (sh->state != KDS_SHARD_OPEN)
+                sh = kds_stream_route(p->st, sh->lo + (sh->hi - sh->lo) / 2);
+            serve_part(r, sh, pt->count, pt->bytes, pt->stored_before, pt->marks);
+        }
+    }
+    if (r->timed_out)
+        p->stats.calls_timed_out++;
+    if (r->n_fail == 0) {
+        req_put(p, r);
+        return;
+    }
+    /* Turn the failures into the next send of this request. */
+    part *tmp = r->parts;
+    uint32_t tcap = r->cap_parts;
+    r->parts = r->fail;
+    r->n_parts = r->n_fail;
+    r->cap_parts = r->cap_fail;
+    r->fail = tmp;
+    r->cap_fail = tcap;
+    r->n_fail = 0;
+    uint32_t n = 0;
+    uint64_t bytes = 0;
+    uint32_t never_stored = 0;
+    for (uint32_t i = 0; i < r->n_parts; i++) {
+        n += r->parts[i].count;
+        bytes += r->parts[i].bytes;
+        never_stored += r->parts[i].count - r->parts[i].stored_before;
+    }
+    if (r->attempt >= p->cfg.max_attempts) {
+        p->stats.records_given_up += never_stored;
+        req_put(p, r);
+        return;
+    }
+    r->n = n;
+    r->bytes = bytes;
+    r->attempt++;
+    p->stats.records_retried += n;
+    sim_time wait = backoff(p, r->attempt);
+    if (r->timed_out)
+        wait += p->cfg.timeout; /* the client first waits out its timeout */
+    send(p, r, wait);
+}
+
+/* Bytes of `n` fresh records: n draws, or n times the constant. Records above the
+ * stream's maximum are refused by the service (ValidationException) and never sent. */
+static uint64_t draw_sizes(kds_producer *p, uint32_t n, uint32_t *too_large)
+{
+    uint64_t max = p->st->cfg.max_record_size;
+    *too_large = 0;
+    if (p->const_size) {
+        if (p->size_const > max) {
+            *too_large = n;
+            return 0;
+        }
+        return p->size_const * n;
+    }
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double v = sim_dist_sample(&p->cfg.size, p->rng);
+        uint64_t b = v < 1.0 ? 1 : (uint64_t)llround(v);
+        if (b > max)
+            (*too_large)++;
+        else
+            sum += b;
+    }
+    return sum;
+}
+
+static void flush(sim *s, void *ctx);
+
+static sim_time next_flush_in(kds_producer *p, sim_time now)
+{
+    double per_client = kds_rate_at(&p->cfg.rate, now) / p->cfg.clients;
+    uint32_t batch = p->cfg.api == KDS_API_PUT_RECORD ? 1 : p->cfg.batch_records;
+    sim_time dt = p->cfg.linger > 0 ? p->cfg.linger : SIM_S(1);
+    if (per_client > 0) {
+        double fill = (double)batch / per_client * 1e9;
+        if (fill < (double)dt || p->cfg.linger == 0)
+            dt = (sim_time)fill;
+    }
+    return dt < 1000 ? 1000 : dt; /* at least 1 us between flushes */
+}
+
+static void flush(sim *s, void *ctx)
+{
+    client *c = ctx;
+    kds_producer *p = c->p;
+    sim_time now = sim_now(s);
+    sim_time a = c->last, b = now;
+    if (p->cfg.stop >= 0 && b > p->cfg.stop)
+        b = p->cfg.stop;
+    double mean = b > a ? kds_rate_integral(&p->cfg.rate, a, b) / p->cfg.clients : 0;
+    uint64_t arrived;
+    if (p->cfg.poisson) {
+        arrived = mean > 0 ? gsl_ran_poisson(p->rng, mean) : 0;
+    } else {
+        c->carry += mean;
+        arrived = (uint64_t)floor(c->carry);
+        c->carry -= (double)arrived;
+    }
+    c->last = now;
+    c->backlog += arrived;
+    uint32_t marks = 0;
+    while (p->next_mark < p->cfg.n_marks && p->cfg.marks[p->next_mark] <= now && c->backlog > 0) {
+        marks++;
+        p->next_mark++;
+    }
+
+    uint32_t batch = p->cfg.api == KDS_API_PUT_RECORD ? 1 : p->cfg.batch_records;
+    double mean_size = p->const_size ? (double)p->size_const : sim_dist_mean(&p->cfg.size);
+    if (p->cfg.api == KDS_API_PUT_RECORDS && mean_size > 0) {
+        double by_bytes = floor((double)p->cfg.batch_bytes / mean_size);
+        if (by_bytes < 1)
+            by_bytes = 1;
+        if (by_bytes < batch)
+            batch = (uint32_t)by_bytes;
+    }
+    while (c->backlog > 0) {
+        uint32_t n = c->backlog < batch ? (uint32_t)c->backlog : batch;
+        c->backlog -= n;
+        uint32_t too_large;
+        uint64_t bytes = draw_sizes(p, n, &too_large);
+        p->stats.records_attempted += n;
+        if (too_large) {
+            p->stats.records_too_large += too_large;
+            p->stats.records_given_up += too_large;
+            n -= too_large;
+            if (n == 0)
+                continue;
+        }
+        request *r = req_get(p);
+        r->n = n;
+        r->bytes = bytes;
+        r->marks = marks < n ? marks : n;
+        p->stats.marks_written += r->marks;
+        marks -= r->marks;
+        send(p, r, 0);
+    }
+    if (p->cfg.stop >= 0 && now >= p->cfg.stop)
+        return;
+    sim_after(s, next_flush_in(p, now), flush, c);
+}
+
+kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *cfg,
+                               uint32_t index)
+{
+    kds_producer *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->cfg = *cfg;
+    if (p->cfg.clients < 1)
+        p->cfg.clients = 1;
+    p->index = index;
+    p->sim = s;
+    p->st = st;
+    char name[160];
+    snprintf(name, sizeof name, "producer/%s", cfg->name);
+    p->rng = sim_rng(s, name);
+    p->const_size = cfg->size.kind == SIM_DIST_CONST;
+    if (p->const_size) {
+        double v = sim_dist_sample(&p->cfg.size, p->rng);
+        p->size_const = v < 1.0 ? 1 : (uint64_t)llround(v);
+    }
+    if (kds_keys_build(&p->keys, &p->cfg.keys, st) != 0) {
+        free(p);
+        return NULL;
+    }
+    p->clients = calloc(p->cfg.clients, sizeof *p->clients);
+    if (!p->clients) {
+        kds_keys_fini(&p->keys);
+        free(p);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < p->cfg.clients; i++) {
+        client *c = &p->clients[i];
+        c->p = p;
+        c->id = i;
+        c->last = cfg->start;
+        /* Clients start spread over one flush interval, so that several clients do
+         * not all send at the same instant. */
+        sim_time first = cfg->start + next_flush_in(p, cfg->start) * (i + 1) / p->cfg.clients;
+        if (first < sim_now(s))
+            first = sim_now(s);
+        sim_at(s, first, flush, c);
+    }
+    return p;
+}
+
+void kds_producer_free(kds_producer *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n_all; i++) {
+        free(p->all[i]->parts);
+        free(p->all[i]->fail);
+        free(p->all[i]);
+    }
+    free(p->all);
+    free(p->clients);
+    kds_keys_fini(&p->keys);
+    free(p);
+}
+
+void kds_producer_finish(kds_producer *p, sim_time end)
+{
+    (void)end;
+    kds_producer_stats *ps = &p->stats;
+    uint64_t buffered = 0;
+    for (uint32_t i = 0; i < p->cfg.clients; i++)
+        buffered += p->clients[i].backlog;
+    ps->records_buffered = buffered;
+    ps->records_in_flight = ps->records_attempted - ps->records_written - ps->records_given_up;
+}
+
+const kds_producer_stats *kds_producer_stats_get(const kds_producer *p)
+{
+    return &p->stats;
+}
+
+const kds_producer_cfg *kds_producer_cfg_get(const kds_producer *p)
+{
+    return &p->cfg;
+}

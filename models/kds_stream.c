@@ -1,0 +1,320 @@
+/* kds_stream.c - shards, routing, write admission, shared read budget and retention
+ * for the stream model of kds_stream.h. */
+#include "kds_stream.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "sim_err.h"
+
+void kds_stream_cfg_defaults(kds_stream_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->name = "stream";
+    cfg->mode = KDS_MODE_PROVISIONED;
+    cfg->shards = 1;
+    cfg->retention = SIM_HOUR(24);
+    cfg->max_record_size = KDS_MIB;
+    cfg->write_bytes_per_s = KDS_MIB;
+    cfg->write_records_per_s = 1000;
+    cfg->write_burst_s = 1.0;
+    cfg->large_record_tank = 10 * KDS_MIB;
+    cfg->large_record_refill = KDS_MIB;
+    cfg->internal_failure_rate = 0.0;
+    cfg->read_calls_per_s = 5;
+    cfg->read_bytes_per_s = 2 * KDS_MIB;
+    cfg->read_burst_s = 1.0;
+    cfg->max_records_per_call = 10000;
+    cfg->max_bytes_per_call = 10 * KDS_MIB;
+    cfg->big_read_penalty = SIM_S(5);
+    cfg->short_read_penalty = SIM_S(1);
+    cfg->iterator_ttl = SIM_MIN(5);
+    cfg->compact_span = SIM_MIN(1);
+}
+
+static uint64_t depth_of(uint64_t rate, double burst_s)
+{
+    double d = floor((double)rate * burst_s + 0.5);
+    return d < 1.0 ? 1 : (uint64_t)d;
+}
+
+static void series_init(kds_shard_stats *s)
+{
+    sim_series_init(&s->in_records_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&s->in_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&s->throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&s->read_throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
+}
+
+static void shard_free(kds_shard *sh)
+{
+    if (!sh)
+        return;
+    kds_log_fini(&sh->log);
+    sim_series_fini(&sh->st.in_records_min);
+    sim_series_fini(&sh->st.in_bytes_min);
+    sim_series_fini(&sh->st.throttled_min);
+    sim_series_fini(&sh->st.read_throttled_min);
+    free(sh);
+}
+
+/* Make shard number n_shards with range [lo, hi], open, at the current time. */
+static kds_shard *shard_new(kds_stream *st, kds_hashkey lo, kds_hashkey hi)
+{
+    if (st->n_shards == st->cap_shards) {
+        size_t ncap = st->cap_shards ? st->cap_shards * 2 : 8;
+        kds_shard **ns = realloc(st->shards, ncap * sizeof *ns);
+        if (!ns)
+            return NULL;
+        st->shards = ns;
+        st->cap_shards = ncap;
+    }
+    kds_shard *sh = calloc(1, sizeof *sh);
+    if (!sh)
+        return NULL;
+    const kds_stream_cfg *c = &st->cfg;
+    sim_time now = sim_now(st->sim);
+    sh->index = (uint32_t)st->n_shards;
+    sh->state = KDS_SHARD_OPEN;
+    sh->lo = lo;
+    sh->hi = hi;
+    sh->parent = -1;
+    sh->adjacent_parent = -1;
+    sh->created = now;
+    sh->closed = -1;
+    kds_bucket_init(&sh->wbytes, c->write_bytes_per_s, depth_of(c->write_bytes_per_s, c->write_burst_s), now);
+    kds_bucket_init(&sh->wrecords, c->write_records_per_s,
+                    depth_of(c->write_records_per_s, c->write_burst_s), now);
+    kds_bucket_init(&sh->tank, c->large_record_refill, c->large_record_tank, now);
+    kds_bucket_init(&sh->rcalls, c->read_calls_per_s, depth_of(c->read_calls_per_s, c->read_burst_s), now);
+    kds_bucket_init(&sh->rbytes, c->read_bytes_per_s, depth_of(c->read_bytes_per_s, c->read_burst_s), now);
+    sh->read_blocked_until = 0;
+    sh->last_trim = now;
+    kds_log_init(&sh->log, c->compact_span);
+    series_init(&sh->st);
+    st->shards[st->n_shards++] = sh;
+    return sh;
+}
+
+int kds_stream_init(kds_stream *st, sim *s, const kds_stream_cfg *cfg)
+{
+    memset(st, 0, sizeof *st);
+    if (cfg->shards < 1 || cfg->shards > 100000 || cfg->retention <= 0 ||
+        cfg->write_bytes_per_s < 1 || cfg->write_records_per_s < 1 || cfg->read_calls_per_s < 1 ||
+        cfg->read_bytes_per_s < 1)
+        return SIM_EINVAL;
+    st->cfg = *cfg;
+    st->sim = s;
+    char name[128];
+    snprintf(name, sizeof name, "stream/%s", cfg->name);
+    st->rng = sim_rng(s, name);
+    st->open = malloc(cfg->shards * sizeof *st->open);
+    if (!st->open)
+        return SIM_ENOMEM;
+    for (uint32_t i = 0; i < cfg->shards; i++) {
+        kds_shard *sh = shard_new(st, kds_hashkey_even_start(i, cfg->shards),
+                                  kds_hashkey_even_end(i, cfg->shards));
+        if (!sh) {
+            kds_stream_fini(st);
+            return SIM_ENOMEM;
+        }
+        st->open[i] = sh->index;
+    }
+    st->n_open = cfg->shards;
+    st->topology_version = 1;
+    sim_series_init(&st->st.in_records_s, SIM_S(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.in_bytes_s, SIM_S(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.throttled_s, SIM_S(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.in_records_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.in_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.read_throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
+    return 0;
+}
+
+void kds_stream_fini(kds_stream *st)
+{
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->n_shards; i++)
+        shard_free(st->shards[i]);
+    free(st->shards);
+    free(st->open);
+    free(st->listeners);
+    sim_series_fini(&st->st.in_records_s);
+    sim_series_fini(&st->st.in_bytes_s);
+    sim_series_fini(&st->st.throttled_s);
+    sim_series_fini(&st->st.in_records_min);
+    sim_series_fini(&st->st.in_bytes_min);
+    sim_series_fini(&st->st.throttled_min);
+    sim_series_fini(&st->st.read_throttled_min);
+    memset(st, 0, sizeof *st);
+}
+
+int kds_stream_on_new_shard(kds_stream *st, kds_shard_fn fn, void *ctx)
+{
+    kds_listener *nl = realloc(st->listeners, (st->n_listeners + 1) * sizeof *nl);
+    if (!nl)
+        return SIM_ENOMEM;
+    st->listeners = nl;
+    st->listeners[st->n_listeners++] = (kds_listener){fn, ctx};
+    return 0;
+}
+
+kds_shard *kds_stream_route(const kds_stream *st, kds_hashkey key)
+{
+    size_t lo = 0, hi = st->n_open;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->shards[st->open[mid]]->lo <= key)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    kds_shard *sh = st->shards[st->open[lo]];
+    SIM_DEBUG_ASSERT(sh->lo <= key && key <= sh->hi);
+    return sh;
+}
+
+char *kds_shard_id(char *buf, size_t n, uint32_t index)
+{
+    snprintf(buf, n, "shardId-%012" PRIu32, index);
+    return buf;
+}
+
+char *kds_seqno(char *buf, size_t n, uint32_t index, uint64_t pos)
+{
+    /* "49" + the shard's index in 12 digits + the position in 42 digits: 56 digits,
+     * growing with the position inside a shard and distinct across shards. */
+    snprintf(buf, n, "49%012" PRIu32 "%042" PRIu64, index, pos);
+    return buf;
+}
+
+void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
+                    uint32_t dups, uint32_t marks, uint32_t src, kds_put_result *out)
+{
+    SIM_ASSERT(sh->state == KDS_SHARD_OPEN && count >= 1);
+    sim_time now = sim_now(st->sim);
+    memset(out, 0, sizeof *out);
+    kds_stream_trim(st, sh);
+
+    uint32_t failed = 0;
+    if (st->cfg.internal_failure_rate > 0)
+        failed = gsl_ran_binomial(st->rng, st->cfg.internal_failure_rate, count);
+    uint32_t m = count - failed;
+    /* Every record of a sub-batch is taken to weigh the average (rounded up, so a
+     * batch never sneaks past the byte budget). */
+    uint64_t per = bytes / count + (bytes % count != 0);
+    uint64_t k = kds_bucket_avail(&sh->wrecords, now);
+    if (k > m)
+        k = m;
+    /* A record deeper than the byte bucket can ever hold draws on the large-record
+     * tank instead (model.md section 2). */
+    kds_bucket *bb = (int64_t)per * KDS_NANO > sh->wbytes.depth ? &sh->tank : &sh->wbytes;
+    uint64_t kb = per ? kds_bucket_avail(bb, now) / per : k;
+    if (kb < k)
+        k = kb;
+    uint64_t sb = kds_prorate(bytes, k, count);
+    if (k > 0) {
+        kds_bucket_take(&sh->wrecords, now, k);
+        kds_bucket_charge(bb, now, sb);
+    }
+    out->stored = (uint32_t)k;
+    out->throttled = m - (uint32_t)k;
+    out->failed = failed;
+    out->stored_dups = dups < k ? dups : (uint32_t)k;
+    out->stored_bytes = sb;
+
+    kds_shard_stats *ss = &sh->st;
+    if (k > 0) {
+        int rc = kds_log_append(&sh->log, now, (uint32_t)k, sb, out->stored_dups,
+                                marks < k ? marks : (uint32_t)k, src);
+        SIM_ASSERT(rc == 0);
+        ss->records_in += k;
+        ss->bytes_in += sb;
+        sim_series_add(&ss->in_records_min, now, (double)k);
+        sim_series_add(&ss->in_bytes_min, now, (double)sb);
+        sim_series_add(&st->st.in_records_s, now, (double)k);
+        sim_series_add(&st->st.in_bytes_s, now, (double)sb);
+        sim_series_add(&st->st.in_records_min, now, (double)k);
+        sim_series_add(&st->st.in_bytes_min, now, (double)sb);
+    }
+    if (out->throttled > 0) {
+        ss->write_throttled_records += out->throttled;
+        ss->write_throttled_bytes += per * out->throttled;
+        sim_series_add(&ss->throttled_min, now, out->throttled);
+        sim_series_add(&st->st.throttled_s, now, out->throttled);
+        sim_series_add(&st->st.throttled_min, now, out->throttled);
+    }
+    ss->records_failed_internal += failed;
+}
+
+static void read_throttled(kds_stream *st, kds_shard *sh, sim_time now)
+{
+    sh->st.read_throttled_calls++;
+    sim_series_add(&sh->st.read_throttled_min, now, 1);
+    sim_series_add(&st->st.read_throttled_min, now, 1);
+}
+
+bool kds_stream_read_admit(kds_stream *st, kds_shard *sh)
+{
+    sim_time now = sim_now(st->sim);
+    if (now < sh->read_blocked_until) {
+        read_throttled(st, sh, now);
+        return false;
+    }
+    if (kds_bucket_in_debt(&sh->rbytes, now)) {
+        sh->read_blocked_until = now + st->cfg.short_read_penalty;
+        read_throttled(st, sh, now);
+        return false;
+    }
+    if (!kds_bucket_take(&sh->rcalls, now, 1)) {
+        read_throttled(st, sh, now);
+        return false;
+    }
+    sh->st.read_calls++;
+    return true;
+}
+
+void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uint64_t bytes)
+{
+    sim_time now = sim_now(st->sim);
+    kds_bucket_charge(&sh->rbytes, now, bytes);
+    sh->st.bytes_out += bytes;
+    sh->st.records_out += records;
+    if (bytes >= st->cfg.max_bytes_per_call)
+        sh->read_blocked_until = now + st->cfg.big_read_penalty;
+}
+
+void kds_stream_trim(kds_stream *st, kds_shard *sh)
+{
+    sim_time now = sim_now(st->sim);
+    if (now < st->cfg.retention)
+        return;
+    sh->st.records_expired += kds_log_trim(&sh->log, now - st->cfg.retention);
+    sh->last_trim = now;
+}
+
+void kds_stream_finish(kds_stream *st, sim_time end)
+{
+    for (size_t i = 0; i < st->n_shards; i++) {
+        kds_shard *sh = st->shards[i];
+        kds_stream_trim(st, sh);
+        sim_series_extend(&sh->st.in_records_min, end);
+        sim_series_extend(&sh->st.in_bytes_min, end);
+        sim_series_extend(&sh->st.throttled_min, end);
+        sim_series_extend(&sh->st.read_throttled_min, end);
+    }
+    sim_series_extend(&st->st.in_records_s, end);
+    sim_series_extend(&st->st.in_bytes_s, end);
+    sim_series_extend(&st->st.throttled_s, end);
+    sim_series_extend(&st->st.in_records_min, end);
+    sim_series_extend(&st->st.in_bytes_min, end);
+    sim_series_extend(&st->st.throttled_min, end);
+    sim_series_extend(&st->st.read_throttled_min, end);
+}

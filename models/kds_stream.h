@@ -1,0 +1,206 @@
+/* kds_stream.h - a Kinesis data stream: shards, hash-key ranges, write and read budgets,
+ * record logs and retention.
+ *
+ * model.md sections 1-3 and 8. A stream owns its shards (open, closed, expired), each
+ * with a contiguous hash-key range, a run-based record log (kds_log.h), token buckets
+ * for the 1 MiB/s + 1,000 records/s write budget and the shared 5 calls/s + 2 MiB/s
+ * read budget, and its own counters. Producers put sub-batches of records into shards
+ * with kds_stream_put(); polling readers ask kds_stream_read_admit() before each
+ * GetRecords call and charge what they read with kds_stream_read_charge().
+ *
+ * Numbers AWS does not publish are settings with documented defaults
+ * (kds_stream_cfg_defaults): the burst depth, the large-record tank's refill rate.
+ */
+#ifndef KDS_STREAM_H
+#define KDS_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kds_bucket.h"
+#include "kds_hashkey.h"
+#include "kds_log.h"
+#include "sim.h"
+#include "sim_stats.h"
+
+#define KDS_MIB (UINT64_C(1) << 20)
+#define KDS_KIB (UINT64_C(1) << 10)
+
+typedef enum {
+    KDS_MODE_PROVISIONED,
+    KDS_MODE_ON_DEMAND_STANDARD,
+    KDS_MODE_ON_DEMAND_ADVANTAGE
+} kds_mode;
+
+typedef enum { KDS_SHARD_OPEN, KDS_SHARD_CLOSED, KDS_SHARD_EXPIRED } kds_shard_state;
+
+typedef struct kds_stream_cfg {
+    const char *name;           /* borrowed; the stream's name */
+    kds_mode mode;              /* capacity mode */
+    uint32_t shards;            /* open shards at creation (1..10,000) */
+    sim_time retention;         /* 24 h .. 8,760 h; default 24 h */
+    uint64_t max_record_size;   /* B, 1 MiB default, up to 10 MiB (UpdateMaxRecordSize) */
+
+    /* Write budget per shard (model.md section 2). */
+    uint64_t write_bytes_per_s;   /* 1 MiB/s */
+    uint64_t write_records_per_s; /* 1,000 records/s */
+    double write_burst_s;         /* bucket depth in seconds of budget; assumption, 1 s */
+    uint64_t large_record_tank;   /* B, burst tank for records above the byte bucket's
+                                     depth; 10 MiB (the PutRecord quota row) */
+    uint64_t large_record_refill; /* B/s refill of that tank; assumption, 1 MiB/s */
+    double internal_failure_rate; /* probability a record gets InternalFailure; 0 */
+
+    /* Shared-throughput read budget per shard (model.md section 3). */
+    uint64_t read_calls_per_s;    /* 5 GetRecords calls/s */
+    uint64_t read_bytes_per_s;    /* 2 MiB/s */
+    double read_burst_s;          /* depth in seconds of budget; assumption, 1 s */
+    uint32_t max_records_per_call;/* 10,000 */
+    uint64_t max_bytes_per_call;  /* 10 MiB */
+    sim_time big_read_penalty;    /* throttled window after a 10 MiB call: 5 s */
+    sim_time short_read_penalty;  /* throttled window when the budget is short: 1 s */
+    sim_time iterator_ttl;        /* shard iterators expire after 5 min */
+    sim_time compact_span;        /* merge passed runs into spans this long (1 min);
+                                     a memory setting, not a Kinesis behaviour */
+} kds_stream_cfg;
+
+typedef struct kds_shard_stats {
+    uint64_t records_in;              /* records stored (duplicates included) */
+    uint64_t bytes_in;                /* bytes stored */
+    uint64_t write_throttled_records; /* records refused with ProvisionedThroughputExceeded */
+    uint64_t write_throttled_bytes;   /* their bytes */
+    uint64_t records_failed_internal; /* records refused with InternalFailure */
+    uint64_t read_calls;              /* GetRecords calls admitted */
+    uint64_t read_throttled_calls;    /* GetRecords calls refused */
+    uint64_t bytes_out;               /* bytes returned to shared-throughput readers */
+    uint64_t records_out;             /* records returned to shared-throughput readers */
+    uint64_t records_expired;         /* records trimmed at the retention period */
+    sim_series in_records_min;        /* records stored per minute */
+    sim_series in_bytes_min;          /* bytes stored per minute */
+    sim_series throttled_min;         /* write-throttled records per minute */
+    sim_series read_throttled_min;    /* read-throttled calls per minute */
+} kds_shard_stats;
+
+typedef struct kds_shard {
+    uint32_t index;            /* shardId-%012u */
+    kds_shard_state state;
+    kds_hashkey lo, hi;        /* inclusive hash-key range */
+    int32_t parent;            /* index of the parent shard, or -1 */
+    int32_t adjacent_parent;   /* index of a merge's other parent, or -1 */
+    sim_time created;          /* ns */
+    sim_time closed;           /* ns, or -1 while open */
+
+    kds_bucket wbytes, wrecords, tank; /* write budget */
+    kds_bucket rcalls, rbytes;         /* shared read budget */
+    sim_time read_blocked_until;       /* calls before this are throttled, ns */
+    sim_time last_trim;                /* last retention trim, ns */
+
+    kds_log log;               /* retained records */
+    kds_shard_stats st;
+} kds_shard;
+
+/* Called when a shard is created (at stream creation and by resharding). */
+typedef void (*kds_shard_fn)(void *ctx, kds_shard *sh);
+
+typedef struct kds_stream_stats {
+    sim_series in_records_s;   /* records stored per second */
+    sim_series in_bytes_s;     /* bytes stored per second */
+    sim_series throttled_s;    /* write-throttled records per second */
+    sim_series in_records_min; /* per minute, as CloudWatch shows them */
+    sim_series in_bytes_min;
+    sim_series throttled_min;
+    sim_series read_throttled_min;
+} kds_stream_stats;
+
+typedef struct kds_listener {
+    kds_shard_fn fn;
+    void *ctx;
+} kds_listener;
+
+typedef struct kds_stream {
+    kds_stream_cfg cfg;   /* copied at init; cfg.name borrowed */
+    sim *sim;             /* borrowed */
+    gsl_rng *rng;         /* the stream's random stream (internal failures); sim-owned */
+    kds_shard **shards;   /* owned; every shard ever created, by index */
+    size_t n_shards;
+    size_t cap_shards;
+    uint32_t *open;       /* owned; indices of open shards in hash-key order */
+    size_t n_open;
+    kds_listener *listeners; /* owned */
+    size_t n_listeners;
+    uint64_t topology_version; /* bumped whenever the set of open shards changes */
+    kds_stream_stats st;
+} kds_stream;
+
+/* AWS's defaults for every field (provisioned, 1 shard, 24 h retention). */
+void kds_stream_cfg_defaults(kds_stream_cfg *cfg);
+
+/* Create the stream's shards as CreateStream does (even split) at the simulation's
+ * current time. Returns 0 or SIM_ENOMEM / SIM_EINVAL (bad cfg; the loader validates
+ * first, so this is a programming error guard). */
+int kds_stream_init(kds_stream *st, sim *s, const kds_stream_cfg *cfg);
+void kds_stream_fini(kds_stream *st); /* NULL-safe */
+
+/* Register a callback for shards created from now on (not called for existing ones). */
+int kds_stream_on_new_shard(kds_stream *st, kds_shard_fn fn, void *ctx);
+
+/* The open shard whose range holds key (there is always one). O(log open). */
+kds_shard *kds_stream_route(const kds_stream *st, kds_hashkey key);
+
+/* "shardId-000000000001" into buf (21 bytes at least). Returns buf. */
+char *kds_shard_id(char *buf, size_t n, uint32_t index);
+
+/* The sequence number of the record at `pos` of shard `index`, as a 56-digit decimal
+ * string like AWS's: monotonic within a shard, unique within the stream. buf >= 57 B. */
+char *kds_seqno(char *buf, size_t n, uint32_t index, uint64_t pos);
+
+/* The outcome of putting one sub-batch into one shard. */
+typedef struct kds_put_result {
+    uint32_t stored;     /* records stored, in request order (a prefix) */
+    uint32_t throttled;  /* refused with ProvisionedThroughputExceededException */
+    uint32_t failed;     /* refused with InternalFailure */
+    uint32_t stored_dups;/* stored records that duplicate earlier ones */
+    uint64_t stored_bytes;
+} kds_put_result;
+
+/* Put `count` records of `bytes` in total (sizes taken as equal) into open shard `sh`
+ * at the current time, `dups` of them duplicates of records stored before (they come
+ * first), `marks` of them marked. Records pass the write budget in order; the first
+ * that does not fit and every later one is throttled, as AWS processes a request's
+ * records in order. InternalFailure strikes each record with the configured
+ * probability. Stored records are appended to the log as one run. `src` identifies the
+ * producer. The caller validated sizes against max_record_size. */
+void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
+                    uint32_t dups, uint32_t marks, uint32_t src, kds_put_result *out);
+
+/* Ask for one GetRecords call on shard `sh` at the current time through the shared
+ * budget. Returns true and spends one call when admitted; false when throttled
+ * (counted), because of the 5 calls/s, an overdrawn byte budget (which also throttles
+ * the next short_read_penalty), or the window after a 10 MiB call. */
+bool kds_stream_read_admit(kds_stream *st, kds_shard *sh);
+
+/* Charge `records` and `bytes` returned by an admitted call to the shard's byte budget
+ * (it may go into debt); a call that returned max_bytes_per_call opens the
+ * big_read_penalty window. */
+void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uint64_t bytes);
+
+/* Drop records older than the retention period from `sh` as of now (cheap when
+ * nothing expires). Readers learn about it when they next take. */
+void kds_stream_trim(kds_stream *st, kds_shard *sh);
+
+/* Trim every shard and close the per-second and per-minute series at `end`. */
+void kds_stream_finish(kds_stream *st, sim_time end);
+
+static inline const char *kds_mode_name(kds_mode m)
+{
+    return m == KDS_MODE_PROVISIONED          ? "provisioned"
+           : m == KDS_MODE_ON_DEMAND_STANDARD ? "on_demand_standard"
+                                              : "on_demand_advantage";
+}
+
+static inline const char *kds_shard_state_name(kds_shard_state s)
+{
+    return s == KDS_SHARD_OPEN ? "OPEN" : s == KDS_SHARD_CLOSED ? "CLOSED" : "EXPIRED";
+}
+
+#endif

@@ -1,0 +1,98 @@
+/* kds_world.c - building, running and freeing a simulated world (kds_world.h). */
+#include "kds_world.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+
+int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
+{
+    memset(w, 0, sizeof *w);
+    w->cfg = cfg;
+    if (cfg->duration <= 0)
+        return SIM_EINVAL;
+    w->sim = sim_new(cfg->seed);
+    if (!w->sim)
+        return SIM_ENOMEM;
+    int rc = kds_stream_init(&w->stream, w->sim, &cfg->stream);
+    if (rc) {
+        sim_free(w->sim);
+        w->sim = NULL;
+        return rc;
+    }
+    w->producers = calloc(cfg->n_producers ? cfg->n_producers : 1, sizeof *w->producers);
+    w->consumers = calloc(cfg->n_consumers ? cfg->n_consumers : 1, sizeof *w->consumers);
+    if (!w->producers || !w->consumers) {
+        kds_world_fini(w);
+        return SIM_ENOMEM;
+    }
+    for (size_t i = 0; i < cfg->n_producers; i++) {
+        w->producers[i] = kds_producer_new(w->sim, &w->stream, &cfg->producers[i], (uint32_t)i);
+        if (!w->producers[i]) {
+            kds_world_fini(w);
+            return SIM_ENOMEM;
+        }
+        w->n_producers++;
+    }
+    for (size_t i = 0; i < cfg->n_consumers; i++) {
+        const kds_consumer_cfg *cc = &cfg->consumers[i];
+        kds_consumer *c = NULL;
+        switch (cc->kind) {
+        case KDS_CONSUMER_POLLING: {
+            kds_poller *p = kds_poller_new(w->sim, &w->stream, &cc->polling);
+            c = p ? kds_poller_consumer(p) : NULL;
+            break;
+        }
+        }
+        if (!c) {
+            kds_world_fini(w);
+            return SIM_ENOMEM;
+        }
+        w->consumers[w->n_consumers++] = c;
+    }
+    return 0;
+}
+
+uint64_t kds_world_run_until(kds_world *w, sim_time t)
+{
+    if (t > w->cfg->duration)
+        t = w->cfg->duration;
+    return sim_run_until(w->sim, t);
+}
+
+void kds_world_finish(kds_world *w)
+{
+    if (w->finished)
+        return;
+    w->finished = 1;
+    sim_time end = sim_now(w->sim);
+    kds_stream_finish(&w->stream, end);
+    for (size_t i = 0; i < w->n_producers; i++)
+        kds_producer_finish(w->producers[i], end);
+    for (size_t i = 0; i < w->n_consumers; i++)
+        w->consumers[i]->ops->finish(w->consumers[i], end);
+}
+
+void kds_world_run(kds_world *w)
+{
+    kds_world_run_until(w, w->cfg->duration);
+    kds_world_finish(w);
+}
+
+void kds_world_fini(kds_world *w)
+{
+    if (!w)
+        return;
+    /* The simulation goes first: its pending events point into the models. */
+    sim_free(w->sim);
+    w->sim = NULL;
+    for (size_t i = 0; i < w->n_consumers; i++)
+        w->consumers[i]->ops->free(w->consumers[i]);
+    for (size_t i = 0; i < w->n_producers; i++)
+        kds_producer_free(w->producers[i]);
+    free(w->consumers);
+    free(w->producers);
+    kds_stream_fini(&w->stream);
+    memset(w, 0, sizeof *w);
+}
