@@ -127,7 +127,7 @@ START_TEST(test_even_split_step)
                      "55555555555555555555555555555555");
     ck_assert_str_eq(kds_hashkey_to_hex(hex, kds_hashkey_even_start(2, 3)),
                      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
-    /* 7 does not divide 2^128: the last shard takes the remainder (2^128 mod 7 = 4, as 2^3 = 1 mod 7). */
+    /* 7 does not divide 2^128: the last shard takes the remainder, 2^128 mod 7 = 4. */
     kds_hashkey step7 = kds_hashkey_even_start(1, 7);
     ck_assert(kds_hashkey_even_start(6, 7) == 6 * step7);
     ck_assert(KDS_HASHKEY_MAX - kds_hashkey_even_start(6, 7) + 1 == step7 + 4);
@@ -137,8 +137,7 @@ END_TEST
 START_TEST(test_share)
 {
     ck_assert_double_eq(kds_hashkey_share(0, KDS_HASHKEY_MAX), 1.0);
-    ck_assert_double_eq(kds_hashkey_share(kds_hashkey_even_start(1, 4),
-                                          kds_hashkey_even_end(1, 4)),
+    ck_assert_double_eq(kds_hashkey_share(kds_hashkey_even_start(1, 4), kds_hashkey_even_end(1, 4)),
                         0.25);
     ck_assert_double_eq(kds_hashkey_share(0, 0), 0x1p-128);
 }
@@ -172,8 +171,7 @@ END_TEST
 START_TEST(test_parse_leading_zeros)
 {
     kds_hashkey k = 0;
-    ck_assert_int_eq(kds_hashkey_parse_dec("000340282366920938463463374607431768211455", &k),
-                     0);
+    ck_assert_int_eq(kds_hashkey_parse_dec("000340282366920938463463374607431768211455", &k), 0);
     ck_assert(k == KDS_HASHKEY_MAX);
 }
 END_TEST
@@ -198,8 +196,7 @@ static Suite *hashkey_suite(void)
     suite_add_tcase(s, limits);
 
     TCase *errors = tcase_create("errors");
-    tcase_add_loop_test(errors, test_parse_errors, 0,
-                        (int)(sizeof bad_keys / sizeof bad_keys[0]));
+    tcase_add_loop_test(errors, test_parse_errors, 0, (int)(sizeof bad_keys / sizeof bad_keys[0]));
     tcase_add_test(errors, test_parse_leading_zeros);
     suite_add_tcase(s, errors);
     return s;
