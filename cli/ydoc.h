@@ -44,7 +44,8 @@ void ydiag_add(ydiag *g, const char *file, const yaml_mark_t *mark, const char *
                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* Print every item as `prog: file:line:col: path: msg` sorted by (file order of
- * addition, line, column), one per line. */
+ * addition, line, column), one per line. Items without a position (an unreadable file,
+ * --set) print first as `prog: file: path: msg`; ties keep the order of addition. */
 void ydiag_print(const ydiag *g, FILE *out, const char *prog);
 
 /* ---- documents -------------------------------------------------------------------- */
@@ -57,7 +58,8 @@ typedef struct ydoc {
 
 /* Load the first document of a YAML file. Syntax errors go to `g` with the parser's
  * problem mark; an unreadable file is one item without position. Returns 0, or
- * SIM_EIO / SIM_ESYNTAX (the item is in g). An empty file yields an empty mapping. */
+ * SIM_EIO / SIM_ESYNTAX (SIM_ENOMEM if libyaml runs out of memory; the item is in g).
+ * An empty file yields an empty mapping. On failure d holds nothing to free. */
 int ydoc_load_file(ydoc *d, const char *path, ydiag *g);
 
 /* The same from memory; `name` is used in messages. */
@@ -72,7 +74,9 @@ yaml_node_t *ydoc_root(ydoc *d);
  * "producers[0].rate", "consumers[1].idle"). Intermediate mappings and the final key
  * are created when missing; sequence indices must exist. The value is a plain YAML
  * scalar. The new node is remembered as coming from the command line, so errors about
- * it read `--set: key.path: message`. Returns 0 or SIM_EINVAL (an item in g). */
+ * it read `--set: key.path: message`. Returns 0 or SIM_EINVAL (an item in g).
+ * Adding nodes may move libyaml's node array: apply every override before taking
+ * yaml_node_t pointers from the document. */
 int ydoc_set(ydoc *d, const char *assignment, ydiag *g);
 
 /* ---- walking ---------------------------------------------------------------------- */
@@ -115,7 +119,8 @@ const char *yw_scalar(ywalk *w, yaml_node_t *n, const char *path);
 /* Typed getters on map[key]. Each returns true when the key is present and valid,
  * false otherwise; when absent and `required`, it reports "missing required key";
  * when absent and optional, *out is left untouched (holding the caller's default).
- * Out-of-range values are reported with the accepted range and the unit. */
+ * Out-of-range values are reported with the accepted range and the unit. Text from
+ * yw_str (and yw_scalar) is borrowed from the document, valid until ydoc_fini(). */
 bool yw_str(ywalk *w, yaml_node_t *map, const char *path, const char *key, bool required,
             const char **out);
 bool yw_bool(ywalk *w, yaml_node_t *map, const char *path, const char *key, bool required,
@@ -142,8 +147,8 @@ bool yw_enum(ywalk *w, yaml_node_t *map, const char *path, const char *key, bool
  * 'b' size -> bytes, 'n' plain number) meaning a constant, or a mapping
  * {dist: const|uniform|exp|lognormal|normal|gamma|pareto, and the parameters of that
  * kind: value | min,max | mean | median,sigma | mean,stddev | mean,shape | min,alpha,
- * plus optional clamps min/max}, parameters in the same unit. Checked with
- * sim_dist_check(). */
+ * plus optional clamps min/max}, parameters in the same unit except the dimensionless
+ * shapes sigma, shape and alpha (plain numbers). Checked with sim_dist_check(). */
 bool yw_dist(ywalk *w, yaml_node_t *map, const char *path, const char *key, bool required,
              char unit, sim_dist *out);
 
