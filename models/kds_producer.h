@@ -74,10 +74,12 @@ typedef struct kds_producer_stats {
 typedef struct kds_producer kds_producer;
 
 /* Create a producer writing into `st`, starting its clients at cfg->start. `index`
- * is the producer's number, stored in its runs. Returns NULL when out of memory. The
- * config is copied; pointers in it are borrowed and must outlive the producer. */
+ * is the producer's number, stored in its runs. `horizon` is the end of the run: the
+ * producer prepares no flush beyond it (SIM_TIME_MAX for none). Returns NULL when out
+ * of memory. The config is copied; pointers in it are borrowed and must outlive the
+ * producer. */
 kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *cfg,
-                               uint32_t index);
+                               uint32_t index, sim_time horizon);
 
 /* Free the producer and its pending requests. Events that refer to it must not run
  * afterwards (free the simulation first, or stop running it). NULL-safe. */

@@ -28,7 +28,8 @@ int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
         return SIM_ENOMEM;
     }
     for (size_t i = 0; i < cfg->n_producers; i++) {
-        w->producers[i] = kds_producer_new(w->sim, &w->stream, &cfg->producers[i], (uint32_t)i);
+        w->producers[i] = kds_producer_new(w->sim, &w->stream, &cfg->producers[i], (uint32_t)i,
+                                          cfg->duration);
         if (!w->producers[i]) {
             kds_world_fini(w);
             return SIM_ENOMEM;
