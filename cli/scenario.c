@@ -485,7 +485,15 @@ int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const 
                                        "producers", "consumers", NULL};
     yw_check_keys(&w, root, "", keys);
     yw_str(&w, root, "", "name", false, &sc->name);
-    yw_str(&w, root, "", "description", false, &sc->description);
+    if (yw_str(&w, root, "", "description", false, &sc->description)) {
+        /* A folded or literal block ends with a newline; reports add their own. */
+        size_t n = strlen(sc->description);
+        while (n > 0 && (sc->description[n - 1] == '\n' || sc->description[n - 1] == ' '))
+            n--;
+        char *d = keep(sc, n + 1, 1);
+        memcpy(d, sc->description, n);
+        sc->description = d;
+    }
     yw_u64(&w, root, "", "seed", false, 0, UINT64_MAX, &wc->seed);
     yw_duration(&w, root, "", "duration", true, SIM_MS(1), MAX_DURATION, &wc->duration);
 
