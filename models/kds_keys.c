@@ -146,6 +146,21 @@ void kds_keys_fini(kds_keys *k)
     free_tables(k);
 }
 
+/* A binomial draw: exact (GSL) when the variance is small, else its normal
+ * approximation (see kds_keys.h). */
+static unsigned int binomial(gsl_rng *r, double p, unsigned int n)
+{
+    if (p >= 1.0)
+        return n;
+    if (p <= 0.0)
+        return 0;
+    double var = (double)n * p * (1.0 - p);
+    if (var < KDS_KEYS_NORMAL_VAR)
+        return gsl_ran_binomial(r, p, n);
+    double x = floor((double)n * p + sqrt(var) * gsl_ran_gaussian_ziggurat(r, 1.0) + 0.5);
+    return x <= 0 ? 0 : x >= (double)n ? n : (unsigned int)x;
+}
+
 static int cmp_size(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -166,13 +181,17 @@ void kds_keys_spread(kds_keys *k, const kds_stream *st, gsl_rng *r, uint32_t n,
         return;
     }
     if ((size_t)n * 4 >= k->n) {
-        /* One multinomial draw: O(shards) binomials. */
-        gsl_ran_multinomial(r, k->n, n, k->share, k->tally);
-        for (size_t i = 0; i < k->n; i++)
-            if (k->tally[i]) {
-                emit(ctx, st->shards[k->shard[i]], k->tally[i]);
-                k->tally[i] = 0;
-            }
+        /* One multinomial draw as conditional binomials: O(shards). */
+        unsigned int left = n;
+        double mass = 1.0;
+        for (size_t i = 0; i < k->n && left > 0; i++) {
+            double p = mass > 0 ? k->share[i] / mass : 1.0;
+            unsigned int x = i + 1 == k->n ? left : binomial(r, p, left);
+            mass -= k->share[i];
+            left -= x;
+            if (x)
+                emit(ctx, st->shards[k->shard[i]], x);
+        }
         return;
     }
     /* Few records over many shards: one alias draw per record, then emit the touched

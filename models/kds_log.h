@@ -34,6 +34,8 @@
 static inline uint64_t kds_prorate(uint64_t v, uint64_t num, uint64_t den)
 {
     __extension__ typedef unsigned __int128 u128;
+    if ((v | num) >> 32 == 0) /* the common case: a 64-bit product, no 128-bit division */
+        return v * num / den;
     return (uint64_t)(((u128)v * num) / den);
 }
 
