@@ -292,6 +292,42 @@ static const char *js(const json_t *o, const char *k)
     return s ? s : "";
 }
 
+/* Print text wrapped at `width` columns on word boundaries; newlines in the text are
+ * kept as paragraph breaks. */
+static void wrap(FILE *out, const char *text, int width)
+{
+    int col = 0;
+    const char *p = text;
+    while (*p) {
+        if (*p == '\n') {
+            fputc('\n', out);
+            col = 0;
+            p++;
+            continue;
+        }
+        if (*p == ' ') {
+            p++;
+            continue;
+        }
+        int len = 0;
+        while (p[len] && p[len] != ' ' && p[len] != '\n')
+            len++;
+        if (col > 0 && col + 1 + len > width) {
+            fputc('\n', out);
+            col = 0;
+        }
+        if (col > 0) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(p, 1, (size_t)len, out);
+        col += len;
+        p += len;
+    }
+    if (col > 0)
+        fputc('\n', out);
+}
+
 void kdsim_report_text(const json_t *r, FILE *out)
 {
     char dur[32], b[32];
@@ -299,8 +335,10 @@ void kdsim_report_text(const json_t *r, FILE *out)
     fprintf(out, "kdsim %s: scenario %s, seed %" PRIu64 ", %s simulated\n", js(r, "kdsim_version"),
             js(r, "scenario"), ju(r, "seed"), dur);
     const char *desc = js(r, "description");
-    if (*desc)
-        fprintf(out, "\n%s\n", desc);
+    if (*desc) {
+        fputc('\n', out);
+        wrap(out, desc, 88);
+    }
 
     const json_t *st = json_object_get(r, "stream");
     char ret[32];
