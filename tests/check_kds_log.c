@@ -1,0 +1,672 @@
+/* check_kds_log.c - tests of the run-based shard log: slicing runs under record and
+ * byte limits with prorated bytes that sum exactly, trimming whole runs and part of a
+ * compacted run, seeking by time and position, cursors that fall below the head,
+ * compaction behind attached cursors, stale cursor hints, and the ring buffer growing
+ * while wrapped.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kds_log.h"
+#include "testutil.h"
+
+/* Slices seen by one take, collected by collect(). */
+typedef struct slices {
+    kds_slice s[64];
+    size_t n;
+} slices;
+
+static void collect(void *ctx, const kds_slice *sl)
+{
+    slices *v = ctx;
+    ck_assert_uint_lt(v->n, 64);
+    v->s[v->n++] = *sl;
+}
+
+/* Three runs: A = positions 0-2 at t=10 (300 B), B = 3-4 at t=20 (250 B),
+ * C = 5-9 at t=30 (1000 B, 200 B each). */
+static void three_runs(kds_log *l)
+{
+    kds_log_init(l, 0);
+    ck_assert_int_eq(kds_log_append(l, SIM_S(10), 3, 300, 0, 0, 0), 0);
+    ck_assert_int_eq(kds_log_append(l, SIM_S(20), 2, 250, 1, 0, 1), 0);
+    ck_assert_int_eq(kds_log_append(l, SIM_S(30), 5, 1000, 0, 0, 2), 0);
+}
+
+/* A log of `n` runs of `count` records and `bytes` B, one per second from t = 0,
+ * each with one duplicate. */
+static void runs_per_second(kds_log *l, sim_time span, int n, uint32_t count, uint64_t bytes)
+{
+    kds_log_init(l, span);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(kds_log_append(l, SIM_S(i), count, bytes, 1, 0, 0), 0);
+}
+
+/* ---- append and take ------------------------------------------------------------------ */
+
+START_TEST(test_append_counts)
+{
+    kds_log l;
+    three_runs(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 3);
+    ck_assert_uint_eq(l.head_pos, 0);
+    ck_assert_uint_eq(l.end_pos, 10);
+    ck_assert_uint_eq(l.bytes, 1550);
+    ck_assert_int_eq(kds_log_time_at(&l, 0), SIM_S(10));
+    ck_assert_int_eq(kds_log_time_at(&l, 4), SIM_S(20));
+    ck_assert_int_eq(kds_log_time_at(&l, 9), SIM_S(30));
+    ck_assert_int_eq(kds_log_time_at(&l, 10), -1);
+    kds_cursor c;
+    kds_log_seek_head(&l, &c);
+    ck_assert_uint_eq(kds_log_unread(&l, &c), 10);
+    kds_log_fini(&l);
+}
+END_TEST
+
+START_TEST(test_take_max_records_across_runs)
+{
+    kds_log l;
+    three_runs(&l);
+    kds_cursor c;
+    kds_log_seek_head(&l, &c);
+    slices v = {.n = 0};
+    kds_take tk;
+    kds_log_take(&l, &c, 4, UINT64_MAX, collect, &v, &tk);
+    ck_assert_uint_eq(tk.records, 4);
+    ck_assert_uint_eq(tk.bytes, 425);
+    ck_assert_uint_eq(tk.expired, 0);
+    ck_assert_int_eq(tk.t_last, SIM_S(20));
+    ck_assert_uint_eq(c.pos, 4);
+    ck_assert_uint_eq(v.n, 2);
+    ck_assert_uint_eq(v.s[0].first, 0);
+    ck_assert_uint_eq(v.s[0].count, 3);
+    ck_assert_uint_eq(v.s[0].bytes, 300);
+    ck_assert_uint_eq(v.s[0].src, 0);
+    ck_assert_int_eq(v.s[0].t_first, SIM_S(10));
+    ck_assert_uint_eq(v.s[1].first, 3);
+    ck_assert_uint_eq(v.s[1].count, 1);
+    ck_assert_uint_eq(v.s[1].bytes, 125);
+    ck_assert_uint_eq(v.s[1].src, 1);
+    ck_assert_uint_eq(kds_log_unread(&l, &c), 6);
+
+    /* The rest of B, then C up to 400 B in all: one 200 B record of C fits. */
+    v.n = 0;
+    kds_log_take(&l, &c, 100, 400, collect, &v, &tk);
+    ck_assert_uint_eq(tk.records, 2);
+    ck_assert_uint_eq(tk.bytes, 325);
+    ck_assert_uint_eq(v.n, 2);
+    ck_assert_uint_eq(v.s[0].first, 4);
+    ck_assert_uint_eq(v.s[0].bytes, 125);
+    ck_assert_uint_eq(v.s[1].first, 5);
+    ck_assert_uint_eq(v.s[1].count, 1);
+    ck_assert_uint_eq(v.s[1].bytes, 200);
+    ck_assert_uint_eq(c.pos, 6);
+
+    /* Everything else. */
+    kds_log_take(&l, &c, 100, UINT64_MAX, NULL, NULL, &tk);
+    ck_assert_uint_eq(tk.records, 4);
+    ck_assert_uint_eq(tk.bytes, 800);
+    ck_assert_int_eq(tk.t_last, SIM_S(30));
+    ck_assert_uint_eq(c.pos, 10);
+
+    /* At the end: nothing, t_last = -1. */
+    kds_log_take(&l, &c, 100, UINT64_MAX, NULL, NULL, &tk);
+    ck_assert_uint_eq(tk.records, 0);
+    ck_assert_uint_eq(tk.bytes, 0);
+    ck_assert_int_eq(tk.t_last, -1);
+    ck_assert_uint_eq(kds_log_unread(&l, &c), 0);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* A record larger than the byte limit is still returned, alone. */
+START_TEST(test_take_one_record_over_max_bytes)
+{
+    kds_log l;
+    three_runs(&l);
+    kds_cursor c;
+    kds_log_seek_pos(&l, &c, 5);
+    kds_take tk;
+    kds_log_take(&l, &c, 100, 10, NULL, NULL, &tk);
+    ck_assert_uint_eq(tk.records, 1);
+    ck_assert_uint_eq(tk.bytes, 200);
+    ck_assert_uint_eq(c.pos, 6);
+    /* max_records 0 takes nothing. */
+    kds_log_take(&l, &c, 0, UINT64_MAX, NULL, NULL, &tk);
+    ck_assert_uint_eq(tk.records, 0);
+    ck_assert_uint_eq(c.pos, 6);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* The byte limit stops the take at a run boundary when the limit is exactly met. */
+START_TEST(test_take_max_bytes_exact)
+{
+    kds_log l;
+    three_runs(&l);
+    kds_cursor c;
+    kds_log_seek_head(&l, &c);
+    kds_take tk;
+    kds_log_take(&l, &c, 100, 550, NULL, NULL, &tk);
+    ck_assert_uint_eq(tk.records, 5);
+    ck_assert_uint_eq(tk.bytes, 550);
+    ck_assert_uint_eq(c.pos, 5);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* Taking a run one record at a time: the prorated bytes and duplicates add up to the
+ * run's totals exactly (floor differences, no rounding loss). */
+START_TEST(test_prorate_sums_exactly)
+{
+    kds_log l;
+    kds_log_init(&l, 0);
+    ck_assert_int_eq(kds_log_append(&l, SIM_S(1), 7, 1000, 3, 0, 0), 0);
+    ck_assert_int_eq(kds_log_append(&l, SIM_S(2), 3, 100, 0, 0, 0), 0);
+    kds_cursor c;
+    kds_log_seek_head(&l, &c);
+    uint64_t bytes = 0, dups = 0, recs = 0;
+    uint64_t per[10];
+    for (int i = 0; i < 10; i++) {
+        slices v = {.n = 0};
+        kds_take tk;
+        kds_log_take(&l, &c, 1, UINT64_MAX, collect, &v, &tk);
+        ck_assert_uint_eq(tk.records, 1);
+        ck_assert_uint_eq(v.n, 1);
+        per[i] = v.s[0].bytes;
+        bytes += v.s[0].bytes;
+        dups += v.s[0].dups;
+        recs += tk.records;
+    }
+    ck_assert_uint_eq(recs, 10);
+    ck_assert_uint_eq(bytes, 1100);
+    ck_assert_uint_eq(dups, 3);
+    /* 1000 B over 7 records: 142 or 143 each; 100 over 3: 33, 33, 34. */
+    for (int i = 0; i < 7; i++)
+        ck_assert(per[i] == 142 || per[i] == 143);
+    ck_assert_uint_eq(per[7], 33);
+    ck_assert_uint_eq(per[8], 33);
+    ck_assert_uint_eq(per[9], 34);
+
+    /* Uneven pieces (2 + 4 + 1) of the same run sum exactly too. */
+    kds_log_seek_head(&l, &c);
+    uint64_t b = 0;
+    uint32_t sizes[3] = {2, 4, 1};
+    for (int i = 0; i < 3; i++) {
+        kds_take tk;
+        kds_log_take(&l, &c, sizes[i], UINT64_MAX, NULL, NULL, &tk);
+        ck_assert_uint_eq(tk.records, sizes[i]);
+        b += tk.bytes;
+    }
+    ck_assert_uint_eq(b, 1000);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* Marked records come first in a run: a slice of the head of the run gets them. */
+START_TEST(test_marks_first)
+{
+    kds_log l;
+    kds_log_init(&l, 0);
+    ck_assert_int_eq(kds_log_append(&l, SIM_S(1), 10, 1000, 0, 3, 0), 0);
+    kds_cursor c;
+    kds_log_seek_head(&l, &c);
+    uint32_t got[4] = {0};
+    uint32_t want[4] = {2, 1, 0, 0};
+    uint64_t sizes[4] = {2, 2, 2, 4};
+    for (int i = 0; i < 4; i++) {
+        slices v = {.n = 0};
+        kds_take tk;
+        kds_log_take(&l, &c, sizes[i], UINT64_MAX, collect, &v, &tk);
+        ck_assert_uint_eq(v.n, 1);
+        got[i] = v.s[0].marks;
+        ck_assert_uint_eq(got[i], want[i]);
+    }
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* ---- trim ----------------------------------------------------------------------------- */
+
+START_TEST(test_trim_whole_runs)
+{
+    kds_log l;
+    three_runs(&l);
+    ck_assert_uint_eq(kds_log_trim(&l, SIM_S(9)), 0);
+    ck_assert_uint_eq(l.head_pos, 0);
+    /* Cutoff inclusive: runs written at or before 20 s go. */
+    ck_assert_uint_eq(kds_log_trim(&l, SIM_S(20)), 5);
+    ck_assert_uint_eq(kds_log_runs(&l), 1);
+    ck_assert_uint_eq(l.head_pos, 5);
+    ck_assert_uint_eq(l.end_pos, 10);
+    ck_assert_uint_eq(l.bytes, 1000);
+    ck_assert_int_eq(kds_log_time_at(&l, 4), -1);
+    ck_assert_int_eq(kds_log_time_at(&l, 5), SIM_S(30));
+    ck_assert_uint_eq(kds_log_trim(&l, SIM_S(20)), 0); /* idempotent */
+    ck_assert_uint_eq(kds_log_trim(&l, SIM_S(30)), 5);
+    ck_assert_uint_eq(kds_log_runs(&l), 0);
+    ck_assert_uint_eq(l.head_pos, 10);
+    ck_assert_uint_eq(l.bytes, 0);
+    /* An emptied log keeps counting positions from where it was. */
+    ck_assert_int_eq(kds_log_append(&l, SIM_S(40), 2, 20, 0, 0, 0), 0);
+    ck_assert_uint_eq(l.head_pos, 10);
+    ck_assert_uint_eq(l.end_pos, 12);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* Ten runs of 10 records (1000 B) at 0..9 s compacted into one run spanning 0..9 s:
+ * trimming at 4.5 s drops the 50 records spread over [0, 4.5 s] and their bytes. */
+START_TEST(test_trim_partial_compacted_run)
+{
+    kds_log l;
+    runs_per_second(&l, SIM_MIN(1), 10, 10, 1000);
+    kds_log_compact(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 1);
+    ck_assert_uint_eq(l.runs[l.head].count, 100);
+    ck_assert_int_eq(l.runs[l.head].t1, SIM_S(9));
+
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_MS(4500)), 5000);
+    ck_assert_uint_eq(kds_log_trim(&l, SIM_MS(4500)), 50);
+    ck_assert_uint_eq(kds_log_runs(&l), 1);
+    ck_assert_uint_eq(l.head_pos, 50);
+    ck_assert_uint_eq(l.end_pos, 100);
+    ck_assert_uint_eq(l.bytes, 5000);
+    const kds_run *r = &l.runs[l.head];
+    ck_assert_uint_eq(r->first, 50);
+    ck_assert_uint_eq(r->count, 50);
+    ck_assert_uint_eq(r->bytes, 5000);
+    ck_assert_uint_eq(r->dups, 5); /* 10 dups, half of them trimmed */
+    ck_assert_int_gt(r->t0, SIM_MS(4500));
+    ck_assert_int_eq(r->t1, SIM_S(9));
+    /* Every retained record is newer than the cutoff. */
+    ck_assert_int_gt(kds_log_time_at(&l, 50), SIM_MS(4500));
+
+    /* Reading what is left returns exactly the retained counts. */
+    kds_cursor c;
+    kds_log_seek_head(&l, &c);
+    slices v = {.n = 0};
+    kds_take tk;
+    kds_log_take(&l, &c, UINT64_MAX, UINT64_MAX, collect, &v, &tk);
+    ck_assert_uint_eq(tk.records, 50);
+    ck_assert_uint_eq(tk.bytes, 5000);
+    ck_assert_uint_eq(v.n, 1);
+    ck_assert_uint_eq(v.s[0].dups, 5);
+    ck_assert_int_eq(tk.t_last, SIM_S(9));
+
+    /* A cutoff just before the last record leaves exactly one. */
+    ck_assert_uint_eq(kds_log_trim(&l, SIM_S(9) - 1), 49);
+    ck_assert_uint_eq(l.head_pos, 99);
+    ck_assert_uint_eq(l.bytes, 100);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* ---- seek ----------------------------------------------------------------------------- */
+
+START_TEST(test_seek_time)
+{
+    kds_log l;
+    three_runs(&l);
+    kds_cursor c;
+    struct {
+        sim_time t;
+        uint64_t pos;
+    } cases[] = {{0, 0},         {SIM_S(10), 0},      {SIM_S(10) + 1, 3},
+                 {SIM_S(15), 3}, {SIM_S(20), 3},      {SIM_S(25), 5},
+                 {SIM_S(30), 5}, {SIM_S(30) + 1, 10}, {SIM_S(999), 10}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kds_log_seek_time(&l, &c, cases[i].t);
+        ck_assert_msg(c.pos == cases[i].pos, "t=%lld: pos %llu, want %llu", (long long)cases[i].t,
+                      (unsigned long long)c.pos, (unsigned long long)cases[i].pos);
+    }
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* Within a compacted run: the first record written at or after t, for many t. */
+START_TEST(test_seek_time_in_compacted_run)
+{
+    kds_log l;
+    runs_per_second(&l, SIM_MIN(1), 10, 10, 1000);
+    kds_log_compact(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 1);
+    kds_cursor c;
+    for (sim_time t = 1; t < SIM_S(9); t += SIM_MS(37) + 11) {
+        kds_log_seek_time(&l, &c, t);
+        ck_assert_uint_gt(c.pos, 0);
+        ck_assert_uint_lt(c.pos, 100);
+        ck_assert_int_ge(kds_log_time_at(&l, c.pos), t);
+        ck_assert_int_lt(kds_log_time_at(&l, c.pos - 1), t);
+        /* The hint is usable: a take starts at pos. */
+        slices v = {.n = 0};
+        kds_take tk;
+        kds_log_take(&l, &c, 1, UINT64_MAX, collect, &v, &tk);
+        ck_assert_uint_eq(v.s[0].first, c.pos - 1);
+    }
+    kds_log_fini(&l);
+}
+END_TEST
+
+START_TEST(test_seek_pos_clamped)
+{
+    kds_log l;
+    three_runs(&l);
+    kds_cursor c;
+    kds_log_seek_pos(&l, &c, 4);
+    ck_assert_uint_eq(c.pos, 4);
+    kds_log_seek_pos(&l, &c, 1000);
+    ck_assert_uint_eq(c.pos, 10);
+    kds_log_trim(&l, SIM_S(10));
+    kds_log_seek_pos(&l, &c, 0);
+    ck_assert_uint_eq(c.pos, 3);
+    kds_log_seek_head(&l, &c);
+    ck_assert_uint_eq(c.pos, 3);
+    kds_log_seek_end(&l, &c);
+    ck_assert_uint_eq(c.pos, 10);
+    /* A take right after a seek uses the hint it set. */
+    kds_log_seek_pos(&l, &c, 6);
+    kds_take tk;
+    slices v = {.n = 0};
+    kds_log_take(&l, &c, 2, UINT64_MAX, collect, &v, &tk);
+    ck_assert_uint_eq(v.s[0].first, 6);
+    ck_assert_uint_eq(tk.bytes, 400);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* ---- expiry under a cursor ------------------------------------------------------------ */
+
+START_TEST(test_cursor_below_head_counts_expired)
+{
+    kds_log l;
+    three_runs(&l);
+    kds_cursor c;
+    kds_log_seek_pos(&l, &c, 1); /* read one record of A */
+    ck_assert_uint_eq(kds_log_trim(&l, SIM_S(20)), 5);
+    ck_assert_uint_eq(kds_log_unread(&l, &c), 5); /* only retained ones */
+    slices v = {.n = 0};
+    kds_take tk;
+    kds_log_take(&l, &c, 2, UINT64_MAX, collect, &v, &tk);
+    ck_assert_uint_eq(tk.expired, 4);
+    ck_assert_uint_eq(tk.records, 2);
+    ck_assert_uint_eq(v.s[0].first, 5);
+    ck_assert_uint_eq(c.pos, 7);
+    /* Expiry is reported once. */
+    kds_log_take(&l, &c, 100, UINT64_MAX, NULL, NULL, &tk);
+    ck_assert_uint_eq(tk.expired, 0);
+    ck_assert_uint_eq(tk.records, 3);
+
+    /* Everything gone: a cursor at 0 is told 10 expired, gets nothing. */
+    kds_log_trim(&l, SIM_S(30));
+    kds_log_seek_pos(&l, &c, 0);
+    ck_assert_uint_eq(c.pos, 10); /* seek clamps */
+    c.pos = 0;
+    c.hint = 0;
+    kds_log_take(&l, &c, 100, UINT64_MAX, NULL, NULL, &tk);
+    ck_assert_uint_eq(tk.expired, 10);
+    ck_assert_uint_eq(tk.records, 0);
+    ck_assert_uint_eq(c.pos, 10);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* ---- compaction ----------------------------------------------------------------------- */
+
+/* Twenty runs (5 records, 500 B, 1 duplicate each) at 0..19 s; a reader at position 50
+ * (the start of run 10). Compaction merges runs 0-9, which the reader has passed, into
+ * one, keeps counts, bytes and duplicates, and leaves runs 10-19 as they were. */
+START_TEST(test_compact_behind_cursor)
+{
+    kds_log l;
+    runs_per_second(&l, SIM_MIN(1), 20, 5, 500);
+    kds_cursor rd;
+    kds_log_seek_pos(&l, &rd, 50);
+    ck_assert_int_eq(kds_log_attach(&l, &rd), 0);
+    kds_run before[20];
+    for (size_t i = 0; i < 20; i++)
+        before[i] = l.runs[(l.head + i) & (l.cap - 1)];
+    uint64_t bytes = l.bytes, head = l.head_pos, end = l.end_pos;
+
+    kds_log_compact(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 11);
+    ck_assert_uint_eq(l.bytes, bytes);
+    ck_assert_uint_eq(l.head_pos, head);
+    ck_assert_uint_eq(l.end_pos, end);
+    const kds_run *m = &l.runs[l.head];
+    ck_assert_uint_eq(m->first, 0);
+    ck_assert_uint_eq(m->count, 50);
+    ck_assert_uint_eq(m->bytes, 5000);
+    ck_assert_uint_eq(m->dups, 10);
+    ck_assert_int_eq(m->t0, 0);
+    ck_assert_int_eq(m->t1, SIM_S(9));
+    for (size_t i = 1; i < 11; i++) {
+        const kds_run *r = &l.runs[(l.head + i) & (l.cap - 1)];
+        ck_assert(memcmp(r, &before[9 + i], sizeof *r) == 0);
+    }
+
+    /* A new reader from the head sees every record, byte and duplicate. */
+    kds_cursor c;
+    kds_log_seek_head(&l, &c);
+    kds_take tk;
+    uint64_t dups = 0;
+    slices v = {.n = 0};
+    kds_log_take(&l, &c, UINT64_MAX, UINT64_MAX, collect, &v, &tk);
+    for (size_t i = 0; i < v.n; i++)
+        dups += v.s[i].dups;
+    ck_assert_uint_eq(tk.records, 100);
+    ck_assert_uint_eq(tk.bytes, 10000);
+    ck_assert_uint_eq(dups, 20);
+    ck_assert_uint_eq(v.n, 11);
+
+    /* Once the reader has passed everything and detached, all of it can merge. */
+    kds_log_detach(&l, &rd);
+    kds_log_compact(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 1);
+    ck_assert_uint_eq(l.runs[l.head].count, 100);
+    ck_assert_uint_eq(l.bytes, 10000);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* Merged runs span at most compact_span of write time: 3 s gives 0-3, 4-7, 8-9. */
+START_TEST(test_compact_span_limit)
+{
+    kds_log l;
+    runs_per_second(&l, SIM_S(3), 10, 10, 100);
+    kds_log_compact(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 3);
+    uint32_t counts[3] = {40, 40, 20};
+    sim_time t0[3] = {0, SIM_S(4), SIM_S(8)}, t1[3] = {SIM_S(3), SIM_S(7), SIM_S(9)};
+    for (size_t i = 0; i < 3; i++) {
+        const kds_run *r = &l.runs[(l.head + i) & (l.cap - 1)];
+        ck_assert_uint_eq(r->count, counts[i]);
+        ck_assert_int_eq(r->t0, t0[i]);
+        ck_assert_int_eq(r->t1, t1[i]);
+    }
+    /* compact_span 0 never merges. */
+    kds_log z;
+    runs_per_second(&z, 0, 10, 10, 100);
+    kds_log_compact(&z);
+    ck_assert_uint_eq(kds_log_runs(&z), 10);
+    kds_log_fini(&z);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* A reader in the middle of a run keeps that run (and the ones after) from merging. */
+START_TEST(test_compact_cursor_inside_run)
+{
+    kds_log l;
+    runs_per_second(&l, SIM_MIN(1), 6, 5, 500);
+    kds_cursor rd;
+    kds_log_seek_pos(&l, &rd, 12); /* inside run 2 (10-14) */
+    ck_assert_int_eq(kds_log_attach(&l, &rd), 0);
+    kds_log_compact(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 5); /* 0+1 merged; 2, 3, 4, 5 kept */
+    ck_assert_uint_eq(l.runs[l.head].count, 10);
+    kds_log_detach(&l, &rd);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* Cursor hints that compaction made stale are recovered by search: a reader at the
+ * start of run 10 and one at run 19, both with hints to their old run indices. */
+START_TEST(test_hint_recovery_after_compaction)
+{
+    kds_log l;
+    runs_per_second(&l, SIM_MIN(1), 20, 5, 500);
+    kds_cursor a, b;
+    kds_log_seek_pos(&l, &a, 50);
+    kds_log_seek_pos(&l, &b, 97); /* record 2 of run 19 */
+    ck_assert_uint_eq(a.hint, 10);
+    ck_assert_uint_eq(b.hint, 19);
+    ck_assert_int_eq(kds_log_attach(&l, &a), 0);
+    ck_assert_int_eq(kds_log_attach(&l, &b), 0);
+    kds_log_compact(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 11);
+
+    slices v = {.n = 0};
+    kds_take tk;
+    kds_log_take(&l, &a, 5, UINT64_MAX, collect, &v, &tk);
+    ck_assert_uint_eq(v.n, 1);
+    ck_assert_uint_eq(v.s[0].first, 50);
+    ck_assert_uint_eq(v.s[0].count, 5);
+    ck_assert_uint_eq(v.s[0].bytes, 500);
+    ck_assert_int_eq(v.s[0].t_first, SIM_S(10));
+    ck_assert_uint_eq(a.pos, 55);
+
+    v.n = 0;
+    kds_log_take(&l, &b, 100, UINT64_MAX, collect, &v, &tk);
+    ck_assert_uint_eq(v.n, 1);
+    ck_assert_uint_eq(v.s[0].first, 97);
+    ck_assert_uint_eq(v.s[0].count, 3);
+    ck_assert_uint_eq(v.s[0].bytes, 300);
+    ck_assert_int_eq(v.s[0].t_first, SIM_S(19));
+
+    /* Hints are absolute run indices: trimming runs off the head keeps them valid. */
+    kds_log_trim(&l, SIM_S(10));
+    v.n = 0;
+    kds_log_take(&l, &a, 5, UINT64_MAX, collect, &v, &tk);
+    ck_assert_uint_eq(v.n, 1);
+    ck_assert_uint_eq(v.s[0].first, 55);
+    ck_assert_int_eq(v.s[0].t_first, SIM_S(11));
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* Compaction also runs from append once the log has grown: with a reader parked at
+ * the start, nothing merges; detached, memory stays bounded by the span. */
+START_TEST(test_compact_on_append)
+{
+    kds_log l;
+    kds_log_init(&l, SIM_MIN(1));
+    kds_cursor rd;
+    kds_log_seek_head(&l, &rd);
+    ck_assert_int_eq(kds_log_attach(&l, &rd), 0);
+    for (int i = 0; i < 3000; i++)
+        ck_assert_int_eq(kds_log_append(&l, SIM_MS(100) * i, 2, 20, 0, 0, 0), 0);
+    ck_assert_uint_eq(kds_log_runs(&l), 3000);
+    kds_log_detach(&l, &rd);
+    for (int i = 3000; i < 6000; i++)
+        ck_assert_int_eq(kds_log_append(&l, SIM_MS(100) * i, 2, 20, 0, 0, 0), 0);
+    ck_assert_uint_lt(kds_log_runs(&l), 3000);
+    ck_assert_uint_eq(l.end_pos, 12000);
+    ck_assert_uint_eq(l.bytes, 120000);
+    kds_cursor c;
+    kds_log_seek_head(&l, &c);
+    kds_take tk;
+    kds_log_take(&l, &c, UINT64_MAX, UINT64_MAX, NULL, NULL, &tk);
+    ck_assert_uint_eq(tk.records, 12000);
+    ck_assert_uint_eq(tk.bytes, 120000);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* ---- ring buffer ---------------------------------------------------------------------- */
+
+/* Trim from the head, append until the ring wraps, then grow it while wrapped: every
+ * run is still read back in order with its own position, time and bytes. */
+START_TEST(test_ring_wrap_and_grow)
+{
+    kds_log l;
+    kds_log_init(&l, 0);
+    int next = 0;
+    for (; next < 50; next++)
+        ck_assert_int_eq(kds_log_append(&l, SIM_S(next), 1, (uint64_t)next + 1, 0, 0, 0), 0);
+    ck_assert_uint_eq(kds_log_trim(&l, SIM_S(39)), 40);
+    for (; next < 150; next++)
+        ck_assert_int_eq(kds_log_append(&l, SIM_S(next), 1, (uint64_t)next + 1, 0, 0, 0), 0);
+    ck_assert_uint_eq(kds_log_runs(&l), 110);
+    ck_assert_uint_eq(l.head_pos, 40);
+    kds_cursor c;
+    kds_log_seek_head(&l, &c);
+    for (int i = 40; i < 150; i++) {
+        slices v = {.n = 0};
+        kds_take tk;
+        kds_log_take(&l, &c, 1, UINT64_MAX, collect, &v, &tk);
+        ck_assert_uint_eq(v.s[0].first, (uint64_t)i);
+        ck_assert_uint_eq(v.s[0].bytes, (uint64_t)i + 1);
+        ck_assert_int_eq(v.s[0].t_first, SIM_S(i));
+        ck_assert_int_eq(kds_log_time_at(&l, (uint64_t)i), SIM_S(i));
+    }
+    kds_log_fini(&l);
+}
+END_TEST
+
+START_TEST(test_bytes_written_before)
+{
+    kds_log l;
+    three_runs(&l);
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_S(9)), 0);
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_S(10)), 300);
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_S(29)), 550);
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_S(30)), 1550);
+    kds_log_fini(&l);
+    kds_log_fini(NULL);
+}
+END_TEST
+
+static Suite *log_suite(void)
+{
+    Suite *s = suite_create("kds_log");
+
+    TCase *take = tcase_create("take");
+    tcase_add_test(take, test_append_counts);
+    tcase_add_test(take, test_take_max_records_across_runs);
+    tcase_add_test(take, test_take_one_record_over_max_bytes);
+    tcase_add_test(take, test_take_max_bytes_exact);
+    tcase_add_test(take, test_prorate_sums_exactly);
+    tcase_add_test(take, test_marks_first);
+    suite_add_tcase(s, take);
+
+    TCase *trim = tcase_create("trim");
+    tcase_add_test(trim, test_trim_whole_runs);
+    tcase_add_test(trim, test_trim_partial_compacted_run);
+    tcase_add_test(trim, test_cursor_below_head_counts_expired);
+    tcase_add_test(trim, test_bytes_written_before);
+    suite_add_tcase(s, trim);
+
+    TCase *seek = tcase_create("seek");
+    tcase_add_test(seek, test_seek_time);
+    tcase_add_test(seek, test_seek_time_in_compacted_run);
+    tcase_add_test(seek, test_seek_pos_clamped);
+    suite_add_tcase(s, seek);
+
+    TCase *compact = tcase_create("compact");
+    tcase_add_test(compact, test_compact_behind_cursor);
+    tcase_add_test(compact, test_compact_span_limit);
+    tcase_add_test(compact, test_compact_cursor_inside_run);
+    tcase_add_test(compact, test_hint_recovery_after_compaction);
+    tcase_add_test(compact, test_compact_on_append);
+    tcase_add_test(compact, test_ring_wrap_and_grow);
+    suite_add_tcase(s, compact);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run_suite(log_suite());
+}
