@@ -64,7 +64,11 @@ static json_t *shard_json(const kds_stream *st, const kds_shard *sh)
     json_object_set_new(o, "records_expired", u64(s->records_expired));
     json_object_set_new(o, "records_retained", u64(sh->log.end_pos - sh->log.head_pos));
     json_object_set_new(o, "bytes_retained", u64(sh->log.bytes));
-    (void)st;
+    json_object_set_new(o, "put_payload_units", u64(s->put_units));
+    json_object_set_new(o, "bytes_in_kib_rounded", u64(s->bytes_in_kib_rounded));
+    json_object_set_new(o, "shard_hours", real3(kds_shard_hours(st, sh, sim_now(st->sim))));
+    json_object_set_new(o, "retained_gib_hours_24h_7d", real3(s->byte_hours_24h_7d / (double)(1ULL << 30)));
+    json_object_set_new(o, "retained_gib_hours_over_7d", real3(s->byte_hours_over_7d / (double)(1ULL << 30)));
     return o;
 }
 

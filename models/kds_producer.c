@@ -19,6 +19,8 @@ typedef struct part {
     uint64_t bytes;         /* their bytes */
     uint32_t stored_before; /* records of this part already stored by an earlier send */
     uint32_t marks;         /* marked records among them */
+    uint64_t units;         /* their PUT payload units (billing) */
+    uint64_t kib;           /* their bytes rounded up to 1 KiB each (billing) */
 } part;
 
 typedef struct request request;
@@ -29,6 +31,8 @@ struct request {
     uint32_t n;        /* records */
     uint64_t bytes;    /* bytes */
     uint32_t marks;    /* marked records (fresh requests) */
+    uint64_t units;    /* PUT payload units of its records (0: derive from sizes) */
+    uint64_t kib;      /* bytes rounded up to 1 KiB per record (0: derive) */
     part *parts;       /* owned; NULL for a fresh request (spread at service time) */
     uint32_t n_parts;
     uint32_t cap_parts;
@@ -109,6 +113,8 @@ static request *req_get(kds_producer *p)
     r->n = 0;
     r->bytes = 0;
     r->marks = 0;
+    r->units = 0;
+    r->kib = 0;
     r->n_parts = 0;
     r->n_fail = 0;
     r->timed_out = false;
@@ -143,11 +149,12 @@ static void serve_request(request *r);
 
 /* Serve one part: put it into its shard and remember what failed. */
 static void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_t bytes,
-                       uint32_t stored_before, uint32_t marks)
+                       uint32_t stored_before, uint32_t marks, uint64_t units, uint64_t kib)
 {
     kds_producer *p = r->p;
     kds_put_result res;
-    kds_stream_put(p->st, sh, count, bytes, stored_before, marks, p->index, &res);
+    kds_stream_put_metered(p->st, sh, count, bytes, stored_before, marks, p->index, units, kib,
+                           &res);
     uint32_t fresh = res.stored - res.stored_dups; /* first copies */
     p->stats.records_written += fresh;
     p->stats.duplicates_written += res.stored_dups;
@@ -159,13 +166,15 @@ static void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_t bytes
          * everything stored so far is now "stored before". */
         uint32_t sb = stored_before + fresh;
         push_part(&r->fail, &r->n_fail, &r->cap_fail,
-                  (part){sh->index, count, bytes, sb > count ? count : sb, marks});
+                  (part){sh->index, count, bytes, sb > count ? count : sb, marks, units, kib});
     } else if (nfail > 0) {
         /* Stored records form a prefix; the duplicates come first in it. */
         uint32_t sb_left = stored_before - res.stored_dups;
         uint64_t fb = bytes - res.stored_bytes;
         uint32_t mk = marks > res.stored ? marks - res.stored : 0;
-        push_part(&r->fail, &r->n_fail, &r->cap_fail, (part){sh->index, nfail, fb, sb_left, mk});
+        push_part(&r->fail, &r->n_fail, &r->cap_fail,
+                  (part){sh->index, nfail, fb, sb_left, mk, units - kds_prorate(units, res.stored, count),
+                         kib - kds_prorate(kib, res.stored, count)});
     }
 }
 
@@ -176,7 +185,8 @@ static void spread_emit(void *ctx, kds_shard *sh, uint32_t count)
     uint64_t b = kds_prorate(r->bytes, count, r->n);
     uint32_t mk = r->marks > count ? count : r->marks;
     r->marks -= mk;
-    serve_part(r, sh, count, b, 0, mk);
+    serve_part(r, sh, count, b, 0, mk, kds_prorate(r->units, count, r->n),
+               kds_prorate(r->kib, count, r->n));
 }
 
 /* Full-jitter exponential backoff before attempt `attempt` (>= 2). */
@@ -231,7 +241,8 @@ static void serve_request(request *r)
              * closed shard's range (children split it at or near the middle). */
             if (sh->state != KDS_SHARD_OPEN)
                 sh = kds_stream_route(p->st, sh->lo + (sh->hi - sh->lo) / 2);
-            serve_part(r, sh, pt->count, pt->bytes, pt->stored_before, pt->marks);
+            serve_part(r, sh, pt->count, pt->bytes, pt->stored_before, pt->marks, pt->units,
+                       pt->kib);
         }
     }
     if (r->timed_out)
@@ -274,25 +285,33 @@ static void serve_request(request *r)
 
 /* Bytes of `n` fresh records: n draws, or n times the constant. Records above the
  * stream's maximum are refused by the service (ValidationException) and never sent. */
-static uint64_t draw_sizes(kds_producer *p, uint32_t n, uint32_t *too_large)
+static uint64_t draw_sizes(kds_producer *p, uint32_t n, uint32_t *too_large, uint64_t *units,
+                           uint64_t *kib)
 {
     uint64_t max = p->st->cfg.max_record_size;
     *too_large = 0;
+    *units = 0;
+    *kib = 0;
     if (p->const_size) {
         if (p->size_const > max) {
             *too_large = n;
             return 0;
         }
-        return p->size_const * n;
+        return p->size_const * n; /* meters derived exactly from the equal sizes */
     }
+    /* Records of different sizes: their billing meters are summed record by record,
+     * since ceil() of the average is not the average of ceil(). */
     uint64_t sum = 0;
     for (uint32_t i = 0; i < n; i++) {
         double v = sim_dist_sample(&p->cfg.size, p->rng);
         uint64_t b = v < 1.0 ? 1 : (uint64_t)llround(v);
-        if (b > max)
+        if (b > max) {
             (*too_large)++;
-        else
+        } else {
             sum += b;
+            *units += kds_put_units(b);
+            *kib += kds_kib_rounded(b);
+        }
     }
     return sum;
 }
@@ -362,7 +381,8 @@ static void client_flush(client *c, sim_time t)
         uint32_t n = c->backlog < batch ? (uint32_t)c->backlog : batch;
         c->backlog -= n;
         uint32_t too_large;
-        uint64_t bytes = draw_sizes(p, n, &too_large);
+        uint64_t units, kib;
+        uint64_t bytes = draw_sizes(p, n, &too_large, &units, &kib);
         p->stats.records_attempted += n;
         if (too_large) {
             p->stats.records_too_large += too_large;
@@ -374,6 +394,8 @@ static void client_flush(client *c, sim_time t)
         request *r = req_get(p);
         r->n = n;
         r->bytes = bytes;
+        r->units = units;
+        r->kib = kib;
         r->marks = marks < n ? marks : n;
         p->stats.marks_written += r->marks;
         marks -= r->marks;

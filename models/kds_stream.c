@@ -198,6 +198,13 @@ char *kds_seqno(char *buf, size_t n, uint32_t index, uint64_t pos)
 void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
                     uint32_t dups, uint32_t marks, uint32_t src, kds_put_result *out)
 {
+    kds_stream_put_metered(st, sh, count, bytes, dups, marks, src, 0, 0, out);
+}
+
+void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
+                            uint32_t dups, uint32_t marks, uint32_t src, uint64_t units,
+                            uint64_t kib_bytes, kds_put_result *out)
+{
     SIM_ASSERT(sh->state == KDS_SHARD_OPEN && count >= 1);
     sim_time now = sim_now(st->sim);
     memset(out, 0, sizeof *out);
@@ -237,6 +244,13 @@ void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t byte
         SIM_ASSERT(rc == 0);
         ss->records_in += k;
         ss->bytes_in += sb;
+        if (units == 0 && kib_bytes == 0) {
+            ss->put_units += k * kds_put_units(per);
+            ss->bytes_in_kib_rounded += k * kds_kib_rounded(per);
+        } else {
+            ss->put_units += kds_prorate(units, k, count);
+            ss->bytes_in_kib_rounded += kds_prorate(kib_bytes, k, count);
+        }
         sim_series_add(&ss->in_records_min, now, (double)k);
         sim_series_add(&ss->in_bytes_min, now, (double)sb);
         sim_series_add(&st->st.in_records_s, now, (double)k);
@@ -300,8 +314,36 @@ void kds_stream_trim(kds_stream *st, kds_shard *sh)
     sh->last_trim = now;
 }
 
+void kds_stream_meter_retention(kds_stream *st)
+{
+    sim_time now = sim_now(st->sim);
+    double hours = sim_to_s(now - st->last_meter) / 3600.0;
+    st->last_meter = now;
+    if (hours <= 0 || now <= SIM_HOUR(24))
+        return; /* nothing is older than 24 h yet */
+    /* The bytes held at the end of the interval stand for the whole interval: the
+     * run calls this every simulated hour, AWS's own billing granularity. */
+    for (size_t i = 0; i < st->n_shards; i++) {
+        kds_shard *sh = st->shards[i];
+        kds_stream_trim(st, sh);
+        uint64_t over_24h = kds_log_bytes_written_before(&sh->log, now - SIM_HOUR(24));
+        uint64_t over_7d = now > SIM_DAY(7) ? kds_log_bytes_written_before(&sh->log, now - SIM_DAY(7)) : 0;
+        sh->st.byte_hours_24h_7d += (double)(over_24h - over_7d) * hours;
+        sh->st.byte_hours_over_7d += (double)over_7d * hours;
+    }
+}
+
+double kds_shard_hours(const kds_stream *st, const kds_shard *sh, sim_time end)
+{
+    sim_time stop = end;
+    if (sh->closed >= 0 && sh->closed + st->cfg.retention < stop)
+        stop = sh->closed + st->cfg.retention;
+    return stop > sh->created ? sim_to_s(stop - sh->created) / 3600.0 : 0.0;
+}
+
 void kds_stream_finish(kds_stream *st, sim_time end)
 {
+    kds_stream_meter_retention(st);
     for (size_t i = 0; i < st->n_shards; i++) {
         kds_shard *sh = st->shards[i];
         kds_stream_trim(st, sh);

@@ -75,6 +75,11 @@ typedef struct kds_shard_stats {
     uint64_t bytes_out;               /* bytes returned to shared-throughput readers */
     uint64_t records_out;             /* records returned to shared-throughput readers */
     uint64_t records_expired;         /* records trimmed at the retention period */
+    /* Billing meters (model.md section 9), of stored records only. */
+    uint64_t put_units;               /* PUT payload units: ceil(size / 25 KiB) each */
+    uint64_t bytes_in_kib_rounded;    /* bytes with each record rounded up to 1 KiB */
+    double byte_hours_24h_7d;         /* B x h retained at an age in (24 h, 7 d] */
+    double byte_hours_over_7d;        /* B x h retained at an age above 7 d */
     sim_series in_records_min;        /* records stored per minute */
     sim_series in_bytes_min;          /* bytes stored per minute */
     sim_series throttled_min;         /* write-throttled records per minute */
@@ -129,6 +134,7 @@ typedef struct kds_stream {
     kds_listener *listeners; /* owned */
     size_t n_listeners;
     uint64_t topology_version; /* bumped whenever the set of open shards changes */
+    sim_time last_meter;       /* time of the last retention metering, ns */
     kds_stream_stats st;
 } kds_stream;
 
@@ -163,6 +169,19 @@ typedef struct kds_put_result {
     uint64_t stored_bytes;
 } kds_put_result;
 
+/* Billing meters of a batch of records: how AWS counts them. */
+#define KDS_PUT_UNIT (25 * KDS_KIB)
+
+/* PUT payload units and 1 KiB-rounded bytes of `count` records of `size` bytes each. */
+static inline uint64_t kds_put_units(uint64_t size)
+{
+    return size == 0 ? 1 : (size + KDS_PUT_UNIT - 1) / KDS_PUT_UNIT;
+}
+static inline uint64_t kds_kib_rounded(uint64_t size)
+{
+    return size == 0 ? KDS_KIB : (size + KDS_KIB - 1) / KDS_KIB * KDS_KIB;
+}
+
 /* Put `count` records of `bytes` in total (sizes taken as equal) into open shard `sh`
  * at the current time, `dups` of them duplicates of records stored before (they come
  * first), `marks` of them marked. Records pass the write budget in order; the first
@@ -172,6 +191,24 @@ typedef struct kds_put_result {
  * producer. The caller validated sizes against max_record_size. */
 void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
                     uint32_t dups, uint32_t marks, uint32_t src, kds_put_result *out);
+
+/* The same, with the batch's exact billing meters when its records' sizes differ:
+ * `units` PUT payload units and `kib_bytes` 1 KiB-rounded bytes for all `count`
+ * records (prorated to the stored ones). Zero for both means "derive them from the
+ * average size", which is exact for records of equal size. */
+void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
+                            uint32_t dups, uint32_t marks, uint32_t src, uint64_t units,
+                            uint64_t kib_bytes, kds_put_result *out);
+
+/* Add the retention meters for the hour that ends now: bytes retained at ages in
+ * (24 h, 7 d] and above 7 d, times the hours since the last call. The run calls it
+ * every simulated hour and at the end (kds_stream_finish). */
+void kds_stream_meter_retention(kds_stream *st);
+
+/* Shard-hours billed for shard `sh` up to `end`: from its creation until the end, or
+ * until its closing plus the retention period for a closed shard (a closed shard keeps
+ * accruing while its records are retained). */
+double kds_shard_hours(const kds_stream *st, const kds_shard *sh, sim_time end);
 
 /* Ask for one GetRecords call on shard `sh` at the current time through the shared
  * budget. Returns true and spends one call when admitted; false when throttled

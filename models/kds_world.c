@@ -6,6 +6,8 @@
 
 #include "sim_err.h"
 
+static void meter_hourly(sim *s, void *ctx);
+
 int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
 {
     memset(w, 0, sizeof *w);
@@ -36,6 +38,8 @@ int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
         }
         w->n_producers++;
     }
+    if (cfg->stream.retention > SIM_HOUR(24) && cfg->duration > SIM_HOUR(24))
+        sim_at(w->sim, SIM_HOUR(24), meter_hourly, w);
     for (size_t i = 0; i < cfg->n_consumers; i++) {
         const kds_consumer_cfg *cc = &cfg->consumers[i];
         kds_consumer *c = NULL;
@@ -53,6 +57,15 @@ int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
         w->consumers[w->n_consumers++] = c;
     }
     return 0;
+}
+
+/* Meter retention every simulated hour (only streams that keep data past 24 h have
+ * anything to meter). */
+static void meter_hourly(sim *s, void *ctx)
+{
+    kds_world *w = ctx;
+    kds_stream_meter_retention(&w->stream);
+    sim_after(s, SIM_HOUR(1), meter_hourly, w);
 }
 
 uint64_t kds_world_run_until(kds_world *w, sim_time t)
