@@ -1,0 +1,522 @@
+/* check_kds_stream.c - tests of the stream model driven directly on a simulation:
+ * CreateStream's even split and routing (model.md's s-41 and s-90 examples), shard ids
+ * and 56-digit sequence numbers, the write budget (records, bytes, the large-record
+ * tank, InternalFailure), the shared read budget (5 calls/s, the 5 s window after a
+ * 10 MiB call, the 1 s penalty for an overdrawn byte budget) and retention.
+ */
+#include <check.h>
+#include <ctype.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kds_stream.h"
+#include "testutil.h"
+
+/* A stream of `shards` shards with AWS's defaults on a fresh simulation. */
+typedef struct fixture {
+    sim *s;
+    kds_stream st;
+} fixture;
+
+static void fx_init(fixture *f, uint32_t shards, void (*tweak)(kds_stream_cfg *))
+{
+    f->s = sim_new(42);
+    ck_assert_ptr_nonnull(f->s);
+    kds_stream_cfg cfg;
+    kds_stream_cfg_defaults(&cfg);
+    cfg.shards = shards;
+    if (tweak)
+        tweak(&cfg);
+    ck_assert_int_eq(kds_stream_init(&f->st, f->s, &cfg), 0);
+}
+
+static void fx_fini(fixture *f)
+{
+    kds_stream_fini(&f->st);
+    sim_free(f->s);
+}
+
+/* Move the clock to t (no events are scheduled: this only sets the time). */
+static void at(fixture *f, sim_time t)
+{
+    sim_run_until(f->s, t);
+    ck_assert_int_eq(sim_now(f->s), t);
+}
+
+/* ---- shards and routing --------------------------------------------------------------- */
+
+START_TEST(test_even_split_ranges)
+{
+    fixture f;
+    fx_init(&f, 4, NULL);
+    ck_assert_uint_eq(f.st.n_shards, 4);
+    ck_assert_uint_eq(f.st.n_open, 4);
+    char dec[KDS_HASHKEY_DEC_LEN];
+    kds_shard *s1 = f.st.shards[1];
+    ck_assert_str_eq(kds_hashkey_to_dec(dec, s1->lo), "85070591730234615865843651857942052864");
+    ck_assert_str_eq(kds_hashkey_to_dec(dec, s1->hi), "170141183460469231731687303715884105727");
+    ck_assert(f.st.shards[0]->lo == 0);
+    ck_assert(f.st.shards[3]->hi == KDS_HASHKEY_MAX);
+    for (uint32_t i = 0; i < 4; i++) {
+        kds_shard *sh = f.st.shards[i];
+        ck_assert_uint_eq(sh->index, i);
+        ck_assert_int_eq(sh->state, KDS_SHARD_OPEN);
+        ck_assert_int_eq(sh->parent, -1);
+        ck_assert_int_eq(sh->closed, -1);
+        if (i > 0)
+            ck_assert(sh->lo == f.st.shards[i - 1]->hi + 1); /* no gap, no overlap */
+        /* Both ends of the range route to the shard. */
+        ck_assert_ptr_eq(kds_stream_route(&f.st, sh->lo), sh);
+        ck_assert_ptr_eq(kds_stream_route(&f.st, sh->hi), sh);
+    }
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(test_route_model_examples)
+{
+    fixture f;
+    fx_init(&f, 4, NULL);
+    kds_shard *a = kds_stream_route(&f.st, kds_hashkey_from_md5("s-41", 4));
+    kds_shard *b = kds_stream_route(&f.st, kds_hashkey_from_md5("s-90", 4));
+    ck_assert_uint_eq(a->index, 1);
+    ck_assert_uint_eq(b->index, 2);
+    fx_fini(&f);
+
+    /* One shard takes every key. */
+    fx_init(&f, 1, NULL);
+    ck_assert_uint_eq(kds_stream_route(&f.st, kds_hashkey_from_md5("s-90", 4))->index, 0);
+    ck_assert_uint_eq(kds_stream_route(&f.st, KDS_HASHKEY_MAX)->index, 0);
+    fx_fini(&f);
+
+    /* Three shards (not a power of two): the last one ends at 2^128 - 1. */
+    fx_init(&f, 3, NULL);
+    ck_assert_uint_eq(kds_stream_route(&f.st, KDS_HASHKEY_MAX)->index, 2);
+    ck_assert_uint_eq(kds_stream_route(&f.st, 0)->index, 0);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(test_shard_id)
+{
+    char buf[21];
+    ck_assert_str_eq(kds_shard_id(buf, sizeof buf, 0), "shardId-000000000000");
+    ck_assert_str_eq(kds_shard_id(buf, sizeof buf, 1), "shardId-000000000001");
+    ck_assert_str_eq(kds_shard_id(buf, sizeof buf, 123456), "shardId-000000123456");
+    ck_assert_str_eq(kds_shard_id(buf, sizeof buf, UINT32_MAX), "shardId-004294967295");
+}
+END_TEST
+
+static int all_digits(const char *s)
+{
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s))
+            return 0;
+    return 1;
+}
+
+START_TEST(test_seqno_format)
+{
+    char a[57], b[57];
+    uint64_t pos[] = {0, 1, 9, 10, 999, 1000000, UINT64_C(12345678901234567890), UINT64_MAX};
+    uint32_t idx[] = {0, 1, 7, UINT32_MAX};
+    for (size_t j = 0; j < sizeof idx / sizeof idx[0]; j++)
+        for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
+            kds_seqno(a, sizeof a, idx[j], pos[i]);
+            ck_assert_uint_eq(strlen(a), 56);
+            ck_assert(all_digits(a));
+            ck_assert(a[0] != '0');
+            if (i > 0) {
+                /* Monotonic within a shard: equal lengths, so string order is numeric. */
+                kds_seqno(b, sizeof b, idx[j], pos[i - 1]);
+                ck_assert_int_lt(strcmp(b, a), 0);
+            }
+            if (j > 0) {
+                /* Distinct across shards at the same position. */
+                kds_seqno(b, sizeof b, idx[j - 1], pos[i]);
+                ck_assert_str_ne(a, b);
+            }
+        }
+    ck_assert_str_eq(kds_seqno(a, sizeof a, 0, 0),
+                     "49000000000000000000000000000000000000000000000000000000");
+    ck_assert_str_eq(kds_seqno(a, sizeof a, 2, 7),
+                     "49000000000002000000000000000000000000000000000000000007");
+}
+END_TEST
+
+/* ---- write budget --------------------------------------------------------------------- */
+
+/* 1,500 records of 1 KiB at once: the 1,000 records/s bucket (1 s deep) lets 1,000 in,
+ * in request order, and throttles the rest; they are stored as one run. */
+START_TEST(test_put_records_limit)
+{
+    fixture f;
+    fx_init(&f, 1, NULL);
+    kds_shard *sh = f.st.shards[0];
+    kds_put_result r;
+    kds_stream_put(&f.st, sh, 1500, 1500 * KDS_KIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 1000);
+    ck_assert_uint_eq(r.throttled, 500);
+    ck_assert_uint_eq(r.failed, 0);
+    ck_assert_uint_eq(r.stored_bytes, 1000 * KDS_KIB);
+    ck_assert_uint_eq(sh->st.records_in, 1000);
+    ck_assert_uint_eq(sh->st.bytes_in, 1000 * KDS_KIB);
+    ck_assert_uint_eq(sh->st.write_throttled_records, 500);
+    ck_assert_uint_eq(sh->st.write_throttled_bytes, 500 * KDS_KIB);
+    ck_assert_uint_eq(kds_log_runs(&sh->log), 1);
+    ck_assert_uint_eq(sh->log.end_pos, 1000);
+
+    /* Nothing left this instant; 1 ms later, one record's worth. */
+    kds_stream_put(&f.st, sh, 1, KDS_KIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 0);
+    ck_assert_uint_eq(r.throttled, 1);
+    at(&f, SIM_MS(1));
+    kds_stream_put(&f.st, sh, 3, 3 * KDS_KIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 1);
+    ck_assert_uint_eq(r.throttled, 2);
+    /* One second refills the whole budget. */
+    at(&f, SIM_S(2));
+    kds_stream_put(&f.st, sh, 1000, 1000 * KDS_KIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 1000);
+    ck_assert_uint_eq(sh->st.records_in, 2001);
+    ck_assert_uint_eq(sh->st.write_throttled_records, 503);
+    fx_fini(&f);
+}
+END_TEST
+
+/* 12 records of 100 KiB: the 1 MiB byte bucket holds 10 of them; the records bucket is
+ * hardly touched. */
+START_TEST(test_put_bytes_limit)
+{
+    fixture f;
+    fx_init(&f, 1, NULL);
+    kds_shard *sh = f.st.shards[0];
+    kds_put_result r;
+    kds_stream_put(&f.st, sh, 12, 12 * 100 * KDS_KIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 10);
+    ck_assert_uint_eq(r.throttled, 2);
+    ck_assert_uint_eq(sh->st.write_throttled_bytes, 2 * 100 * KDS_KIB);
+    ck_assert_uint_eq(kds_bucket_avail(&sh->wrecords, 0), 990);
+    ck_assert_uint_eq(kds_bucket_avail(&sh->wbytes, 0), 24 * KDS_KIB);
+    /* 24 KiB were left over; the missing 76 KiB take 74.2 ms at 1 MiB/s. */
+    at(&f, SIM_MS(74));
+    kds_stream_put(&f.st, sh, 1, 100 * KDS_KIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 0);
+    at(&f, SIM_MS(75));
+    kds_stream_put(&f.st, sh, 1, 100 * KDS_KIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 1);
+    fx_fini(&f);
+}
+END_TEST
+
+static void big_records(kds_stream_cfg *c)
+{
+    c->max_record_size = 10 * KDS_MIB;
+}
+
+/* Records larger than the byte bucket's depth draw on the 10 MiB large-record tank. */
+START_TEST(test_put_large_record_tank)
+{
+    fixture f;
+    fx_init(&f, 1, big_records);
+    kds_shard *sh = f.st.shards[0];
+    kds_put_result r;
+    kds_stream_put(&f.st, sh, 6, 12 * KDS_MIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 5);
+    ck_assert_uint_eq(r.throttled, 1);
+    ck_assert_uint_eq(r.stored_bytes, 10 * KDS_MIB);
+    /* The ordinary byte budget was not used. */
+    ck_assert_uint_eq(kds_bucket_avail(&sh->wbytes, 0), KDS_MIB);
+    /* The tank refills at 1 MiB/s: one 2 MiB record after 2 s. */
+    at(&f, SIM_MS(1999));
+    kds_stream_put(&f.st, sh, 1, 2 * KDS_MIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 0);
+    at(&f, SIM_S(2));
+    kds_stream_put(&f.st, sh, 1, 2 * KDS_MIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 1);
+    fx_fini(&f);
+}
+END_TEST
+
+/* Duplicates come first in a sub-batch; only those that were stored are counted. */
+START_TEST(test_put_duplicates_and_marks)
+{
+    fixture f;
+    fx_init(&f, 1, NULL);
+    kds_shard *sh = f.st.shards[0];
+    kds_put_result r;
+    kds_stream_put(&f.st, sh, 10, 10 * KDS_KIB, 3, 2, 5, &r);
+    ck_assert_uint_eq(r.stored, 10);
+    ck_assert_uint_eq(r.stored_dups, 3);
+    const kds_run *run = &sh->log.runs[sh->log.head];
+    ck_assert_uint_eq(run->dups, 3);
+    ck_assert_uint_eq(run->marks, 2);
+    ck_assert_uint_eq(run->src, 5);
+    /* With room for 2 only, both stored records are duplicates. */
+    kds_stream_put(&f.st, sh, 988, 988 * KDS_KIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 988);
+    kds_stream_put(&f.st, sh, 10, 10 * KDS_KIB, 4, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 2);
+    ck_assert_uint_eq(r.stored_dups, 2);
+    ck_assert_uint_eq(r.throttled, 8);
+    fx_fini(&f);
+}
+END_TEST
+
+static void failing(kds_stream_cfg *c)
+{
+    c->internal_failure_rate = 0.25;
+    c->write_records_per_s = 100000;
+    c->write_bytes_per_s = 1000 * KDS_MIB;
+}
+
+/* InternalFailure strikes about the configured share of records; every record is
+ * stored, throttled or failed. */
+START_TEST(test_put_internal_failures)
+{
+    fixture f;
+    fx_init(&f, 1, failing);
+    kds_shard *sh = f.st.shards[0];
+    uint64_t stored = 0, failed = 0, throttled = 0;
+    for (int i = 0; i < 100; i++) {
+        kds_put_result r;
+        kds_stream_put(&f.st, sh, 400, 400 * KDS_KIB, 0, 0, 0, &r);
+        ck_assert_uint_eq(r.stored + r.throttled + r.failed, 400);
+        stored += r.stored;
+        failed += r.failed;
+        throttled += r.throttled;
+        at(&f, SIM_S(i + 1));
+    }
+    ck_assert_uint_eq(throttled, 0);
+    ck_assert_uint_eq(stored + failed, 40000);
+    ck_assert_uint_eq(sh->st.records_failed_internal, failed);
+    ck_assert_uint_eq(sh->st.records_in, stored);
+    /* 10,000 expected; the binomial's standard deviation is about 87. */
+    ck_assert_uint_gt(failed, 9500);
+    ck_assert_uint_lt(failed, 10500);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A shard's sustained write rate is its refill rate: puts every 10 ms of twice the
+ * allowance for 10 s store 1,000 records/s plus the initial burst. */
+START_TEST(test_put_sustained_rate)
+{
+    fixture f;
+    fx_init(&f, 1, NULL);
+    kds_shard *sh = f.st.shards[0];
+    for (int i = 0; i < 1000; i++) {
+        at(&f, SIM_MS(10) * i);
+        kds_put_result r;
+        kds_stream_put(&f.st, sh, 20, 20 * 100, 0, 0, 0, &r);
+    }
+    /* Burst 1,000 + 999 * 10 ms * 1,000/s = 10,990 (at most 20 per put). */
+    ck_assert_uint_eq(sh->st.records_in, 10990);
+    ck_assert_uint_eq(sh->st.write_throttled_records, 20000 - 10990);
+    fx_fini(&f);
+}
+END_TEST
+
+/* ---- read budget ---------------------------------------------------------------------- */
+
+/* Five calls at once use the 1 s deep, 5 calls/s budget; the sixth is throttled; one
+ * call's worth comes back every 200 ms. */
+START_TEST(test_read_calls_per_second)
+{
+    fixture f;
+    fx_init(&f, 1, NULL);
+    kds_shard *sh = f.st.shards[0];
+    for (int i = 0; i < 5; i++)
+        ck_assert(kds_stream_read_admit(&f.st, sh));
+    ck_assert(!kds_stream_read_admit(&f.st, sh));
+    ck_assert_uint_eq(sh->st.read_calls, 5);
+    ck_assert_uint_eq(sh->st.read_throttled_calls, 1);
+    at(&f, SIM_MS(199));
+    ck_assert(!kds_stream_read_admit(&f.st, sh));
+    at(&f, SIM_MS(200));
+    ck_assert(kds_stream_read_admit(&f.st, sh));
+    ck_assert(!kds_stream_read_admit(&f.st, sh));
+    ck_assert_uint_eq(sh->st.read_throttled_calls, 3);
+    fx_fini(&f);
+}
+END_TEST
+
+/* Calls every 10 ms for 10 s: about 5 calls/s get through (plus the initial 5). */
+START_TEST(test_read_calls_sustained)
+{
+    fixture f;
+    fx_init(&f, 1, NULL);
+    kds_shard *sh = f.st.shards[0];
+    uint64_t ok = 0;
+    for (int i = 0; i < 1000; i++) {
+        at(&f, SIM_MS(10) * i);
+        ok += kds_stream_read_admit(&f.st, sh);
+    }
+    /* 5 at first, then one per 200 ms over 9.99 s: 5 + 49 = 54. */
+    ck_assert_uint_eq(ok, 54);
+    ck_assert_uint_eq(sh->st.read_calls, 54);
+    ck_assert_uint_eq(sh->st.read_throttled_calls, 1000 - 54);
+    fx_fini(&f);
+}
+END_TEST
+
+/* After a call that returned 10 MiB, calls in the next 5 s are throttled (with the
+ * defaults the byte debt alone would clear at 4 s). */
+START_TEST(test_read_big_call_window)
+{
+    fixture f;
+    fx_init(&f, 1, NULL);
+    kds_shard *sh = f.st.shards[0];
+    ck_assert(kds_stream_read_admit(&f.st, sh));
+    kds_stream_read_charge(&f.st, sh, 10000, 10 * KDS_MIB);
+    ck_assert_uint_eq(sh->st.bytes_out, 10 * KDS_MIB);
+    ck_assert_uint_eq(sh->st.records_out, 10000);
+    sim_time probes[] = {SIM_MS(100), SIM_S(1), SIM_MS(4500), SIM_S(5) - 1};
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        at(&f, probes[i]);
+        ck_assert_msg(!kds_stream_read_admit(&f.st, sh), "admitted at %lld ns",
+                      (long long)probes[i]);
+    }
+    ck_assert_uint_eq(sh->st.read_throttled_calls, 4);
+    at(&f, SIM_S(5));
+    ck_assert(kds_stream_read_admit(&f.st, sh));
+    ck_assert_uint_eq(sh->st.read_calls, 2);
+    fx_fini(&f);
+}
+END_TEST
+
+static void big_read_budget(kds_stream_cfg *c)
+{
+    c->read_bytes_per_s = 100 * KDS_MIB; /* no debt from one 10 MiB call */
+}
+
+/* The 5 s window alone, without byte debt: opened by a 10 MiB call, not by a call one
+ * byte short of it. */
+START_TEST(test_read_big_call_window_alone)
+{
+    fixture f;
+    fx_init(&f, 1, big_read_budget);
+    kds_shard *sh = f.st.shards[0];
+    ck_assert(kds_stream_read_admit(&f.st, sh));
+    kds_stream_read_charge(&f.st, sh, 1, 10 * KDS_MIB - 1);
+    at(&f, SIM_S(1));
+    ck_assert(kds_stream_read_admit(&f.st, sh));
+    kds_stream_read_charge(&f.st, sh, 1, 10 * KDS_MIB);
+    at(&f, SIM_S(2));
+    ck_assert(!kds_stream_read_admit(&f.st, sh));
+    at(&f, SIM_S(6) - 1);
+    ck_assert(!kds_stream_read_admit(&f.st, sh));
+    at(&f, SIM_S(6));
+    ck_assert(kds_stream_read_admit(&f.st, sh));
+    fx_fini(&f);
+}
+END_TEST
+
+/* An overdrawn byte budget throttles the call that finds it and the next 1 s, even
+ * after the debt is paid back. */
+START_TEST(test_read_short_budget_penalty)
+{
+    fixture f;
+    fx_init(&f, 1, NULL);
+    kds_shard *sh = f.st.shards[0];
+    ck_assert(kds_stream_read_admit(&f.st, sh));
+    kds_stream_read_charge(&f.st, sh, 3000, 3 * KDS_MIB); /* 1 MiB in debt, 0.5 s */
+    at(&f, SIM_MS(250));
+    ck_assert(!kds_stream_read_admit(&f.st, sh)); /* in debt: blocked until 1.25 s */
+    ck_assert_int_eq(sh->read_blocked_until, SIM_MS(1250));
+    at(&f, SIM_MS(600)); /* debt paid back at 500 ms, still in the penalty */
+    ck_assert(!kds_bucket_in_debt(&sh->rbytes, SIM_MS(600)));
+    ck_assert(!kds_stream_read_admit(&f.st, sh));
+    at(&f, SIM_MS(1250) - 1);
+    ck_assert(!kds_stream_read_admit(&f.st, sh));
+    ck_assert_uint_eq(sh->st.read_throttled_calls, 3);
+    at(&f, SIM_MS(1250));
+    ck_assert(kds_stream_read_admit(&f.st, sh));
+    ck_assert_uint_eq(sh->st.read_calls, 2);
+    fx_fini(&f);
+}
+END_TEST
+
+/* ---- retention ------------------------------------------------------------------------ */
+
+START_TEST(test_trim_at_retention)
+{
+    fixture f;
+    fx_init(&f, 1, NULL);
+    kds_shard *sh = f.st.shards[0];
+    kds_put_result r;
+    kds_stream_put(&f.st, sh, 10, 10 * KDS_KIB, 0, 0, 0, &r);
+    at(&f, SIM_HOUR(1));
+    kds_stream_put(&f.st, sh, 5, 5 * KDS_KIB, 0, 0, 0, &r);
+    at(&f, SIM_HOUR(24) - 1);
+    kds_stream_trim(&f.st, sh);
+    ck_assert_uint_eq(sh->st.records_expired, 0);
+    at(&f, SIM_HOUR(24));
+    kds_stream_trim(&f.st, sh); /* written at 0, exactly 24 h old: gone */
+    ck_assert_uint_eq(sh->st.records_expired, 10);
+    ck_assert_uint_eq(sh->log.head_pos, 10);
+    at(&f, SIM_HOUR(26));
+    kds_stream_finish(&f.st, SIM_HOUR(26));
+    ck_assert_uint_eq(sh->st.records_expired, 15);
+    ck_assert_uint_eq(sh->log.bytes, 0);
+    ck_assert_uint_eq(sh->st.records_in, 15);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(test_init_rejects_bad_cfg)
+{
+    sim *s = sim_new(1);
+    kds_stream st;
+    kds_stream_cfg cfg;
+    kds_stream_cfg_defaults(&cfg);
+    cfg.shards = 0;
+    ck_assert_int_ne(kds_stream_init(&st, s, &cfg), 0);
+    kds_stream_cfg_defaults(&cfg);
+    cfg.retention = 0;
+    ck_assert_int_ne(kds_stream_init(&st, s, &cfg), 0);
+    kds_stream_fini(NULL);
+    sim_free(s);
+}
+END_TEST
+
+static Suite *stream_suite(void)
+{
+    Suite *s = suite_create("kds_stream");
+
+    TCase *shards = tcase_create("shards");
+    tcase_add_test(shards, test_even_split_ranges);
+    tcase_add_test(shards, test_route_model_examples);
+    tcase_add_test(shards, test_shard_id);
+    tcase_add_test(shards, test_seqno_format);
+    tcase_add_test(shards, test_init_rejects_bad_cfg);
+    suite_add_tcase(s, shards);
+
+    TCase *write = tcase_create("write");
+    tcase_add_test(write, test_put_records_limit);
+    tcase_add_test(write, test_put_bytes_limit);
+    tcase_add_test(write, test_put_large_record_tank);
+    tcase_add_test(write, test_put_duplicates_and_marks);
+    tcase_add_test(write, test_put_internal_failures);
+    tcase_add_test(write, test_put_sustained_rate);
+    suite_add_tcase(s, write);
+
+    TCase *read = tcase_create("read");
+    tcase_add_test(read, test_read_calls_per_second);
+    tcase_add_test(read, test_read_calls_sustained);
+    tcase_add_test(read, test_read_big_call_window);
+    tcase_add_test(read, test_read_big_call_window_alone);
+    tcase_add_test(read, test_read_short_budget_penalty);
+    suite_add_tcase(s, read);
+
+    TCase *retention = tcase_create("retention");
+    tcase_add_test(retention, test_trim_at_retention);
+    suite_add_tcase(s, retention);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run_suite(stream_suite());
+}
