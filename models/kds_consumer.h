@@ -34,6 +34,10 @@ typedef struct kds_consumer_stats {
     uint64_t iterator_refreshes;     /* GetShardIterator calls after an iterator expired */
     uint64_t bytes_read_shared;      /* bytes read through shared throughput */
     uint64_t bytes_read_efo;         /* bytes pushed through enhanced fan-out */
+    uint64_t bytes_read_over_7d;     /* bytes read of data older than 7 days (billed as
+                                        long-term retention retrieval) */
+    double efo_consumer_shard_hours; /* billing meter: hours x shards while registered
+                                        as an enhanced fan-out consumer */
     double iterator_age_ms_max;      /* GetRecords.IteratorAgeMilliseconds, maximum */
     sim_hist latency_ms;             /* write time to processing time, per record */
     sim_series iterator_age_min;     /* ms, maximum per minute */
