@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# cli_bad_corpus.sh - the corpus of broken scenarios (tests/scenarios/bad/) is complete
+# and consistent, so that cli_bad_scenarios.sh checks what it seems to check.
+#
+# usage: bash tests/cli_bad_corpus.sh KDSIM SOURCE_DIR   (KDSIM is not used)
+#
+# Rules: files are named NN-short-name.{yaml,expected,pending} (two digits, lower-case
+# words joined by '-'), each number used once; every .yaml has a .expected; every
+# .expected and .pending has its .yaml; a .pending file says why (is not empty); every
+# .expected line starts with "kdsim: " and names its own file (or --set), and its last
+# line is the summary "kdsim: N error(s) in FILE; nothing was run" with N the number of
+# lines above it. README.md is the only other file allowed.
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 KDSIM SOURCE_DIR" >&2
+    exit 2
+fi
+cd "$2" || exit 1
+dir=tests/scenarios/bad
+
+failed=0
+fail() {
+    echo "FAIL $1"
+    failed=$((failed + 1))
+}
+
+shopt -s nullglob
+yamls=("$dir"/*.yaml)
+[ ${#yamls[@]} -gt 0 ] || fail "no scenarios in $dir"
+
+declare -A numbers=()
+for f in "$dir"/* "$dir"/.[!.]*; do
+    file=${f##*/}
+    [ "$file" = README.md ] && continue
+    stem=${file%.*}
+    ext=${file##*.}
+    if ! [[ $file =~ ^[0-9][0-9]-[a-z0-9]+(-[a-z0-9]+)*\.(yaml|expected|pending)$ ]]; then
+        fail "$f: name is not NN-short-name.yaml, .expected or .pending"
+        continue
+    fi
+    case $ext in
+    yaml)
+        num=${file%%-*}
+        if [ -n "${numbers[$num]:-}" ]; then
+            fail "$f: number $num is also used by ${numbers[$num]}"
+        fi
+        numbers[$num]=$file
+        [ -f "$dir/$stem.expected" ] || fail "$f has no $stem.expected"
+        ;;
+    expected | pending)
+        [ -f "$dir/$stem.yaml" ] || fail "$f has no $stem.yaml"
+        ;;
+    esac
+    if [ "$ext" = pending ] && [ ! -s "$f" ]; then
+        fail "$f is empty; say what is wrong and how to fix it"
+    fi
+    if [ "$ext" = expected ]; then
+        lines=$(wc -l <"$f")
+        if [ "$lines" -lt 2 ]; then
+            fail "$f: expected at least one message and the summary line"
+            continue
+        fi
+        if [ -n "$(tail -c 1 "$f")" ]; then
+            fail "$f: the last line has no newline"
+        fi
+        yaml=$dir/$stem.yaml
+        errors=$((lines - 1))
+        plural=s
+        [ $errors -eq 1 ] && plural=
+        summary="kdsim: $errors error$plural in $yaml; nothing was run"
+        last=$(tail -n 1 "$f")
+        [ "$last" = "$summary" ] || fail "$f: last line is '$last', expected '$summary'"
+        lineno=0
+        while IFS= read -r line; do
+            lineno=$((lineno + 1))
+            [ $lineno -eq "$lines" ] && break
+            case $line in
+            "kdsim: $yaml:"* | "kdsim: --set: "*) ;;
+            *) fail "$f:$lineno: does not start with 'kdsim: $yaml:': $line" ;;
+            esac
+        done <"$f"
+    fi
+done
+
+echo "cli_bad_corpus: ${#yamls[@]} scenarios, $failed problems"
+[ $failed -eq 0 ]
