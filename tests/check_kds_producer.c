@@ -1,0 +1,530 @@
+/* check_kds_producer.c - tests of the producer model in small whole worlds (kds_world):
+ * a shard offered more records/s or more bytes/s than its write budget, retries riding
+ * out a transient burst (and their absence losing records), duplicates from lost
+ * replies, the producer's conservation of records, validation of oversized records,
+ * PutRecord, several clients, and determinism under a fixed seed.
+ *
+ * Every world has a fixed seed; limits are checked against what the token buckets
+ * allow over the run, within a few per cent.
+ */
+#include <check.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kds_world.h"
+#include "testutil.h"
+
+/* One stream and up to four producers; no consumers. */
+typedef struct fixture {
+    kds_world_cfg cfg;
+    kds_producer_cfg prod[4];
+    kds_world w;
+} fixture;
+
+static void fx_defaults(fixture *f, uint32_t shards, sim_time duration)
+{
+    memset(f, 0, sizeof *f);
+    f->cfg.seed = 20261130;
+    f->cfg.duration = duration;
+    kds_stream_cfg_defaults(&f->cfg.stream);
+    f->cfg.stream.shards = shards;
+    for (int i = 0; i < 4; i++) {
+        kds_producer_cfg_defaults(&f->prod[i]);
+        f->prod[i].name = i == 0 ? "p0" : i == 1 ? "p1" : i == 2 ? "p2" : "p3";
+    }
+    f->cfg.producers = f->prod;
+    f->cfg.n_producers = 1;
+}
+
+static void fx_run(fixture *f)
+{
+    ck_assert_int_eq(kds_world_init(&f->w, &f->cfg), 0);
+    kds_world_run(&f->w);
+}
+
+static const kds_producer_stats *pst(fixture *f, size_t i)
+{
+    return kds_producer_stats_get(f->w.producers[i]);
+}
+
+static kds_shard_stats *sst(fixture *f, size_t i)
+{
+    return &f->w.stream.shards[i]->st;
+}
+
+/* Sum of a uint64_t shard counter (its offset in kds_shard_stats) over the shards. */
+static uint64_t shard_sum(fixture *f, size_t off)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < f->w.stream.n_shards; i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)&f->w.stream.shards[i]->st + off, sizeof v);
+        sum += v;
+    }
+    return sum;
+}
+#define SHARD_SUM(f, field) shard_sum((f), offsetof(kds_shard_stats, field))
+
+/* The producer's books balance: every distinct record attempted is written, given up
+ * or still in flight, and nothing is counted twice. */
+static void check_conservation(const kds_producer_stats *ps)
+{
+    ck_assert_uint_le(ps->records_written + ps->records_given_up, ps->records_attempted);
+    ck_assert_uint_eq(ps->records_attempted,
+                      ps->records_written + ps->records_given_up + ps->records_in_flight);
+    ck_assert_uint_le(ps->records_too_large, ps->records_given_up);
+}
+
+static void assert_near(double got, double want, double rel, const char *what)
+{
+    ck_assert_msg(fabs(got - want) <= rel * want, "%s: %.1f, expected %.1f +- %.0f%%", what, got,
+                  want, rel * 100);
+}
+
+/* ---- write limits --------------------------------------------------------------------- */
+
+/* One shard offered 1,500 records/s of 1 KiB for 60 s: it stores about 1,000/s (plus
+ * its one-second burst) and throttles about 500/s; without retries the throttled
+ * records are given up. */
+START_TEST(test_records_per_second_limit)
+{
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(60));
+    f.prod[0].rate = kds_rate_constant(1500);
+    f.prod[0].size = sim_dist_const(1024);
+    f.prod[0].max_attempts = 1;
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    kds_shard_stats *ss = sst(&f, 0);
+
+    assert_near((double)ss->records_in, 1000.0 * 60 + 1000, 0.02, "records stored");
+    assert_near((double)ss->write_throttled_records, 500.0 * 60 - 1000, 0.04, "throttled");
+    assert_near((double)ps->records_attempted, 1500.0 * 60, 0.01, "attempted");
+    /* Every throttled record was a first send, and lost. */
+    ck_assert_uint_eq(ps->write_throttled_records, ss->write_throttled_records);
+    ck_assert_uint_eq(ps->records_given_up, ss->write_throttled_records);
+    ck_assert_uint_eq(ps->records_retried, 0);
+    ck_assert_uint_eq(ps->records_written, ss->records_in);
+    ck_assert_uint_eq(ss->bytes_in, ss->records_in * 1024);
+    ck_assert_uint_eq(ss->write_throttled_bytes, ss->write_throttled_records * 1024);
+    check_conservation(ps);
+    /* The per-minute series adds up to the counter. */
+    double sum = 0;
+    for (size_t i = 0; i < ss->in_records_min.n; i++)
+        sum += sim_series_get(&ss->in_records_min, i);
+    ck_assert_uint_eq((uint64_t)sum, ss->records_in);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* The same load on four shards (random keys): well within 4,000 records/s, nothing is
+ * throttled and every record is written. */
+START_TEST(test_records_spread_over_shards)
+{
+    fixture f;
+    fx_defaults(&f, 4, SIM_S(30));
+    f.prod[0].rate = kds_rate_constant(1500);
+    f.prod[0].stop = SIM_S(25);
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    ck_assert_uint_eq(SHARD_SUM(&f, write_throttled_records), 0);
+    ck_assert_uint_eq(ps->records_given_up, 0);
+    ck_assert_uint_eq(ps->records_in_flight, 0);
+    ck_assert_uint_eq(ps->records_written, ps->records_attempted);
+    ck_assert_uint_eq(SHARD_SUM(&f, records_in), ps->records_written);
+    assert_near((double)ps->records_attempted, 1500.0 * 25, 0.01, "attempted");
+    for (size_t i = 0; i < 4; i++)
+        assert_near((double)sst(&f, i)->records_in, ps->records_written / 4.0, 0.05,
+                    "shard's share");
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* One shard offered 1,200 KiB/s as 12 records/s of 100 KiB: throttled on bytes, about
+ * 176 KiB/s (1,200 - 1,024), while the records/s budget is nearly untouched. */
+START_TEST(test_bytes_per_second_limit)
+{
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(60));
+    f.prod[0].rate = kds_rate_constant(12);
+    f.prod[0].size = sim_dist_const(100 * 1024);
+    f.prod[0].max_attempts = 1;
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    kds_shard_stats *ss = sst(&f, 0);
+    kds_shard *sh = f.w.stream.shards[0];
+
+    /* Offered 60 x 1,200 KiB; capacity 60 x 1,024 KiB plus 1,024 KiB of burst. */
+    double want_kib = 60.0 * (1200 - 1024) - 1024;
+    assert_near((double)ss->write_throttled_bytes / 1024, want_kib, 0.05, "throttled KiB");
+    assert_near((double)ss->write_throttled_records, want_kib / 100, 0.05, "throttled records");
+    assert_near((double)ss->bytes_in / 1024, 60.0 * 1024 + 1024, 0.02, "stored KiB");
+    ck_assert_uint_eq(ps->records_given_up, ss->write_throttled_records);
+    /* The records budget is far from its limit: ~12 records/s of 1,000. */
+    ck_assert_uint_lt(ss->records_in, 60 * 12);
+    ck_assert_uint_ge(kds_bucket_avail(&sh->wrecords, sim_now(f.w.sim)), 950);
+    check_conservation(ps);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* ---- retries -------------------------------------------------------------------------- */
+
+/* 500 records/s with a 1 s burst of 4,000 records/s at 10 s (average well below the
+ * limit), stopping at 30 s, then a quiet tail to 60 s. */
+static kds_rate_step burst_steps[] = {{SIM_S(10), 4000}, {SIM_S(11), 500}};
+
+static void burst_world(fixture *f, uint32_t max_attempts)
+{
+    fx_defaults(f, 1, SIM_S(60));
+    f->prod[0].rate = (kds_rate){.kind = KDS_RATE_STEPS,
+                                 .rate = 500,
+                                 .steps = burst_steps,
+                                 .n_steps = sizeof burst_steps / sizeof burst_steps[0]};
+    f->prod[0].size = sim_dist_const(512);
+    f->prod[0].stop = SIM_S(30);
+    f->prod[0].max_attempts = max_attempts;
+    f->prod[0].backoff_base = SIM_MS(100);
+    f->prod[0].backoff_max = SIM_S(2);
+}
+
+/* With enough attempts, the throttled records of a transient burst all get in. */
+START_TEST(test_retries_absorb_burst)
+{
+    fixture f;
+    burst_world(&f, 30);
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    kds_shard_stats *ss = sst(&f, 0);
+    assert_near((double)ps->records_attempted, 500.0 * 29 + 4000, 0.01, "attempted");
+    ck_assert_uint_gt(ps->write_throttled_records, 1000); /* the burst did throttle */
+    ck_assert_uint_gt(ps->records_retried, 1000);
+    ck_assert_uint_eq(ps->records_given_up, 0);
+    ck_assert_uint_eq(ps->records_in_flight, 0);
+    ck_assert_uint_eq(ps->records_written, ps->records_attempted);
+    ck_assert_uint_eq(ss->records_in, ps->records_written);
+    ck_assert_uint_eq(ps->duplicates_written, 0);
+    /* Every refused send of a record is either resent or given up. */
+    ck_assert_uint_eq(ps->records_retried, ps->write_throttled_records);
+    check_conservation(ps);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* Without retries the same burst loses what was throttled: about 4,000 - 2,000. */
+START_TEST(test_no_retries_lose_burst)
+{
+    fixture f;
+    burst_world(&f, 1);
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    kds_shard_stats *ss = sst(&f, 0);
+    ck_assert_uint_gt(ps->records_given_up, 0);
+    assert_near((double)ps->records_given_up, 2000, 0.15, "given up");
+    ck_assert_uint_eq(ps->records_given_up, ss->write_throttled_records);
+    ck_assert_uint_eq(ps->records_written + ps->records_given_up, ps->records_attempted);
+    ck_assert_uint_eq(ps->records_in_flight, 0);
+    ck_assert_uint_eq(ps->records_retried, 0);
+    check_conservation(ps);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* A load above the limit for the whole run defeats any retry budget: records are
+ * given up, and the books still balance while requests are in flight at the end. */
+START_TEST(test_sustained_overload_gives_up)
+{
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(20));
+    f.prod[0].rate = kds_rate_constant(2000);
+    f.prod[0].max_attempts = 3;
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    ck_assert_uint_gt(ps->records_given_up, 0);
+    ck_assert_uint_gt(ps->records_retried, 0);
+    ck_assert_uint_le(sst(&f, 0)->records_in, 1000 * 20 + 1000);
+    check_conservation(ps);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* ---- duplicates ----------------------------------------------------------------------- */
+
+/* Lost replies with retries store records twice: the stream holds every first copy
+ * plus every duplicate, and nothing is lost. */
+START_TEST(test_duplicates_from_timeouts)
+{
+    fixture f;
+    fx_defaults(&f, 2, SIM_S(120));
+    f.prod[0].rate = kds_rate_constant(300);
+    f.prod[0].stop = SIM_S(60);
+    f.prod[0].timeout_rate = 0.1;
+    f.prod[0].timeout = SIM_S(2);
+    f.prod[0].max_attempts = 6;
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    ck_assert_uint_gt(ps->calls_timed_out, 0);
+    ck_assert_uint_gt(ps->duplicates_written, 0);
+    ck_assert_uint_eq(SHARD_SUM(&f, records_in), ps->records_written + ps->duplicates_written);
+    ck_assert_uint_eq(ps->records_given_up, 0);
+    ck_assert_uint_eq(ps->records_in_flight, 0);
+    ck_assert_uint_eq(ps->records_written, ps->records_attempted);
+    /* The duplicates are marked in the logs too. */
+    uint64_t dups = 0;
+    for (size_t i = 0; i < f.w.stream.n_shards; i++) {
+        const kds_log *l = &f.w.stream.shards[i]->log;
+        for (size_t j = 0; j < l->n; j++)
+            dups += l->runs[(l->head + j) & (l->cap - 1)].dups;
+    }
+    ck_assert_uint_eq(dups, ps->duplicates_written);
+    /* About 10% of calls lost their reply, each duplicating a whole sub-batch. */
+    assert_near((double)ps->calls_timed_out / (double)ps->put_calls, 0.1, 0.3, "timeout share");
+    check_conservation(ps);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* Without retries a lost reply duplicates nothing (the client does not resend). */
+START_TEST(test_timeouts_without_retries)
+{
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(30));
+    f.prod[0].rate = kds_rate_constant(300);
+    f.prod[0].stop = SIM_S(20);
+    f.prod[0].timeout_rate = 0.2;
+    f.prod[0].max_attempts = 1;
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    ck_assert_uint_gt(ps->calls_timed_out, 0);
+    ck_assert_uint_eq(ps->duplicates_written, 0);
+    ck_assert_uint_eq(ps->records_given_up, 0); /* they were stored */
+    ck_assert_uint_eq(ps->records_written, ps->records_attempted);
+    ck_assert_uint_eq(sst(&f, 0)->records_in, ps->records_written);
+    check_conservation(ps);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* ---- sizes, APIs, clients ------------------------------------------------------------- */
+
+/* Records above max_record_size are refused before sending and given up. */
+START_TEST(test_too_large_records)
+{
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(10));
+    f.prod[0].rate = kds_rate_constant(10);
+    f.prod[0].size = sim_dist_const(2.0 * 1024 * 1024);
+    f.prod[0].stop = SIM_S(5);
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    ck_assert_uint_eq(ps->records_attempted, 50);
+    ck_assert_uint_eq(ps->records_too_large, 50);
+    ck_assert_uint_eq(ps->records_given_up, 50);
+    ck_assert_uint_eq(ps->records_written, 0);
+    ck_assert_uint_eq(ps->put_calls, 0);
+    ck_assert_uint_eq(sst(&f, 0)->records_in, 0);
+    check_conservation(ps);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* Sizes drawn from a distribution: bytes stored are the sum of the records' sizes
+ * (prorated per shard), and about rate x mean. */
+START_TEST(test_size_distribution)
+{
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(30));
+    f.prod[0].rate = kds_rate_constant(200);
+    f.prod[0].size = (sim_dist){SIM_DIST_UNIFORM, 100, 900, 0, INFINITY};
+    f.prod[0].stop = SIM_S(20);
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    ck_assert_uint_eq(ps->records_written, ps->records_attempted);
+    assert_near((double)sst(&f, 0)->bytes_in, 200.0 * 20 * 500, 0.03, "bytes stored");
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* PutRecord sends one record per call. */
+START_TEST(test_put_record_api)
+{
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(15));
+    f.prod[0].rate = kds_rate_constant(50);
+    f.prod[0].api = KDS_API_PUT_RECORD;
+    f.prod[0].stop = SIM_S(10);
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    ck_assert_uint_eq(ps->records_attempted, 500);
+    ck_assert_uint_eq(ps->put_calls, 500);
+    ck_assert_uint_eq(ps->records_written, 500);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* PutRecords batches: 500 records per request at most. */
+START_TEST(test_put_records_batches)
+{
+    fixture f;
+    fx_defaults(&f, 4, SIM_S(15));
+    f.prod[0].rate = kds_rate_constant(3000);
+    f.prod[0].linger = SIM_S(1);
+    f.prod[0].stop = SIM_S(10);
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    /* 30,000 evenly spaced records; the floating-point carry may drop the last one. */
+    ck_assert_uint_ge(ps->records_attempted, 29999);
+    ck_assert_uint_le(ps->records_attempted, 30000);
+    ck_assert_uint_ge(ps->put_calls, 30000 / 500);
+    ck_assert_uint_le(ps->put_calls, 30000 / 500 + 15); /* a part batch now and then */
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* Several clients share the rate; several producers add up. */
+START_TEST(test_clients_and_producers)
+{
+    fixture f;
+    fx_defaults(&f, 2, SIM_S(20));
+    f.cfg.n_producers = 3;
+    f.prod[0].rate = kds_rate_constant(100);
+    f.prod[0].clients = 4;
+    f.prod[1].rate = kds_rate_constant(200);
+    f.prod[1].poisson = true;
+    f.prod[2].rate = kds_rate_constant(50);
+    f.prod[2].keys.kind = KDS_KEYS_FIXED;
+    f.prod[2].keys.fixed = "s-90"; /* shard 1 of 2 */
+    for (int i = 0; i < 3; i++)
+        f.prod[i].stop = SIM_S(10);
+    fx_run(&f);
+    assert_near((double)pst(&f, 0)->records_attempted, 1000, 0.01, "4 clients");
+    assert_near((double)pst(&f, 1)->records_attempted, 2000, 0.08, "poisson");
+    ck_assert_uint_eq(pst(&f, 2)->records_attempted, 500);
+    uint64_t written = 0;
+    for (int i = 0; i < 3; i++) {
+        ck_assert_uint_eq(pst(&f, i)->records_written, pst(&f, i)->records_attempted);
+        written += pst(&f, i)->records_written;
+    }
+    ck_assert_uint_eq(SHARD_SUM(&f, records_in), written);
+    /* The fixed key's records all landed in shard 1: count runs written by producer 2. */
+    uint64_t in0 = 0, in1 = 0;
+    for (size_t s = 0; s < 2; s++) {
+        const kds_log *l = &f.w.stream.shards[s]->log;
+        for (size_t j = 0; j < l->n; j++) {
+            const kds_run *r = &l->runs[(l->head + j) & (l->cap - 1)];
+            if (r->src == 2)
+                *(s == 0 ? &in0 : &in1) += r->count;
+        }
+    }
+    ck_assert_uint_eq(in0, 0);
+    ck_assert_uint_eq(in1, 500);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* Nothing before start, nothing after stop. */
+START_TEST(test_start_stop)
+{
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(30));
+    f.prod[0].rate = kds_rate_constant(100);
+    f.prod[0].start = SIM_S(10);
+    f.prod[0].stop = SIM_S(15);
+    fx_run(&f);
+    ck_assert_uint_eq(pst(&f, 0)->records_attempted, 500);
+    const kds_log *l = &f.w.stream.shards[0]->log;
+    ck_assert_int_ge(l->runs[l->head].t0, SIM_S(10));
+    ck_assert_int_le(l->runs[(l->head + l->n - 1) & (l->cap - 1)].t1, SIM_S(16));
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* ---- determinism ---------------------------------------------------------------------- */
+
+static void random_world(fixture *f, uint64_t seed)
+{
+    fx_defaults(f, 4, SIM_S(30));
+    f->cfg.seed = seed;
+    f->prod[0].rate = kds_rate_constant(5000);
+    f->prod[0].poisson = true;
+    f->prod[0].size = (sim_dist){SIM_DIST_LOGNORMAL, 800, 0.5, 1, 100000};
+    f->prod[0].timeout_rate = 0.05;
+    f->cfg.stream.internal_failure_rate = 0.01;
+}
+
+START_TEST(test_same_seed_same_counters)
+{
+    fixture a, b;
+    random_world(&a, 7);
+    random_world(&b, 7);
+    fx_run(&a);
+    fx_run(&b);
+    ck_assert(memcmp(pst(&a, 0), pst(&b, 0), sizeof(kds_producer_stats)) == 0);
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_uint_eq(sst(&a, i)->records_in, sst(&b, i)->records_in);
+        ck_assert_uint_eq(sst(&a, i)->bytes_in, sst(&b, i)->bytes_in);
+        ck_assert_uint_eq(sst(&a, i)->write_throttled_records, sst(&b, i)->write_throttled_records);
+    }
+    kds_world_fini(&a.w);
+    kds_world_fini(&b.w);
+}
+END_TEST
+
+START_TEST(test_different_seed_different_counters)
+{
+    fixture a, b;
+    random_world(&a, 7);
+    random_world(&b, 8);
+    fx_run(&a);
+    fx_run(&b);
+    ck_assert_uint_ne(pst(&a, 0)->records_attempted, pst(&b, 0)->records_attempted);
+    int differ = 0;
+    for (size_t i = 0; i < 4; i++)
+        differ += sst(&a, i)->bytes_in != sst(&b, i)->bytes_in;
+    ck_assert_int_eq(differ, 4);
+    kds_world_fini(&a.w);
+    kds_world_fini(&b.w);
+}
+END_TEST
+
+static Suite *producer_suite(void)
+{
+    Suite *s = suite_create("kds_producer");
+
+    TCase *limits = tcase_create("limits");
+    tcase_add_test(limits, test_records_per_second_limit);
+    tcase_add_test(limits, test_records_spread_over_shards);
+    tcase_add_test(limits, test_bytes_per_second_limit);
+    suite_add_tcase(s, limits);
+
+    TCase *retries = tcase_create("retries");
+    tcase_add_test(retries, test_retries_absorb_burst);
+    tcase_add_test(retries, test_no_retries_lose_burst);
+    tcase_add_test(retries, test_sustained_overload_gives_up);
+    tcase_add_test(retries, test_duplicates_from_timeouts);
+    tcase_add_test(retries, test_timeouts_without_retries);
+    suite_add_tcase(s, retries);
+
+    TCase *shape = tcase_create("shape");
+    tcase_add_test(shape, test_too_large_records);
+    tcase_add_test(shape, test_size_distribution);
+    tcase_add_test(shape, test_put_record_api);
+    tcase_add_test(shape, test_put_records_batches);
+    tcase_add_test(shape, test_clients_and_producers);
+    tcase_add_test(shape, test_start_stop);
+    suite_add_tcase(s, shape);
+
+    TCase *det = tcase_create("determinism");
+    tcase_add_test(det, test_same_seed_same_counters);
+    tcase_add_test(det, test_different_seed_different_counters);
+    suite_add_tcase(s, det);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run_suite(producer_suite());
+}
