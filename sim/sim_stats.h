@@ -20,6 +20,7 @@ typedef struct sim_hist {
     gsl_histogram *h; /* owned; bins [0, lo) then log-spaced up to hi */
     double lo;        /* lower edge of the first log bin (value unit) */
     double hi;        /* upper edge; larger values land in the last bin */
+    double per_decade;/* log bins per decade (to find a value's bin without a search) */
     double weight;    /* total weight added */
     double sum;       /* sum of value * weight */
     double min;       /* smallest value added (+inf when empty) */
