@@ -167,20 +167,18 @@ static void assume(json_t *arr, const char *setting, const char *value, const ch
     json_array_append_new(arr, o);
 }
 
-static const char *dist_text(char *buf, size_t n, const sim_dist *d, const char *unit)
+
+struct consumer_assume {
+    json_t *arr;
+    size_t index;
+};
+
+static void consumer_assume(void *arg, const char *key, const char *value, const char *why)
 {
-    switch (d->kind) {
-    case SIM_DIST_CONST:
-        snprintf(buf, n, "constant %g %s", d->a, unit);
-        break;
-    case SIM_DIST_LOGNORMAL:
-        snprintf(buf, n, "lognormal, median %g %s, sigma %g", d->a, unit, d->b);
-        break;
-    default:
-        snprintf(buf, n, "%s(%g, %g) %s", sim_dist_kind_name(d->kind), d->a, d->b, unit);
-        break;
-    }
-    return buf;
+    struct consumer_assume *ca = arg;
+    char k[200];
+    snprintf(k, sizeof k, "consumers[%zu].%s", ca->index, key);
+    assume(ca->arr, k, value, why);
 }
 
 /* Every number the run used that AWS does not publish, and every simplification. */
@@ -204,15 +202,15 @@ static json_t *assumptions_json(const kds_world *w)
         const kds_producer_cfg *c = kds_producer_cfg_get(w->producers[i]);
         char key[200];
         snprintf(key, sizeof key, "producers[%zu].latency", i);
-        assume(a, key, dist_text(v, sizeof v, &c->latency_ms, "ms"),
+        assume(a, key, kds_dist_text(v, sizeof v, &c->latency_ms, "ms"),
                "PutRecords round trip; AWS says tens of milliseconds");
     }
-    for (size_t i = 0; i < w->cfg->n_consumers; i++) {
-        const kds_consumer_cfg *cc = &w->cfg->consumers[i];
-        char key[200];
-        snprintf(key, sizeof key, "consumers[%zu].call_latency", i);
-        assume(a, key, dist_text(v, sizeof v, &cc->polling.call_latency_ms, "ms"),
-               "GetRecords round trip; AWS publishes no figure");
+    for (size_t i = 0; i < w->n_consumers; i++) {
+        const kds_consumer *c = w->consumers[i];
+        if (!c->ops->assumptions)
+            continue;
+        struct consumer_assume ca = {a, i};
+        c->ops->assumptions(c, consumer_assume, &ca);
     }
     assume(a, "model", "record sizes within one request are equal",
            "a PutRecords sub-batch for one shard is admitted as records of its average size");

@@ -1,6 +1,7 @@
 /* kds_consumer.c - the statistics shared by every consumer model (kds_consumer.h). */
 #include "kds_consumer.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int kds_consumer_stats_init(kds_consumer_stats *cs)
@@ -46,4 +47,26 @@ void kds_consumer_stats_age(kds_consumer_stats *cs, sim_time t, double age_ms)
     if (age_ms > cs->iterator_age_ms_max)
         cs->iterator_age_ms_max = age_ms;
     sim_series_add(&cs->iterator_age_min, t, age_ms);
+}
+
+const char *kds_dist_text(char *buf, size_t n, const sim_dist *d, const char *unit)
+{
+    switch (d->kind) {
+    case SIM_DIST_CONST:
+        snprintf(buf, n, "constant %g %s", d->a, unit);
+        break;
+    case SIM_DIST_LOGNORMAL:
+        snprintf(buf, n, "lognormal, median %g %s, sigma %g", d->a, unit, d->b);
+        break;
+    case SIM_DIST_EXP:
+        snprintf(buf, n, "exponential, mean %g %s", d->a, unit);
+        break;
+    case SIM_DIST_UNIFORM:
+        snprintf(buf, n, "uniform, %g to %g %s", d->a, d->b, unit);
+        break;
+    default:
+        snprintf(buf, n, "%s(%g, %g) %s", sim_dist_kind_name(d->kind), d->a, d->b, unit);
+        break;
+    }
+    return buf;
 }

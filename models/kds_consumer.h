@@ -15,7 +15,10 @@
 #include <stdint.h>
 
 #include "kds_log.h"
+#include <stddef.h>
+
 #include "sim.h"
+#include "sim_dist.h"
 #include "sim_stats.h"
 
 typedef struct kds_consumer_stats {
@@ -62,12 +65,20 @@ typedef struct kds_consumer kds_consumer;
 /* Reports a kind-specific figure: key (snake_case) and value. */
 typedef void (*kds_figure_fn)(void *arg, const char *key, double value);
 
+/* Reports a setting the run assumed (a number AWS does not publish): the key under
+ * the consumer ("call_latency"), its value as text, and why it is an assumption. */
+typedef void (*kds_assume_fn)(void *arg, const char *key, const char *value, const char *why);
+
 typedef struct kds_consumer_ops {
     const char *kind;                                 /* "polling", "efo", "lambda", ... */
     void (*finish)(kds_consumer *c, sim_time end);    /* settle end-of-run figures */
     void (*figures)(const kds_consumer *c, kds_figure_fn fn, void *arg); /* may be NULL */
+    void (*assumptions)(const kds_consumer *c, kds_assume_fn fn, void *arg); /* may be NULL */
     void (*free)(kds_consumer *c);                    /* NULL-safe on the model side */
 } kds_consumer_ops;
+
+/* "lognormal, median 25 ms, sigma 0.4" and the like, for assumption values. */
+const char *kds_dist_text(char *buf, size_t n, const sim_dist *d, const char *unit);
 
 struct kds_consumer {
     const kds_consumer_ops *ops;

@@ -216,10 +216,19 @@ static void free_poller(kds_consumer *base)
     free(p);
 }
 
+static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
+{
+    const kds_poller *p = (const kds_poller *)base;
+    char v[128];
+    fn(arg, "call_latency", kds_dist_text(v, sizeof v, &p->cfg.call_latency_ms, "ms"),
+       "GetRecords round trip; AWS publishes no figure");
+}
+
 static const kds_consumer_ops POLLER_OPS = {
     .kind = "polling",
     .finish = finish,
     .figures = NULL,
+    .assumptions = assumptions,
     .free = free_poller,
 };
 

@@ -56,6 +56,7 @@ static void shard_free(kds_shard *sh)
     if (!sh)
         return;
     kds_log_fini(&sh->log);
+    free(sh->on_append);
     sim_series_fini(&sh->st.in_records_min);
     sim_series_fini(&sh->st.in_bytes_min);
     sim_series_fini(&sh->st.throttled_min);
@@ -166,6 +167,27 @@ int kds_stream_on_new_shard(kds_stream *st, kds_shard_fn fn, void *ctx)
     return 0;
 }
 
+int kds_shard_on_append(kds_shard *sh, kds_append_fn fn, void *ctx)
+{
+    kds_append_listener *nl = realloc(sh->on_append, (sh->n_on_append + 1) * sizeof *nl);
+    if (!nl)
+        return SIM_ENOMEM;
+    sh->on_append = nl;
+    sh->on_append[sh->n_on_append++] = (kds_append_listener){fn, ctx};
+    return 0;
+}
+
+void kds_shard_off_append(kds_shard *sh, kds_append_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < sh->n_on_append; i++)
+        if (sh->on_append[i].fn == fn && sh->on_append[i].ctx == ctx) {
+            memmove(&sh->on_append[i], &sh->on_append[i + 1],
+                    (sh->n_on_append - i - 1) * sizeof *sh->on_append);
+            sh->n_on_append--;
+            return;
+        }
+}
+
 kds_shard *kds_stream_route(const kds_stream *st, kds_hashkey key)
 {
     size_t lo = 0, hi = st->n_open;
@@ -266,6 +288,9 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
         sim_series_add(&st->st.throttled_min, now, out->throttled);
     }
     ss->records_failed_internal += failed;
+    if (k > 0)
+        for (size_t i = 0; i < sh->n_on_append; i++)
+            sh->on_append[i].fn(sh->on_append[i].ctx, sh);
 }
 
 static void read_throttled(kds_stream *st, kds_shard *sh, sim_time now)

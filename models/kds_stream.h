@@ -86,7 +86,17 @@ typedef struct kds_shard_stats {
     sim_series read_throttled_min;    /* read-throttled calls per minute */
 } kds_shard_stats;
 
-typedef struct kds_shard {
+typedef struct kds_shard kds_shard;
+
+/* Called after records were appended to a shard's log (enhanced fan-out pushes). */
+typedef void (*kds_append_fn)(void *ctx, kds_shard *sh);
+
+typedef struct kds_append_listener {
+    kds_append_fn fn;
+    void *ctx;
+} kds_append_listener;
+
+struct kds_shard {
     uint32_t index;            /* shardId-%012u */
     kds_shard_state state;
     kds_hashkey lo, hi;        /* inclusive hash-key range */
@@ -101,11 +111,14 @@ typedef struct kds_shard {
     sim_time last_trim;                /* last retention trim, ns */
 
     kds_log log;               /* retained records */
+    kds_append_listener *on_append; /* owned array: told of every append */
+    size_t n_on_append;
     kds_shard_stats st;
-} kds_shard;
+};
 
 /* Called when a shard is created (at stream creation and by resharding). */
 typedef void (*kds_shard_fn)(void *ctx, kds_shard *sh);
+
 
 typedef struct kds_stream_stats {
     sim_series in_records_s;   /* records stored per second */
@@ -149,6 +162,13 @@ void kds_stream_fini(kds_stream *st); /* NULL-safe */
 
 /* Register a callback for shards created from now on (not called for existing ones). */
 int kds_stream_on_new_shard(kds_stream *st, kds_shard_fn fn, void *ctx);
+
+/* Register fn(ctx, sh) to be called after every append to shard `sh` (in
+ * registration order). Returns 0 or SIM_ENOMEM. */
+int kds_shard_on_append(kds_shard *sh, kds_append_fn fn, void *ctx);
+
+/* Remove a registration made with kds_shard_on_append (no-op if absent). */
+void kds_shard_off_append(kds_shard *sh, kds_append_fn fn, void *ctx);
 
 /* The open shard whose range holds key (there is always one). O(log open). */
 kds_shard *kds_stream_route(const kds_stream *st, kds_hashkey key);

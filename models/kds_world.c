@@ -49,6 +49,9 @@ int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
             c = p ? kds_poller_consumer(p) : NULL;
             break;
         }
+        case KDS_CONSUMER_MODEL:
+            c = cc->make(w->sim, &w->stream, cc->cfg);
+            break;
         }
         if (!c) {
             kds_world_fini(w);

@@ -19,11 +19,20 @@
 #include "kds_stream.h"
 #include "sim.h"
 
-typedef enum { KDS_CONSUMER_POLLING } kds_consumer_kind;
+typedef enum {
+    KDS_CONSUMER_POLLING, /* the polling consumer of kds_poller.h, from `polling` */
+    KDS_CONSUMER_MODEL    /* any other kind, built by `make` from `cfg` */
+} kds_consumer_kind;
+
+/* Builds a consumer of some kind from its config on stream `st`; NULL when out of
+ * memory. Each consumer model exports one (kds_efo_make, kds_lambda_make, ...). */
+typedef kds_consumer *(*kds_consumer_make_fn)(sim *s, kds_stream *st, const void *cfg);
 
 typedef struct kds_consumer_cfg {
     kds_consumer_kind kind;
-    kds_poller_cfg polling; /* KDS_CONSUMER_POLLING */
+    kds_poller_cfg polling;    /* KDS_CONSUMER_POLLING */
+    kds_consumer_make_fn make; /* KDS_CONSUMER_MODEL */
+    const void *cfg;           /* KDS_CONSUMER_MODEL: the kind's config (borrowed) */
 } kds_consumer_cfg;
 
 typedef struct kds_world_cfg {
