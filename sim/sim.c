@@ -31,6 +31,7 @@ struct sim {
     uint64_t next_seq;   /* next sequence number (ids start at 1) */
     uint64_t events_run; /* callbacks run */
     bool stopping;       /* set by sim_stop() */
+    bool hole;           /* heap[0] was taken by the run loop and not yet refilled */
 
     sim_entry *heap; /* owned; 4-ary min-heap, root at 0 */
     size_t n;        /* entries in the heap, tombstoned ones included */
@@ -87,6 +88,23 @@ static void sift_down(sim_entry *h, size_t n, size_t i)
         i = best;
     }
     h[i] = e;
+}
+
+/* Node i's children 4i+1..4i+4 are 128 bytes; starting the array 32 bytes past a
+ * 64-byte boundary puts each group on exactly two cache lines (malloc's 16-byte
+ * alignment lets a group straddle three). */
+static sim_entry *heap_alloc(size_t cap)
+{
+    /* C11 wants the size to be a multiple of the alignment. */
+    size_t bytes = ((cap + 1) * sizeof(sim_entry) + 63) & ~(size_t)63;
+    sim_entry *base = aligned_alloc(64, bytes);
+    return base ? base + 1 : NULL;
+}
+
+static void heap_free(sim_entry *h)
+{
+    if (h)
+        free(h - 1);
 }
 
 /* ---- cancelled-id set ------------------------------------------------------------- */
@@ -155,6 +173,21 @@ static bool dead_take(sim *s, uint64_t id)
     return true;
 }
 
+/* The run loop leaves the root vacant while a callback runs: if the callback schedules
+ * (the common case), the new entry takes the root and sifts down once, instead of the
+ * last entry sifting down and the new one sifting up. */
+static inline void fill_hole(sim *s)
+{
+    if (!s->hole)
+        return;
+    s->hole = false;
+    s->n--;
+    if (s->n > 0) {
+        s->heap[0] = s->heap[s->n];
+        sift_down(s->heap, s->n, 0);
+    }
+}
+
 /* ---- public API ------------------------------------------------------------------- */
 
 sim *sim_new(uint64_t master_seed)
@@ -165,7 +198,7 @@ sim *sim_new(uint64_t master_seed)
     s->next_seq = 1;
     s->master_seed = master_seed;
     s->cap = 1024;
-    s->heap = malloc(s->cap * sizeof *s->heap);
+    s->heap = heap_alloc(s->cap);
     if (!s->heap) {
         free(s);
         return NULL;
@@ -183,7 +216,7 @@ void sim_free(sim *s)
     }
     free(s->rngs);
     free(s->dead);
-    free(s->heap);
+    heap_free(s->heap);
     free(s);
 }
 
@@ -198,12 +231,20 @@ sim_event_id sim_at(sim *s, sim_time t, sim_fn fn, void *ctx)
     SIM_DEBUG_ASSERT(fn != NULL);
     if (s->n == s->cap) {
         size_t ncap = s->cap * 2;
-        sim_entry *nh = realloc(s->heap, ncap * sizeof *nh);
+        sim_entry *nh = heap_alloc(ncap);
         SIM_ASSERT(nh != NULL);
+        memcpy(nh, s->heap, s->n * sizeof *nh);
+        heap_free(s->heap);
         s->heap = nh;
         s->cap = ncap;
     }
     uint64_t id = s->next_seq++;
+    if (s->hole) {
+        s->hole = false;
+        s->heap[0] = (sim_entry){t, id, fn, ctx};
+        sift_down(s->heap, s->n, 0);
+        return id;
+    }
     s->heap[s->n] = (sim_entry){t, id, fn, ctx};
     sift_up(s->heap, s->n);
     s->n++;
@@ -221,6 +262,7 @@ void sim_cancel(sim *s, sim_event_id id)
 {
     SIM_ASSERT(id != 0 && id < s->next_seq);
 #ifndef NDEBUG
+    fill_hole(s);
     bool found = false;
     for (size_t i = 0; i < s->n && !found; i++)
         found = s->heap[i].seq == id;
@@ -233,13 +275,12 @@ uint64_t sim_run_until(sim *s, sim_time end)
 {
     uint64_t ran = 0;
     s->stopping = false;
-    while (s->n > 0 && s->heap[0].t <= end) {
+    for (;;) {
+        fill_hole(s);
+        if (s->n == 0 || s->heap[0].t > end)
+            break;
         sim_entry e = s->heap[0];
-        s->n--;
-        if (s->n > 0) {
-            s->heap[0] = s->heap[s->n];
-            sift_down(s->heap, s->n, 0);
-        }
+        s->hole = true;
         if (s->dead_n > 0 && dead_take(s, e.seq))
             continue;
         s->now = e.t;
@@ -248,6 +289,7 @@ uint64_t sim_run_until(sim *s, sim_time end)
         if (s->stopping)
             break;
     }
+    fill_hole(s);
     s->events_run += ran;
     if (!s->stopping && end > s->now)
         s->now = end;
@@ -261,7 +303,7 @@ void sim_stop(sim *s)
 
 size_t sim_pending(const sim *s)
 {
-    return s->n - s->dead_n;
+    return s->n - (size_t)s->hole - s->dead_n;
 }
 
 uint64_t sim_events_run(const sim *s)
