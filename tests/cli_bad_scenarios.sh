@@ -35,6 +35,7 @@ trap 'rm -rf "$tmp"' EXIT
 n=0
 failed=0
 pending=0
+got='' want='' got_validate='' got_run='' # set by slurp
 fail() {
     echo "FAIL $1"
     failed=$((failed + 1))
@@ -91,7 +92,7 @@ for yaml in "${cases[@]}"; do
         fi
         if [ "$cmd" = run ] && [ -e "$tmp/out" ]; then
             fail "$name: '$what' created the --out directory for a bad scenario"
-            ls -la "$tmp/out" | sed 's/^/    /'
+            find "$tmp/out" | sed "s|^$tmp/|    |"
         fi
         slurp "$tmp/$cmd.err" got
         if [ "$got" = "$want" ]; then

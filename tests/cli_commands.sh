@@ -21,6 +21,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 failed=0
+got='' version_out='' # set by slurp
 fail() {
     echo "FAIL $1"
     failed=$((failed + 1))

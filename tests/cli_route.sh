@@ -25,13 +25,13 @@ route() {
     rc=$?
 }
 
-# row KEY -> the fields of KEY's line in $tmp/out: hex, dec, shard (empty if absent)
+# row KEY -> the fields of KEY's line in $tmp/out: hex, shard (empty if absent)
 row() {
-    hex= dec= shard=
-    local k h d s
-    while read -r k h d s; do
+    hex='' shard=''
+    local k h _dec s
+    while read -r k h _dec s; do
         if [ "$k" = "$1" ]; then
-            hex=$h dec=$d shard=$s
+            hex=$h shard=$s
             return 0
         fi
     done <"$tmp/out"
