@@ -1,0 +1,335 @@
+/* check_kds_keys.c - tests of partition-key distributions: shares over the open shards
+ * for a fixed key (model.md's s-41 and s-90), an ExplicitHashKey, uniform keys hashed
+ * by name, Zipf and random keys; mean key length; the per-request spread (multinomial
+ * and alias paths) summing to the request, in hash-key order, and following the shares.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "kds_keys.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    sim *s;
+    kds_stream st;
+    kds_keys k;
+    kds_keys_cfg kc;
+} fixture;
+
+static void fx_init(fixture *f, uint32_t shards)
+{
+    memset(f, 0, sizeof *f);
+    f->s = sim_new(5);
+    kds_stream_cfg cfg;
+    kds_stream_cfg_defaults(&cfg);
+    cfg.shards = shards;
+    ck_assert_int_eq(kds_stream_init(&f->st, f->s, &cfg), 0);
+    kds_keys_cfg_defaults(&f->kc);
+}
+
+static void fx_build(fixture *f)
+{
+    ck_assert_int_eq(kds_keys_build(&f->k, &f->kc, &f->st), 0);
+    ck_assert_uint_eq(f->k.n, f->st.n_open);
+    double sum = 0;
+    for (size_t i = 0; i < f->k.n; i++) {
+        ck_assert(f->k.share[i] >= 0);
+        sum += f->k.share[i];
+    }
+    ck_assert_double_eq_tol(sum, 1.0, 1e-9);
+}
+
+static void fx_fini(fixture *f)
+{
+    kds_keys_fini(&f->k);
+    kds_stream_fini(&f->st);
+    sim_free(f->s);
+}
+
+/* What a spread emitted. */
+typedef struct tally {
+    uint64_t count[256];
+    uint32_t order[256]; /* shard indices in emission order */
+    size_t n_emits;
+    uint64_t total;
+} tally;
+
+static void on_emit(void *ctx, kds_shard *sh, uint32_t count)
+{
+    tally *t = ctx;
+    ck_assert_uint_lt(sh->index, 256);
+    ck_assert_uint_gt(count, 0);
+    t->count[sh->index] += count;
+    t->order[t->n_emits++ % 256] = sh->index;
+    t->total += count;
+}
+
+/* One spread of n: sums to n, each shard at most once, in hash-key order (for an even
+ * split, increasing index). */
+static void spread_once(fixture *f, gsl_rng *r, uint32_t n, tally *t)
+{
+    tally one;
+    memset(&one, 0, sizeof one);
+    kds_keys_spread(&f->k, &f->st, r, n, on_emit, &one);
+    ck_assert_uint_eq(one.total, n);
+    for (size_t i = 1; i < one.n_emits; i++)
+        ck_assert_uint_lt(one.order[i - 1], one.order[i]);
+    for (size_t i = 0; i < 256; i++)
+        t->count[i] += one.count[i];
+    t->total += one.total;
+    t->n_emits += one.n_emits;
+}
+
+START_TEST(test_fixed_key)
+{
+    fixture f;
+    fx_init(&f, 4);
+    f.kc.kind = KDS_KEYS_FIXED;
+    f.kc.fixed = "s-41";
+    fx_build(&f);
+    ck_assert_double_eq(f.k.share[1], 1.0);
+    ck_assert_double_eq_tol(f.k.key_bytes, 4, 1e-12);
+    gsl_rng *r = sim_rng(f.s, "test");
+    tally t;
+    memset(&t, 0, sizeof t);
+    for (uint32_t n = 1; n <= 600; n += 37)
+        spread_once(&f, r, n, &t);
+    ck_assert_uint_eq(t.count[1], t.total);
+
+    f.kc.fixed = "s-90";
+    fx_build(&f);
+    ck_assert_double_eq(f.k.share[2], 1.0);
+    memset(&t, 0, sizeof t);
+    spread_once(&f, r, 500, &t);
+    ck_assert_uint_eq(t.count[2], 500);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(test_explicit_key)
+{
+    fixture f;
+    fx_init(&f, 4);
+    f.kc.kind = KDS_KEYS_EXPLICIT;
+    f.kc.explicit_key = kds_hashkey_even_start(3, 4);
+    fx_build(&f);
+    ck_assert_double_eq(f.k.share[3], 1.0);
+    f.kc.explicit_key = kds_hashkey_even_start(3, 4) - 1; /* last key of shard 2 */
+    fx_build(&f);
+    ck_assert_double_eq(f.k.share[2], 1.0);
+    fx_fini(&f);
+}
+END_TEST
+
+/* Few uniform keys: the shares are exactly the keys' MD5 placement. */
+START_TEST(test_uniform_few_keys_hashed)
+{
+    fixture f;
+    fx_init(&f, 4);
+    f.kc.kind = KDS_KEYS_UNIFORM;
+    f.kc.count = 10;
+    f.kc.prefix = "s-";
+    fx_build(&f);
+    double want[4] = {0};
+    char name[32];
+    for (uint64_t i = 0; i < 10; i++) {
+        kds_keys_name(&f.kc, i, name, sizeof name);
+        kds_shard *sh = kds_stream_route(&f.st, kds_hashkey_from_md5(name, strlen(name)));
+        want[sh->index] += 0.1;
+    }
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_double_eq_tol(f.k.share[i], want[i], 1e-12);
+    ck_assert_double_eq_tol(f.k.key_bytes, 3, 1e-12); /* s-0 .. s-9 */
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(test_key_names_and_length)
+{
+    kds_keys_cfg c;
+    kds_keys_cfg_defaults(&c);
+    char buf[32];
+    ck_assert_str_eq(kds_keys_name(&c, 7, buf, sizeof buf), "k-7");
+    c.prefix = "s-";
+    ck_assert_str_eq(kds_keys_name(&c, 41, buf, sizeof buf), "s-41");
+
+    fixture f;
+    fx_init(&f, 2);
+    f.kc.kind = KDS_KEYS_UNIFORM;
+    f.kc.count = 100; /* k-0..k-9 (3 B) and k-10..k-99 (4 B) */
+    fx_build(&f);
+    ck_assert_double_eq_tol(f.k.key_bytes, 3.9, 1e-9);
+    /* Beyond exact_keys the rest is spread by range fraction; the length is still
+     * about right. */
+    f.kc.exact_keys = 10;
+    fx_build(&f);
+    ck_assert_double_eq_tol(f.k.key_bytes, 3 * 0.1 + 4 * 0.9, 1e-9);
+    f.kc.kind = KDS_KEYS_RANDOM;
+    fx_build(&f);
+    ck_assert_double_eq_tol(f.k.key_bytes, 36, 1e-12);
+    fx_fini(&f);
+}
+END_TEST
+
+/* Many uniform keys and random keys: about equal shares over an even split. */
+START_TEST(test_many_keys_even)
+{
+    fixture f;
+    fx_init(&f, 8);
+    f.kc.kind = KDS_KEYS_UNIFORM;
+    f.kc.count = 20000;
+    fx_build(&f);
+    for (size_t i = 0; i < 8; i++)
+        ck_assert_double_eq_tol(f.k.share[i], 0.125, 0.125 * 0.05);
+    f.kc.kind = KDS_KEYS_RANDOM;
+    fx_build(&f);
+    for (size_t i = 0; i < 8; i++)
+        ck_assert_double_eq_tol(f.k.share[i], 0.125, 1e-12);
+    fx_fini(&f);
+}
+END_TEST
+
+/* Zipf: the shard holding the hottest key gets at least that key's weight. */
+START_TEST(test_zipf_hot_shard)
+{
+    fixture f;
+    fx_init(&f, 4);
+    f.kc.kind = KDS_KEYS_ZIPF;
+    f.kc.count = 10;
+    f.kc.zipf_s = 1.0;
+    fx_build(&f);
+    double h = 0;
+    for (int i = 1; i <= 10; i++)
+        h += 1.0 / i;
+    kds_shard *hot = kds_stream_route(&f.st, kds_hashkey_from_md5("k-0", 3));
+    ck_assert(f.k.share[hot->index] >= 1.0 / h - 1e-12);
+    /* A steeper exponent concentrates more on it. */
+    double before = f.k.share[hot->index];
+    f.kc.zipf_s = 3.0;
+    fx_build(&f);
+    ck_assert(f.k.share[hot->index] > before);
+    fx_fini(&f);
+}
+END_TEST
+
+/* Large requests (multinomial path) follow the shares: 4 shards, random keys. */
+START_TEST(test_spread_multinomial_follows_shares)
+{
+    fixture f;
+    fx_init(&f, 4);
+    fx_build(&f);
+    gsl_rng *r = sim_rng(f.s, "test");
+    tally t;
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < 200; i++)
+        spread_once(&f, r, 500, &t); /* includes normal-approximated binomials */
+    ck_assert_uint_eq(t.total, 100000);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_uint_le((uint64_t)llabs((long long)t.count[i] - 25000), 600); /* ~4.4 sd */
+    /* Small requests too (exact binomials). */
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < 10000; i++)
+        spread_once(&f, r, 4, &t);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_uint_le((uint64_t)llabs((long long)t.count[i] - 10000), 450);
+    fx_fini(&f);
+}
+END_TEST
+
+/* Requests smaller than a quarter of the shard count use the alias table: still summing
+ * to the request, in hash-key order, and even over many requests. */
+START_TEST(test_spread_alias_path)
+{
+    fixture f;
+    fx_init(&f, 64);
+    fx_build(&f);
+    gsl_rng *r = sim_rng(f.s, "test");
+    tally t;
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < 20000; i++)
+        spread_once(&f, r, 3, &t);
+    ck_assert_uint_eq(t.total, 60000);
+    for (size_t i = 0; i < 64; i++)
+        ck_assert_uint_le((uint64_t)llabs((long long)t.count[i] - 60000 / 64), 150);
+    /* A request of 0 emits nothing. */
+    tally z;
+    memset(&z, 0, sizeof z);
+    kds_keys_spread(&f.k, &f.st, r, 0, on_emit, &z);
+    ck_assert_uint_eq(z.n_emits, 0);
+    fx_fini(&f);
+}
+END_TEST
+
+/* The same generator state gives the same spread. */
+START_TEST(test_spread_deterministic)
+{
+    fixture a, b;
+    fx_init(&a, 16);
+    fx_init(&b, 16);
+    fx_build(&a);
+    fx_build(&b);
+    gsl_rng *ra = sim_rng(a.s, "p"), *rb = sim_rng(b.s, "p");
+    for (int i = 0; i < 50; i++) {
+        tally ta, tb;
+        memset(&ta, 0, sizeof ta);
+        memset(&tb, 0, sizeof tb);
+        uint32_t n = (uint32_t)(i * 13 % 40 + 1);
+        spread_once(&a, ra, n, &ta);
+        spread_once(&b, rb, n, &tb);
+        ck_assert(memcmp(ta.count, tb.count, sizeof ta.count) == 0);
+    }
+    fx_fini(&a);
+    fx_fini(&b);
+}
+END_TEST
+
+/* A topology change (version bump) makes spread rebuild the shares. */
+START_TEST(test_rebuild_on_topology_change)
+{
+    fixture f;
+    fx_init(&f, 4);
+    f.kc.kind = KDS_KEYS_FIXED;
+    f.kc.fixed = "s-41";
+    fx_build(&f);
+    uint64_t v = f.k.version;
+    f.st.topology_version++;
+    gsl_rng *r = sim_rng(f.s, "test");
+    tally t;
+    memset(&t, 0, sizeof t);
+    spread_once(&f, r, 10, &t);
+    ck_assert_uint_eq(f.k.version, v + 1);
+    ck_assert_uint_eq(t.count[1], 10);
+    fx_fini(&f);
+}
+END_TEST
+
+static Suite *keys_suite(void)
+{
+    Suite *s = suite_create("kds_keys");
+    TCase *shares = tcase_create("shares");
+    tcase_add_test(shares, test_fixed_key);
+    tcase_add_test(shares, test_explicit_key);
+    tcase_add_test(shares, test_uniform_few_keys_hashed);
+    tcase_add_test(shares, test_key_names_and_length);
+    tcase_add_test(shares, test_many_keys_even);
+    tcase_add_test(shares, test_zipf_hot_shard);
+    suite_add_tcase(s, shares);
+
+    TCase *spread = tcase_create("spread");
+    tcase_add_test(spread, test_spread_multinomial_follows_shares);
+    tcase_add_test(spread, test_spread_alias_path);
+    tcase_add_test(spread, test_spread_deterministic);
+    tcase_add_test(spread, test_rebuild_on_topology_change);
+    suite_add_tcase(s, spread);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run_suite(keys_suite());
+}
