@@ -7,6 +7,7 @@
  * until the whole file is clean.
  */
 #include "scenario.h"
+#include "scenario_int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -16,18 +17,7 @@
 #include "sim_err.h"
 #include "sim_units.h"
 
-#define PATH 256
-
-/* Hard limits of what kdsim accepts, with the reason in the message. AWS's own
- * limits come from model.md; the others keep a run within one machine. */
-#define MAX_DURATION SIM_DAY(400)
-#define MAX_SHARDS 10000
-#define MAX_PRODUCERS 10000
-#define MAX_CONSUMERS 1000
-#define MAX_CLIENTS 100000
-#define MAX_RATE 1e9
-
-static void *keep(kdsim_scenario *sc, size_t n, size_t size)
+void *kdsim_keep(kdsim_scenario *sc, size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size);
     SIM_ASSERT(p != NULL);
@@ -174,7 +164,7 @@ static void load_rate(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const char 
         if (!yw_is_seq(w, seq, sp))
             break;
         size_t k = yw_seq_len(w, seq);
-        r->steps = keep(sc, k, sizeof *r->steps);
+        r->steps = kdsim_keep(sc, k, sizeof *r->steps);
         r->n_steps = k;
         sim_time prev = -1;
         for (size_t i = 0; i < k; i++) {
@@ -327,7 +317,7 @@ static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const c
     yaml_node_t *pz = yw_get(w, pm, "poison_at");
     if (pz && yw_is_seq(w, pz, yw_path(kp, sizeof kp, path, "poison_at"))) {
         size_t k = yw_seq_len(w, pz);
-        c->marks = keep(sc, k, sizeof *c->marks);
+        c->marks = kdsim_keep(sc, k, sizeof *c->marks);
         c->n_marks = k;
         for (size_t i = 0; i < k; i++) {
             char ip[PATH];
@@ -358,65 +348,6 @@ static void check_producer(ywalk *w, yaml_node_t *pm, const char *path,
         yw_error(w, yw_get(w, pm, "stop"), path, "stop must be after start");
     if (c->backoff_max < c->backoff_base)
         yw_error(w, yw_get(w, pm, "retry"), path, "retry.backoff_max is below retry.backoff_base");
-}
-
-/* ---- consumers --------------------------------------------------------------------- */
-
-static const char *const CONSUMER_KINDS[] = {"polling", NULL};
-static const char *const STARTS[] = {"trim_horizon", "latest", "at_timestamp",
-                                     "at_sequence_number", "after_sequence_number", NULL};
-
-static void load_consumer(ywalk *w, yaml_node_t *cm, const char *path, kds_consumer_cfg *cc)
-{
-    static const char *const keys[] = {"name", "kind", "poll_interval", "max_records",
-                                       "start_position", "start_timestamp", "start_sequence",
-                                       "call_latency", "processing", "start", "pause", NULL};
-    memset(cc, 0, sizeof *cc);
-    kds_poller_cfg *c = &cc->polling;
-    kds_poller_cfg_defaults(c);
-    if (!yw_is_map(w, cm, path))
-        return;
-    yw_check_keys(w, cm, path, keys);
-    yw_str(w, cm, path, "name", true, &c->name);
-    int kind = 0;
-    if (yw_enum(w, cm, path, "kind", true, CONSUMER_KINDS, &kind))
-        cc->kind = (kds_consumer_kind)kind;
-    yw_duration(w, cm, path, "poll_interval", false, SIM_MS(1), SIM_HOUR(1), &c->idle);
-    uint64_t u;
-    if (yw_u64(w, cm, path, "max_records", false, 1, 10000, &u))
-        c->max_records = (uint32_t)u;
-    int sp = 0;
-    if (yw_enum(w, cm, path, "start_position", false, STARTS, &sp))
-        c->start = (kds_start_kind)sp;
-    bool has_ts = yw_duration(w, cm, path, "start_timestamp", false, 0, MAX_DURATION,
-                              &c->start_time);
-    bool has_seq = yw_u64(w, cm, path, "start_sequence", false, 0, UINT64_MAX, &c->start_pos);
-    if (c->start == KDS_START_AT_TIMESTAMP && !has_ts && !yw_get(w, cm, "start_timestamp"))
-        yw_error(w, cm, path, "start_position at_timestamp needs start_timestamp (a time "
-                              "from the start of the run, like 10m)");
-    if ((c->start == KDS_START_AT_SEQUENCE_NUMBER || c->start == KDS_START_AFTER_SEQUENCE_NUMBER) &&
-        !has_seq && !yw_get(w, cm, "start_sequence"))
-        yw_error(w, cm, path, "start_position %s needs start_sequence (a record position)",
-                 STARTS[c->start]);
-    yw_dist(w, cm, path, "call_latency", false, 'd', &c->call_latency_ms);
-    char kp[PATH];
-    yaml_node_t *pr = yw_get(w, cm, "processing");
-    if (pr && yw_is_map(w, pr, yw_path(kp, sizeof kp, path, "processing"))) {
-        static const char *const pkeys[] = {"per_batch", "per_record", NULL};
-        yw_check_keys(w, pr, kp, pkeys);
-        yw_dist(w, pr, kp, "per_batch", false, 'd', &c->process_ms);
-        sim_time t;
-        if (yw_duration(w, pr, kp, "per_record", false, 0, SIM_S(60), &t))
-            c->process_ms_per_record = sim_to_ms(t);
-    }
-    yw_duration(w, cm, path, "start", false, 0, MAX_DURATION, &c->begin);
-    yaml_node_t *pa = yw_get(w, cm, "pause");
-    if (pa && yw_is_map(w, pa, yw_path(kp, sizeof kp, path, "pause"))) {
-        static const char *const akeys[] = {"at", "for", NULL};
-        yw_check_keys(w, pa, kp, akeys);
-        yw_duration(w, pa, kp, "at", true, 0, MAX_DURATION, &c->pause_at);
-        yw_duration(w, pa, kp, "for", true, SIM_MS(1), MAX_DURATION, &c->pause_for);
-    }
 }
 
 /* ---- top level --------------------------------------------------------------------- */
@@ -490,7 +421,7 @@ int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const 
         size_t n = strlen(sc->description);
         while (n > 0 && (sc->description[n - 1] == '\n' || sc->description[n - 1] == ' '))
             n--;
-        char *d = keep(sc, n + 1, 1);
+        char *d = kdsim_keep(sc, n + 1, 1);
         memcpy(d, sc->description, n);
         sc->description = d;
     }
@@ -511,9 +442,9 @@ int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const 
                                           "many identical senders)", MAX_PRODUCERS, n);
             n = 0;
         }
-        wc->producers = keep(sc, n, sizeof *wc->producers);
+        wc->producers = kdsim_keep(sc, n, sizeof *wc->producers);
         wc->n_producers = n;
-        const char **names = keep(sc, n, sizeof *names);
+        const char **names = kdsim_keep(sc, n, sizeof *names);
         for (size_t i = 0; i < n; i++) {
             char ip[PATH];
             yw_index(ip, sizeof ip, "producers", i);
@@ -536,18 +467,28 @@ int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const 
             yw_error(&w, cs, "consumers", "at most %d consumers, got %zu", MAX_CONSUMERS, n);
             n = 0;
         }
-        wc->consumers = keep(sc, n, sizeof *wc->consumers);
+        wc->consumers = kdsim_keep(sc, n, sizeof *wc->consumers);
         wc->n_consumers = n;
-        const char **names = keep(sc, n, sizeof *names);
+        const char **names = kdsim_keep(sc, n, sizeof *names);
+        size_t efo = 0;
         for (size_t i = 0; i < n; i++) {
             char ip[PATH];
             yw_index(ip, sizeof ip, "consumers", i);
             yaml_node_t *cm = yw_seq_item(&w, cs, i);
-            load_consumer(&w, cm, ip, &wc->consumers[i]);
-            if (cm->type == YAML_MAPPING_NODE)
-                names[i] = yw_get(&w, cm, "name") ? wc->consumers[i].polling.name : NULL;
+            bool uses_efo = false;
+            kdsim_load_consumer(sc, &w, cm, ip, &wc->consumers[i], &names[i], &uses_efo);
+            efo += uses_efo;
         }
         check_unique(&w, cs, "consumers", names, n);
+        /* RegisterStreamConsumer: at most 20 per stream, 50 under On-demand Advantage. */
+        size_t max_efo = wc->stream.mode == KDS_MODE_ON_DEMAND_ADVANTAGE ? 50 : 20;
+        if (efo > max_efo)
+            yw_error(&w, cs, "consumers",
+                     "%zu consumers use enhanced fan-out; a stream registers at most %zu "
+                     "(LimitExceededException)%s",
+                     efo, max_efo,
+                     max_efo == 20 ? "; On-demand Advantage allows 50, or read some by polling"
+                                   : "; read some by polling");
     }
     if (!yw_get(&w, sm ? sm : root, "name") && sm)
         wc->stream.name = sc->name;

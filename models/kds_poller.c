@@ -37,7 +37,7 @@ void kds_poller_cfg_defaults(kds_poller_cfg *cfg)
     cfg->idle = SIM_MS(1500);
     cfg->max_records = 10000;
     cfg->start = KDS_START_TRIM_HORIZON;
-    cfg->call_latency_ms = (sim_dist){SIM_DIST_LOGNORMAL, 25.0, 0.4, 1.0, 10000.0};
+    cfg->call_latency_ms = (sim_dist){SIM_DIST_LOGNORMAL, 40.0, 0.4, 1.0, 10000.0};
     cfg->process_ms = sim_dist_const(0);
     cfg->begin = 0;
 }

@@ -35,7 +35,7 @@ typedef struct kds_poller_cfg {
     kds_start_kind start;       /* iterator type of the first GetShardIterator */
     sim_time start_time;        /* AT_TIMESTAMP: the timestamp, ns */
     uint64_t start_pos;         /* AT/AFTER_SEQUENCE_NUMBER: the record position */
-    sim_dist call_latency_ms;   /* GetRecords round trip, ms (lognormal, median 25 ms) */
+    sim_dist call_latency_ms;   /* GetRecords round trip, ms (lognormal, median 40 ms) */
     sim_dist process_ms;        /* processing time per batch, ms (0) */
     double process_ms_per_record; /* plus this per record, ms (0) */
     sim_time begin;             /* the consumer starts at (0) */

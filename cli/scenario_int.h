@@ -1,0 +1,46 @@
+/* scenario_int.h - what the scenario loader's files share: limits, the key-path
+ * buffer size, the allocation keeper and the per-section loaders.
+ */
+#ifndef SCENARIO_INT_H
+#define SCENARIO_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kds_poller.h"
+#include "kds_world.h"
+#include "scenario.h"
+#include "ydoc.h"
+
+#define PATH 256
+
+/* Hard limits of what kdsim accepts, with the reason in the message. AWS's own
+ * limits come from model.md; the others keep a run within one machine. */
+#define MAX_DURATION SIM_DAY(400)
+#define MAX_SHARDS 10000
+#define MAX_PRODUCERS 10000
+#define MAX_CONSUMERS 1000
+#define MAX_CLIENTS 100000
+#define MAX_RATE 1e9
+
+/* Zeroed memory for n items of `size` bytes, freed with the scenario. Aborts when out
+ * of memory (the loader has nothing useful to do without it). */
+void *kdsim_keep(kdsim_scenario *sc, size_t n, size_t size);
+
+/* Load consumers[i] (mapping cm at `path`) into cc. Sets *name to its name (or NULL
+ * when missing) and *uses_efo when it registers as an enhanced fan-out consumer.
+ * Errors go to the walk's diagnostics. */
+void kdsim_load_consumer(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *path,
+                         kds_consumer_cfg *cc, const char **name, bool *uses_efo);
+
+/* Shared pieces of consumer sections. */
+
+/* start_position / start_timestamp / start_sequence. */
+void kdsim_load_start(ywalk *w, yaml_node_t *cm, const char *path, kds_start_kind *start,
+                      sim_time *start_time, uint64_t *start_pos);
+
+/* pause: {at, for}. */
+void kdsim_load_pause(ywalk *w, yaml_node_t *cm, const char *path, sim_time *at,
+                      sim_time *len);
+
+#endif

@@ -1,0 +1,386 @@
+/* kds_efo.c - enhanced fan-out subscriptions and the `efo` consumer (kds_efo.h). */
+#include "kds_efo.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+
+void kds_efo_cfg_defaults(kds_efo_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->push_delay_ms = (sim_dist){SIM_DIST_LOGNORMAL, 65.0, 0.3, 1.0, 10000.0};
+    cfg->subscribe_ms = (sim_dist){SIM_DIST_LOGNORMAL, 100.0, 0.5, 1.0, 60000.0};
+    cfg->session = SIM_MIN(5);
+    cfg->bytes_per_s = 2 * KDS_MIB;
+    cfg->push_interval = SIM_MS(200);
+}
+
+static sim_time draw_ms(const sim_dist *d, gsl_rng *r)
+{
+    double ms = sim_dist_sample(d, r);
+    return ms <= 0 ? 0 : (sim_time)llround(ms * 1e6);
+}
+
+static void collect(void *ctx, const kds_slice *sl)
+{
+    kds_efo_sub *sub = ctx;
+    if (sub->n_scratch == sub->cap_scratch) {
+        sub->cap_scratch = sub->cap_scratch ? sub->cap_scratch * 2 : 16;
+        sub->scratch = realloc(sub->scratch, sub->cap_scratch * sizeof *sub->scratch);
+        SIM_ASSERT(sub->scratch != NULL);
+    }
+    sub->scratch[sub->n_scratch++] = *sl;
+}
+
+static void push_event(sim *s, void *ctx);
+
+static void schedule_push(kds_efo_sub *sub, sim_time at)
+{
+    if (sub->push_pending || sub->done)
+        return;
+    sub->push_pending = true;
+    sim_at(sub->sim, at, push_event, sub);
+}
+
+/* Push what the budget allows now; returns true when the subscription is caught up. */
+static bool push_now(kds_efo_sub *sub)
+{
+    sim_time now = sim_now(sub->sim);
+    kds_log *l = &sub->sh->log;
+    kds_stream_trim(sub->st, sub->sh);
+    uint64_t avail = kds_bucket_avail(&sub->budget, now);
+    if (avail == 0 && sub->cur.pos < l->end_pos)
+        return false;
+    sub->n_scratch = 0;
+    kds_take tk;
+    kds_log_take(l, &sub->cur, UINT64_MAX, avail ? avail : 1, collect, sub, &tk);
+    sub->cs->records_expired_unread += tk.expired;
+    bool caught_up = sub->cur.pos >= l->end_pos;
+    if (tk.records > 0) {
+        kds_bucket_charge(&sub->budget, now, tk.bytes);
+        sub->cs->bytes_read_efo += tk.bytes;
+        sim_time at = now + draw_ms(&sub->cfg->push_delay_ms, sub->rng);
+        if (at < sub->last_at)
+            at = sub->last_at; /* pushes arrive in order */
+        sub->last_at = at;
+        /* SubscribeToShardEvent.MillisBehindLatest: how far the last record pushed is
+         * behind the tip of the shard; 0 once caught up. */
+        kds_consumer_stats_age(sub->cs, now, caught_up ? 0.0 : sim_to_ms(now - tk.t_last));
+        sub->deliver(sub->owner, sub, sub->scratch, sub->n_scratch, at);
+    }
+    if (caught_up && sub->sh->state != KDS_SHARD_OPEN) {
+        sub->done = true; /* SHARD_END */
+        sub->live = false;
+    }
+    return caught_up;
+}
+
+static void push_event(sim *s, void *ctx)
+{
+    (void)s;
+    kds_efo_sub *sub = ctx;
+    sub->push_pending = false;
+    if (!sub->subscribed || sub->paused || sub->done)
+        return;
+    if (push_now(sub))
+        sub->live = !sub->done;
+    else
+        schedule_push(sub, sim_now(sub->sim) + sub->cfg->push_interval);
+}
+
+static void on_append(void *ctx, kds_shard *sh)
+{
+    (void)sh;
+    kds_efo_sub *sub = ctx;
+    if (!sub->live || sub->paused || !sub->subscribed)
+        return;
+    if (!push_now(sub)) {
+        /* The consumer's 2 MiB/s on this shard is spent: fall behind and catch up. */
+        sub->live = false;
+        schedule_push(sub, sim_now(sub->sim) + sub->cfg->push_interval);
+    }
+}
+
+static void session_end(sim *s, void *ctx);
+
+static void subscribed(sim *s, void *ctx)
+{
+    kds_efo_sub *sub = ctx;
+    if (sub->done)
+        return;
+    if (!sub->started) {
+        /* Position at the first SubscribeToShard, then keep the position across
+         * sessions (the next session starts AFTER_SEQUENCE_NUMBER of the last). */
+        sub->started = true;
+    }
+    sub->subscribed = true;
+    sub->sessions++;
+    sim_after(s, sub->cfg->session, session_end, sub);
+    schedule_push(sub, sim_now(s));
+}
+
+static void session_end(sim *s, void *ctx)
+{
+    kds_efo_sub *sub = ctx;
+    if (sub->done)
+        return;
+    sub->subscribed = false;
+    sub->live = false;
+    sim_after(s, draw_ms(&sub->cfg->subscribe_ms, sub->rng), subscribed, sub);
+}
+
+int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
+                      const kds_efo_cfg *cfg, gsl_rng *rng, kds_consumer_stats *cs,
+                      kds_start_kind start, sim_time start_time, uint64_t start_pos,
+                      void *owner, kds_efo_deliver_fn deliver)
+{
+    memset(sub, 0, sizeof *sub);
+    sub->owner = owner;
+    sub->deliver = deliver;
+    sub->cfg = cfg;
+    sub->st = st;
+    sub->sh = sh;
+    sub->sim = s;
+    sub->rng = rng;
+    sub->cs = cs;
+    sim_time now = sim_now(s);
+    kds_bucket_init(&sub->budget, cfg->bytes_per_s, cfg->bytes_per_s, now);
+    kds_stream_trim(st, sh);
+    const kds_log *l = &sh->log;
+    switch (start) {
+    case KDS_START_TRIM_HORIZON:
+        kds_log_seek_head(l, &sub->cur);
+        break;
+    case KDS_START_LATEST:
+        kds_log_seek_end(l, &sub->cur);
+        break;
+    case KDS_START_AT_TIMESTAMP:
+        kds_log_seek_time(l, &sub->cur, start_time);
+        break;
+    case KDS_START_AT_SEQUENCE_NUMBER:
+        kds_log_seek_pos(l, &sub->cur, start_pos);
+        break;
+    case KDS_START_AFTER_SEQUENCE_NUMBER:
+        kds_log_seek_pos(l, &sub->cur, start_pos + 1);
+        break;
+    }
+    sub->start_pos = sub->cur.pos;
+    if (kds_log_attach(&sh->log, &sub->cur) != 0)
+        return SIM_ENOMEM;
+    if (kds_shard_on_append(sh, on_append, sub) != 0) {
+        kds_log_detach(&sh->log, &sub->cur);
+        return SIM_ENOMEM;
+    }
+    sim_after(s, draw_ms(&cfg->subscribe_ms, rng), subscribed, sub);
+    return 0;
+}
+
+void kds_efo_sub_pause(kds_efo_sub *sub)
+{
+    sub->paused = true;
+    sub->live = false;
+}
+
+void kds_efo_sub_resume(kds_efo_sub *sub)
+{
+    sub->paused = false;
+    schedule_push(sub, sim_now(sub->sim));
+}
+
+void kds_efo_sub_seek(kds_efo_sub *sub, uint64_t pos)
+{
+    kds_stream_trim(sub->st, sub->sh);
+    kds_log_seek_pos(&sub->sh->log, &sub->cur, pos);
+    sub->live = false;
+    sub->done = false;
+    schedule_push(sub, sim_now(sub->sim));
+}
+
+void kds_efo_sub_fini(kds_efo_sub *sub)
+{
+    if (!sub || !sub->sh)
+        return;
+    kds_shard_off_append(sub->sh, on_append, sub);
+    kds_log_detach(&sub->sh->log, &sub->cur);
+    free(sub->scratch);
+    sub->scratch = NULL;
+}
+
+/* ---- the `efo` consumer ----------------------------------------------------------- */
+
+typedef struct efo_consumer {
+    kds_consumer base;       /* first */
+    kds_efo_consumer_cfg cfg;
+    sim *sim;
+    kds_stream *st;
+    gsl_rng *rng;            /* sim-owned */
+    kds_efo_sub **subs;      /* owned, one per shard */
+    size_t n_subs, cap_subs;
+    sim_time begin;          /* registration time */
+} efo_consumer;
+
+void kds_efo_consumer_cfg_defaults(kds_efo_consumer_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->name = "efo";
+    kds_efo_cfg_defaults(&cfg->efo);
+    cfg->start = KDS_START_LATEST;
+    cfg->process_ms = sim_dist_const(0);
+}
+
+static void deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size_t n, sim_time at)
+{
+    (void)sub;
+    efo_consumer *c = owner;
+    sim_time done = at + draw_ms(&c->cfg.process_ms, c->rng);
+    for (size_t i = 0; i < n; i++)
+        kds_consumer_stats_deliver(&c->base.st, &sl[i], done, 0);
+}
+
+static void add_sub(efo_consumer *c, kds_shard *sh, kds_start_kind start)
+{
+    if (c->n_subs == c->cap_subs) {
+        c->cap_subs = c->cap_subs ? c->cap_subs * 2 : 8;
+        c->subs = realloc(c->subs, c->cap_subs * sizeof *c->subs);
+        SIM_ASSERT(c->subs != NULL);
+    }
+    kds_efo_sub *sub = calloc(1, sizeof *sub);
+    SIM_ASSERT(sub != NULL);
+    c->subs[c->n_subs++] = sub;
+    int rc = kds_efo_sub_start(sub, c->sim, c->st, sh, &c->cfg.efo, c->rng, &c->base.st, start,
+                               c->cfg.start_time, c->cfg.start_pos, c, deliver);
+    SIM_ASSERT(rc == 0);
+}
+
+static void on_new_shard(void *ctx, kds_shard *sh)
+{
+    efo_consumer *c = ctx;
+    if (sim_now(c->sim) >= c->begin)
+        add_sub(c, sh, KDS_START_TRIM_HORIZON); /* children are read from their start */
+}
+
+static void begin(sim *s, void *ctx)
+{
+    (void)s;
+    efo_consumer *c = ctx;
+    for (size_t i = 0; i < c->st->n_shards; i++)
+        if (c->st->shards[i]->state != KDS_SHARD_EXPIRED)
+            add_sub(c, c->st->shards[i], c->cfg.start);
+}
+
+static void pause_start(sim *s, void *ctx)
+{
+    (void)s;
+    efo_consumer *c = ctx;
+    for (size_t i = 0; i < c->n_subs; i++)
+        kds_efo_sub_pause(c->subs[i]);
+}
+
+static void pause_end(sim *s, void *ctx)
+{
+    (void)s;
+    efo_consumer *c = ctx;
+    for (size_t i = 0; i < c->n_subs; i++)
+        kds_efo_sub_resume(c->subs[i]);
+}
+
+static void finish(kds_consumer *base, sim_time end)
+{
+    efo_consumer *c = (efo_consumer *)base;
+    kds_consumer_stats *cs = &c->base.st;
+    cs->records_unread = 0;
+    cs->records_skipped_at_start = 0;
+    cs->efo_consumer_shard_hours = 0;
+    for (size_t i = 0; i < c->n_subs; i++) {
+        kds_efo_sub *sub = c->subs[i];
+        const kds_log *l = &sub->sh->log;
+        if (sub->cur.pos < l->head_pos) {
+            cs->records_expired_unread += l->head_pos - sub->cur.pos;
+            sub->cur.pos = l->head_pos;
+        }
+        cs->records_unread += kds_log_unread(l, &sub->cur);
+        cs->records_skipped_at_start += sub->start_pos;
+        /* Consumer-shard-hours: while registered, for each shard while it is open. */
+        sim_time from = sub->sh->created > c->begin ? sub->sh->created : c->begin;
+        sim_time to = sub->sh->closed >= 0 && sub->sh->closed < end ? sub->sh->closed : end;
+        if (to > from)
+            cs->efo_consumer_shard_hours += sim_to_s(to - from) / 3600.0;
+    }
+    sim_series_extend(&cs->iterator_age_min, end);
+    sim_series_extend(&cs->delivered_min, end);
+}
+
+static void figures(const kds_consumer *base, kds_figure_fn fn, void *arg)
+{
+    const efo_consumer *c = (const efo_consumer *)base;
+    uint64_t sessions = 0;
+    for (size_t i = 0; i < c->n_subs; i++)
+        sessions += c->subs[i]->sessions;
+    fn(arg, "subscriptions", (double)sessions);
+    fn(arg, "millis_behind_latest_max", c->base.st.iterator_age_ms_max);
+    fn(arg, "consumer_shard_hours", c->base.st.efo_consumer_shard_hours);
+}
+
+static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
+{
+    const efo_consumer *c = (const efo_consumer *)base;
+    char v[128];
+    fn(arg, "push_delay", kds_dist_text(v, sizeof v, &c->cfg.efo.push_delay_ms, "ms"),
+       "write-to-push delay; AWS says about 70 ms");
+    fn(arg, "subscribe_latency", kds_dist_text(v, sizeof v, &c->cfg.efo.subscribe_ms, "ms"),
+       "SubscribeToShard round trip at each 5-minute renewal; AWS publishes no figure");
+}
+
+static void free_consumer(kds_consumer *base)
+{
+    efo_consumer *c = (efo_consumer *)base;
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n_subs; i++) {
+        kds_efo_sub_fini(c->subs[i]);
+        free(c->subs[i]);
+    }
+    free(c->subs);
+    kds_consumer_stats_fini(&c->base.st);
+    free(c);
+}
+
+static const kds_consumer_ops EFO_OPS = {
+    .kind = "efo",
+    .finish = finish,
+    .figures = figures,
+    .assumptions = assumptions,
+    .free = free_consumer,
+};
+
+kds_consumer *kds_efo_make(sim *s, kds_stream *st, const void *cfgp)
+{
+    const kds_efo_consumer_cfg *cfg = cfgp;
+    efo_consumer *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->base.ops = &EFO_OPS;
+    c->base.name = cfg->name;
+    c->cfg = *cfg;
+    c->sim = s;
+    c->st = st;
+    char name[160];
+    snprintf(name, sizeof name, "consumer/%s", cfg->name);
+    c->rng = sim_rng(s, name);
+    c->begin = cfg->begin > sim_now(s) ? cfg->begin : sim_now(s);
+    if (kds_consumer_stats_init(&c->base.st) != 0 ||
+        kds_stream_on_new_shard(st, on_new_shard, c) != 0) {
+        free_consumer(&c->base);
+        return NULL;
+    }
+    sim_at(s, c->begin, begin, c);
+    if (cfg->pause_for > 0) {
+        sim_at(s, cfg->pause_at > c->begin ? cfg->pause_at : c->begin, pause_start, c);
+        sim_at(s, (cfg->pause_at > c->begin ? cfg->pause_at : c->begin) + cfg->pause_for,
+               pause_end, c);
+    }
+    return &c->base;
+}

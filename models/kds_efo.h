@@ -1,0 +1,113 @@
+/* kds_efo.h - enhanced fan-out: SubscribeToShard subscriptions and the `efo` consumer.
+ *
+ * model.md section 3. A registered consumer subscribes to each shard; the service
+ * pushes records over HTTP/2 as they arrive, each consumer with its own 2 MiB/s per
+ * shard whatever the others do, for sessions of up to 5 minutes, after which the
+ * consumer subscribes again from the last sequence number it received.
+ *
+ * A subscription that is caught up takes each new run as it is appended (a shard
+ * append listener) and hands it to its owner with a delivery time of now plus a push
+ * delay drawn from a distribution (about 70 ms typical); no event is scheduled for it.
+ * A subscription that falls behind (its 2 MiB/s budget short, between sessions, or
+ * paused by its owner) catches up with push events every `push_interval` until it is
+ * live again. Delivery times never go backwards within a subscription.
+ */
+#ifndef KDS_EFO_H
+#define KDS_EFO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kds_bucket.h"
+#include "kds_consumer.h"
+#include "kds_log.h"
+#include "kds_poller.h"
+#include "kds_stream.h"
+#include "sim.h"
+#include "sim_dist.h"
+
+/* Settings of the push mechanics, shared by every consumer that reads through EFO. */
+typedef struct kds_efo_cfg {
+    sim_dist push_delay_ms;  /* write to push, ms (lognormal, median 65 ms, sigma 0.3:
+                                an assumption fitted to AWS's "about 70 ms") */
+    sim_dist subscribe_ms;   /* SubscribeToShard round trip when (re)subscribing, ms
+                                (lognormal, median 100 ms, sigma 0.5; assumption) */
+    sim_time session;        /* a subscription lasts 5 min */
+    uint64_t bytes_per_s;    /* per consumer per shard: 2 MiB/s */
+    sim_time push_interval;  /* catch-up push cadence when behind (200 ms; assumption) */
+} kds_efo_cfg;
+
+void kds_efo_cfg_defaults(kds_efo_cfg *cfg);
+
+typedef struct kds_efo_sub kds_efo_sub;
+
+/* Receives the slices of one push, delivered at time `at` (>= now). Called from inside
+ * the simulation (an append or a push event); `owner` is the subscription's owner. */
+typedef void (*kds_efo_deliver_fn)(void *owner, kds_efo_sub *sub, const kds_slice *sl,
+                                   size_t n, sim_time at);
+
+struct kds_efo_sub {
+    void *owner;              /* borrowed */
+    kds_efo_deliver_fn deliver;
+    const kds_efo_cfg *cfg;   /* borrowed */
+    kds_stream *st;           /* borrowed */
+    kds_shard *sh;            /* borrowed */
+    sim *sim;                 /* borrowed */
+    gsl_rng *rng;             /* borrowed (the owner's stream) */
+    kds_consumer_stats *cs;   /* borrowed: where EFO bytes and MillisBehindLatest go */
+    kds_cursor cur;           /* next record to push */
+    uint64_t start_pos;       /* first position this subscription was to read */
+    kds_bucket budget;        /* the consumer's own 2 MiB/s on this shard */
+    bool started;             /* positioned and registered */
+    bool subscribed;          /* inside a session */
+    bool live;                /* caught up: new runs are pushed on append */
+    bool paused;              /* the owner asked for no pushes */
+    bool push_pending;        /* a catch-up push event is scheduled */
+    bool done;                /* SHARD_END reached on a closed shard */
+    sim_time last_at;         /* delivery time of the last push */
+    uint64_t sessions;        /* SubscribeToShard calls made */
+    kds_slice *scratch;       /* owned: slices of the current push */
+    size_t n_scratch, cap_scratch;
+};
+
+/* Start subscription `sub` (memory owned by the caller, zeroed) to shard `sh` at the
+ * current time, positioned by `start` (and start_time / start_pos), pushing to
+ * deliver(owner, ...). The first SubscribeToShard takes one subscribe round trip.
+ * Returns 0 or SIM_ENOMEM. */
+int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
+                      const kds_efo_cfg *cfg, gsl_rng *rng, kds_consumer_stats *cs,
+                      kds_start_kind start, sim_time start_time, uint64_t start_pos,
+                      void *owner, kds_efo_deliver_fn deliver);
+
+/* Stop pushing until kds_efo_sub_resume() (owner backpressure, a crashed reader). */
+void kds_efo_sub_pause(kds_efo_sub *sub);
+void kds_efo_sub_resume(kds_efo_sub *sub);
+
+/* Move the subscription's position (a restart from a checkpoint): the next push
+ * starts at `pos` (clamped to the retained records). */
+void kds_efo_sub_seek(kds_efo_sub *sub, uint64_t pos);
+
+/* Unregister from the shard and free the scratch space. The memory stays the
+ * caller's. Events already scheduled for it must not run afterwards. */
+void kds_efo_sub_fini(kds_efo_sub *sub);
+
+/* ---- the `efo` consumer: an application reading every shard through EFO --------- */
+
+typedef struct kds_efo_consumer_cfg {
+    const char *name;         /* borrowed */
+    kds_efo_cfg efo;          /* push mechanics */
+    kds_start_kind start;     /* initial position (LATEST by default, as the KCL's) */
+    sim_time start_time;      /* AT_TIMESTAMP */
+    uint64_t start_pos;       /* AT/AFTER_SEQUENCE_NUMBER */
+    sim_dist process_ms;      /* processing time per push, ms (0) */
+    sim_time begin;           /* registers and subscribes at (0) */
+    sim_time pause_at;        /* a stall starts at... */
+    sim_time pause_for;       /* ...and lasts (0 = none) */
+} kds_efo_consumer_cfg;
+
+void kds_efo_consumer_cfg_defaults(kds_efo_consumer_cfg *cfg);
+
+/* kds_consumer_make_fn for `efo` consumers: cfg is a kds_efo_consumer_cfg. */
+kds_consumer *kds_efo_make(sim *s, kds_stream *st, const void *cfg);
+
+#endif
