@@ -1,0 +1,228 @@
+/* kds_billing.h - what a run's traffic costs in each capacity mode: provisioned (at the
+ * scenario's shard count and at AWS's sizing rule), On-demand Standard and On-demand
+ * Advantage, for the simulated period and as a monthly projection.
+ *
+ * model.md sections 7-9. The bill is plain arithmetic on three kinds of plain data:
+ *   - a price table (kds_prices): every unit price of the price list, read by the front
+ *     end from a price file (scenarios/prices/); nothing here knows a price;
+ *   - meters (kds_meters): what AWS counts, gathered from a finished world
+ *     (shard-time, PUT payload units, bytes written with each record rounded up to
+ *     1 KiB, bytes read through shared throughput and enhanced fan-out, retained
+ *     byte-hours in the 24 h-7 d and over-7 d bands, EFO consumer-shard-time, peak
+ *     per-minute rates for the sizing rule);
+ *   - settings (kds_billing_settings): hours in a month and the sizing headroom.
+ *
+ * Money is exact: prices are integers in nano-dollars (1e-9 USD) per price unit, every
+ * quantity is an integer in a base unit (bytes, nanoseconds, byte-hours, PUT units)
+ * with a fixed divisor to the price unit (2^30 B per GB, 3.6e12 ns per hour, 10^6
+ * units per million), and each line item is round(base x price / divisor) in
+ * nano-dollars with 128-bit intermediates, rounded half up. A line item is then rounded
+ * half up to the cent, and a mode's total is the sum of its rounded line items, as an
+ * invoice adds up. "GB" is 2^30 B (model.md section 9).
+ *
+ * The monthly projection assumes the simulated traffic pattern repeats for
+ * month_hours (720 h by default): every traffic meter is scaled by month / period, and
+ * retention is at steady state, the bands full: bytes held in a band = average write
+ * rate x the band's width, the bands being (24 h, min(retention, 7 d)] and
+ * (7 d, retention]. The Advantage commitment is compared with the period's (or the
+ * month's) average rates, and the stream is taken to be the account's only on-demand
+ * stream.
+ */
+#ifndef KDS_BILLING_H
+#define KDS_BILLING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kds_stream.h"
+#include "kds_world.h"
+#include "sim.h"
+
+__extension__ typedef unsigned __int128 kds_u128;
+
+/* Money and fixed-point values: integers in units of 1e-9 (nano-dollars for prices and
+ * amounts; 1e-9 MiB/s for the commitment rates; 1e-9 for the headroom fraction). */
+typedef int64_t kds_nano;
+#define KDS_NANO_PER_UNIT INT64_C(1000000000)
+#define KDS_NANO_PER_CENT INT64_C(10000000)
+
+/* Divisors from base units to price units. */
+#define KDS_BYTES_PER_GB (UINT64_C(1) << 30) /* AWS's "GB" is 2^30 B */
+#define KDS_NS_PER_HOUR UINT64_C(3600000000000)
+#define KDS_UNITS_PER_MILLION UINT64_C(1000000)
+
+/* ---- the price table ------------------------------------------------------------- */
+
+/* Every unit price of model.md section 9, in nano-dollars per the unit named in the
+ * comment, plus the Advantage commitment (in 1e-9 MiB/s). All non-negative. */
+typedef struct kds_prices {
+    /* Provisioned. */
+    kds_nano prov_shard_hour;              /* per shard-hour */
+    kds_nano prov_put_payload_units;       /* per million PUT payload units */
+    kds_nano prov_extended_retention;      /* per shard-hour, when retention > 24 h */
+    kds_nano prov_long_term_retention;     /* per GB-month of data older than 7 days */
+    kds_nano prov_long_term_retrieval;     /* per GB read of data older than 7 days */
+    kds_nano prov_efo_consumer_shard_hour; /* per EFO consumer-shard-hour */
+    kds_nano prov_efo_data_retrieval;      /* per GB pushed by enhanced fan-out */
+    kds_nano prov_shared_read;             /* per GB read through shared throughput (0) */
+    /* On-demand Standard. */
+    kds_nano std_stream_hour;         /* per stream-hour */
+    kds_nano std_data_written;        /* per GB written, each record rounded to 1 KiB */
+    kds_nano std_data_read_shared;    /* per GB read through shared throughput */
+    kds_nano std_data_read_efo;       /* per GB pushed by enhanced fan-out */
+    kds_nano std_extended_retention;  /* per GB-month held between 24 h and 7 days */
+    kds_nano std_long_term_retention; /* per GB-month held beyond 7 days */
+    /* On-demand Advantage. */
+    kds_nano adv_stream_hour;        /* per stream-hour (0) */
+    kds_nano adv_data_written;       /* per GB written, each record rounded to 1 KiB */
+    kds_nano adv_data_read;          /* per GB read, shared or enhanced fan-out */
+    kds_nano adv_retention;          /* per GB-month held beyond 24 h */
+    kds_nano adv_commitment_written; /* committed writes, 1e-9 MiB/s (25 MiB/s) */
+    kds_nano adv_commitment_read;    /* committed reads, 1e-9 MiB/s (25 MiB/s) */
+    /* Kinesis S3 delivery (listed for completeness: kdsim does not model it). */
+    kds_nano s3_delivery_standard;  /* per GB delivered, On-demand Standard */
+    kds_nano s3_delivery_advantage; /* per GB delivered, On-demand Advantage */
+} kds_prices;
+
+/* One entry of the price list: where it lives in a price file and in kds_prices. */
+typedef struct kds_price_desc {
+    const char *section; /* "provisioned", "on_demand_standard", ... */
+    const char *key;     /* "shard_hour", ... */
+    const char *unit;    /* what one unit of the price buys: "USD per shard-hour" */
+    size_t offset;       /* offsetof(kds_prices, field) */
+} kds_price_desc;
+
+/* The price list's entries in price-file order, and their number. */
+extern const kds_price_desc kds_price_list[];
+extern const size_t kds_price_list_len;
+
+/* The value of entry `d` in `p` (a pointer into p). */
+kds_nano *kds_price_ref(kds_prices *p, const kds_price_desc *d);
+
+/* ---- meters ---------------------------------------------------------------------- */
+
+/* The peak of a per-minute series: `amount` (bytes or records) in the minute with the
+ * highest rate, and that minute's length (60 s, shorter for a run's last minute). */
+typedef struct kds_billing_peak {
+    uint64_t amount;
+    sim_time span; /* ns, > 0 unless amount is 0 */
+} kds_billing_peak;
+
+typedef struct kds_meters {
+    kds_mode mode;                  /* the scenario's capacity mode */
+    sim_time duration;              /* simulated period, ns (> 0) */
+    sim_time retention;             /* retention period, ns */
+    uint32_t shards;                /* open shards at creation (the scenario's count) */
+    kds_u128 shard_ns;              /* shard x ns billed: every shard from creation to the
+                                       end, a closed one until its records expire */
+    uint64_t records_in;            /* records stored */
+    uint64_t bytes_in;              /* bytes stored (data + partition keys) */
+    uint64_t put_units;             /* PUT payload units: ceil(size / 25 KiB) per record */
+    uint64_t bytes_in_kib_rounded;  /* bytes stored, each record rounded up to 1 KiB */
+    kds_u128 byte_hours_24h_7d;     /* B x h held at an age in (24 h, 7 d] */
+    kds_u128 byte_hours_over_7d;    /* B x h held at an age above 7 d */
+    uint64_t bytes_read_shared;     /* bytes read through shared throughput, all consumers */
+    uint64_t bytes_read_efo;        /* bytes pushed by enhanced fan-out, all consumers */
+    uint64_t bytes_read_over_7d;    /* bytes read of data older than 7 days */
+    kds_u128 efo_consumer_shard_ns; /* consumer x shard x ns of EFO registrations */
+    /* For the sizing rule: per-shard limits and the busiest minutes. */
+    uint64_t shard_write_bytes_per_s;    /* 1 MiB/s */
+    uint64_t shard_write_records_per_s;  /* 1,000 records/s */
+    uint64_t shard_read_bytes_per_s;     /* 2 MiB/s (shared throughput) */
+    kds_billing_peak peak_write_bytes;   /* busiest minute of bytes stored */
+    kds_billing_peak peak_write_records; /* busiest minute of records stored */
+    kds_billing_peak peak_read_bytes;    /* busiest minute of shared reads, estimated as
+                                            peak_write_bytes x bytes_read_shared / bytes_in */
+} kds_meters;
+
+/* Gather the meters of a finished world (kds_world_finish() has run) at its current
+ * time. Retention byte-hours and EFO consumer-shard-hours come from the models as
+ * reals and are rounded to whole byte-hours and nanoseconds. */
+void kds_billing_meters(const kds_world *w, kds_meters *m);
+
+/* ---- the bill -------------------------------------------------------------------- */
+
+typedef struct kds_billing_settings {
+    uint64_t month_hours; /* hours in a month for the projection (720), >= 1 */
+    kds_nano headroom;    /* sizing headroom, 1e-9 fraction: 0.2 = 20 % more capacity */
+} kds_billing_settings;
+
+void kds_billing_settings_defaults(kds_billing_settings *s);
+
+/* A quantity in a base unit with its divisor to the price unit: quantity = base / div. */
+typedef struct kds_billing_qty {
+    kds_u128 base;
+    uint64_t div;
+} kds_billing_qty;
+
+typedef struct kds_billing_item {
+    const char *item;        /* snake_case line-item id, "shard_hours" */
+    const char *price_key;   /* the price-file entry, "provisioned.shard_hour" */
+    const char *unit;        /* "shard-hour", "million units", "GB", "GB-month" */
+    kds_nano unit_price;     /* nano-dollars per unit */
+    kds_billing_qty period;  /* quantity over the simulated period */
+    kds_billing_qty monthly; /* quantity over the projected month */
+    kds_nano period_exact;   /* nano-dollars, before rounding to the cent */
+    kds_nano monthly_exact;
+    int64_t period_cents; /* the same rounded half up to the cent, in cents */
+    int64_t monthly_cents;
+} kds_billing_item;
+
+#define KDS_BILLING_MAX_ITEMS 8
+
+typedef enum {
+    KDS_BILL_PROVISIONED,        /* at the scenario's shard count */
+    KDS_BILL_PROVISIONED_SIZING, /* at the count AWS's sizing rule gives */
+    KDS_BILL_ON_DEMAND_STANDARD,
+    KDS_BILL_ON_DEMAND_ADVANTAGE,
+    KDS_BILL_MODES
+} kds_bill_mode;
+
+typedef struct kds_billing_mode {
+    const char *name; /* "provisioned", "provisioned_sizing_rule", ... */
+    uint32_t shards;  /* provisioned variants: the shard count billed; else 0 */
+    kds_billing_item items[KDS_BILLING_MAX_ITEMS];
+    size_t n_items;
+    int64_t period_cents;  /* sum of the items' period_cents */
+    int64_t monthly_cents; /* sum of the items' monthly_cents */
+} kds_billing_mode;
+
+/* AWS's sizing rule (model.md section 7) applied to the busiest minutes. */
+typedef struct kds_billing_sizing {
+    double write_mib_per_s; /* peak per-minute write rate */
+    double read_mib_per_s;  /* peak per-minute shared read rate (estimated) */
+    double records_per_s;   /* peak per-minute record rate */
+    uint32_t by_write;      /* shards each rate needs, headroom included */
+    uint32_t by_read;
+    uint32_t by_records;
+    uint32_t shards; /* max of the three, at least 1 */
+} kds_billing_sizing;
+
+typedef struct kds_bill {
+    kds_billing_settings settings;
+    kds_billing_sizing sizing;
+    kds_billing_mode modes[KDS_BILL_MODES];
+    kds_bill_mode cheapest; /* lowest monthly total (the first on a tie) */
+} kds_bill;
+
+/* Compute the bill of `m` at prices `p`. Never fails; asserts that amounts fit in 64
+ * bits (the loader bounds prices at $1,000 per unit and runs at 400 days). */
+void kds_billing_compute(const kds_meters *m, const kds_prices *p, const kds_billing_settings *s,
+                         kds_bill *out);
+
+/* The shard count of AWS's sizing rule for meters `m` with headroom `headroom`
+ * (1e-9 fraction): ceil(max(write / write limit, shared read / read limit,
+ * records / record limit) x (1 + headroom)) over the busiest minutes, at least 1. */
+void kds_billing_size(const kds_meters *m, kds_nano headroom, kds_billing_sizing *out);
+
+/* round(a x mul / div), half up, with a 128-bit intermediate: exact while
+ * mul, div < 2^63 and the result fits in 127 bits. */
+kds_u128 kds_billing_muldiv(kds_u128 a, uint64_t mul, uint64_t div);
+
+/* A quantity as a real, for reports (quantity = base / div). */
+double kds_billing_qty_value(kds_billing_qty q);
+
+/* Nano-dollars (>= 0) rounded half up to whole cents. */
+int64_t kds_billing_cents(kds_nano v);
+
+#endif
