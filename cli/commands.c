@@ -83,6 +83,27 @@ static void add_set_owned(args *a, const char *key, const char *value)
     add_set(a, s);
 }
 
+/* Whether command `cmd` takes option `opt` (unknown options are reported elsewhere). */
+static bool takes_option(const char *cmd, const char *opt)
+{
+    static const char *const run[] = {"--seed", "--duration", "--set", "--json", "--out",
+                                      "--timing", NULL};
+    static const char *const validate[] = {"--seed", "--duration", "--set", NULL};
+    static const char *const route[] = {"--shards", NULL};
+    static const char *const all[] = {"--seed", "--duration", "--set", "--json", "--out",
+                                      "--timing", "--shards", NULL};
+    bool known = false;
+    for (size_t i = 0; all[i]; i++)
+        known = known || !strcmp(all[i], opt);
+    if (!known)
+        return true; /* not ours to judge here */
+    const char *const *list = !strcmp(cmd, "run") ? run : !strcmp(cmd, "validate") ? validate : route;
+    for (size_t i = 0; list[i]; i++)
+        if (!strcmp(list[i], opt))
+            return true;
+    return false;
+}
+
 /* Parse options after the command. Returns 0 or prints a usage error and returns 2. */
 static int parse(int argc, char **argv, args *a, FILE *err)
 {
@@ -99,10 +120,15 @@ static int parse(int argc, char **argv, args *a, FILE *err)
             }
             val = argv[++i];
         }
+        if (!takes_option(a->cmd, s)) {
+            fprintf(err, "kdsim: %s does not take %s%s\n%s", a->cmd, s,
+                    !strcmp(s, "--shards") ? " (did you mean --set stream.shards=N?)" : "", USAGE);
+            return KDSIM_EXIT_USAGE;
+        }
         if (!strcmp(s, "--seed")) {
-            add_set_owned(a, "seed", val);
+            add_set_owned(a, "--seed seed", val);
         } else if (!strcmp(s, "--duration")) {
-            add_set_owned(a, "duration", val);
+            add_set_owned(a, "--duration duration", val);
         } else if (!strcmp(s, "--set")) {
             add_set(a, val);
         } else if (!strcmp(s, "--out")) {
@@ -144,15 +170,22 @@ static int cmd_route(args *a, FILE *out, FILE *err)
         return KDSIM_EXIT_USAGE;
     }
     uint32_t n = (uint32_t)a->shards;
+    /* Check every key before printing anything, so a bad key leaves no half table. */
+    for (size_t i = 0; i < a->n_keys; i++) {
+        size_t chars = 0;
+        for (const char *p = a->keys[i]; *p; p++)
+            chars += ((unsigned char)*p & 0xC0) != 0x80; /* UTF-8 lead bytes */
+        if (chars < 1 || chars > 256) {
+            fprintf(err, "kdsim: route: a partition key has 1 to 256 characters, got %zu\n",
+                    chars);
+            return KDSIM_EXIT_USAGE;
+        }
+    }
     fprintf(out, "%-24s %-34s %-40s %s\n", "partition key", "hash key (hex)", "hash key (decimal)",
             "shard");
     for (size_t i = 0; i < a->n_keys; i++) {
         const char *k = a->keys[i];
         size_t len = strlen(k);
-        if (len < 1 || len > 256) {
-            fprintf(err, "kdsim: route: a partition key has 1 to 256 characters\n");
-            return KDSIM_EXIT_USAGE;
-        }
         kds_hashkey h = kds_hashkey_from_md5(k, len);
         uint32_t shard = 0;
         while (shard + 1 < n && kds_hashkey_even_start(shard + 1, n) <= h)
@@ -192,7 +225,7 @@ static double wall_s(void)
 
 static int cmd_run(args *a, FILE *out, FILE *err)
 {
-    kdsim_scenario sc;
+    kdsim_scenario sc = {0};
     int status = load(a, &sc, err);
     if (status) {
         kdsim_scenario_fini(&sc);
@@ -242,7 +275,7 @@ static int cmd_run(args *a, FILE *out, FILE *err)
 
 static int cmd_validate(args *a, FILE *out, FILE *err)
 {
-    kdsim_scenario sc;
+    kdsim_scenario sc = {0};
     int status = load(a, &sc, err);
     if (!status)
         fprintf(out, "%s: ok (%zu producers, %zu consumers, %u shards)\n", a->scenario,

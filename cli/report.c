@@ -516,8 +516,13 @@ int kdsim_report_write_dir(const kdsim_scenario *sc, const kds_world *w, const j
                            const char *dir)
 {
     (void)sc;
+    struct stat sb;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "kdsim: cannot create %s: %s\n", dir, strerror(errno));
+        return SIM_EIO;
+    }
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "kdsim: --out %s: not a directory\n", dir);
         return SIM_EIO;
     }
     afile a;

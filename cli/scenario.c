@@ -87,14 +87,19 @@ static void load_stream(kdsim_scenario *sc, ywalk *w, yaml_node_t *m)
     if (!yw_is_map(w, m, path))
         return;
     yw_check_keys(w, m, path, keys);
-    yw_str(w, m, path, "name", false, &c->name);
+    if (yw_str(w, m, path, "name", false, &c->name))
+        kdsim_check_name(w, m, path, c->name);
     int mode = 0;
-    if (yw_enum(w, m, path, "mode", false, MODES, &mode))
+    bool mode_ok = yw_enum(w, m, path, "mode", false, MODES, &mode);
+    if (mode_ok)
         c->mode = (kds_mode)mode;
-    /* On-demand streams start at 4 shards (model.md section 7). */
+    /* On-demand streams start at 4 shards (model.md section 7); a provisioned stream
+     * must say how many. With a bad mode, the user's intent is unknown: do not pile a
+     * "missing shards" error on top of the bad mode. */
     c->shards = c->mode == KDS_MODE_PROVISIONED ? 1 : 4;
+    bool need_shards = !yw_get(w, m, "mode") || (mode_ok && c->mode == KDS_MODE_PROVISIONED);
     uint64_t u;
-    if (yw_u64(w, m, path, "shards", c->mode == KDS_MODE_PROVISIONED, 1, MAX_SHARDS, &u))
+    if (yw_u64(w, m, path, "shards", need_shards, 1, MAX_SHARDS, &u))
         c->shards = (uint32_t)u;
     sim_time t;
     if (yw_duration(w, m, path, "retention", false, SIM_HOUR(24), SIM_HOUR(8760), &t))
@@ -174,8 +179,10 @@ static void load_rate(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const char 
             if (!yw_is_map(w, it, ip))
                 continue;
             yw_check_keys(w, it, ip, skeys);
-            yw_duration(w, it, ip, "at", true, 0, MAX_DURATION, &r->steps[i].at);
+            bool at_ok = yw_duration(w, it, ip, "at", true, 0, MAX_DURATION, &r->steps[i].at);
             yw_count_rate(w, it, ip, "rate", true, "records", 0, MAX_RATE, &r->steps[i].rate);
+            if (!at_ok)
+                continue;
             if (r->steps[i].at <= prev)
                 yw_error(w, it, ip, "steps must be in increasing time order");
             prev = r->steps[i].at;
@@ -187,9 +194,9 @@ static void load_rate(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const char 
         yw_check_keys(w, n, kp, keys);
         yw_count_rate(w, n, kp, "from", true, "records", 0, MAX_RATE, &r->from);
         yw_count_rate(w, n, kp, "to", true, "records", 0, MAX_RATE, &r->to);
-        yw_duration(w, n, kp, "start", true, 0, MAX_DURATION, &r->ramp_start);
-        yw_duration(w, n, kp, "end", true, 0, MAX_DURATION, &r->ramp_end);
-        if (r->ramp_end <= r->ramp_start)
+        bool s_ok = yw_duration(w, n, kp, "start", true, 0, MAX_DURATION, &r->ramp_start);
+        bool e_ok = yw_duration(w, n, kp, "end", true, 0, MAX_DURATION, &r->ramp_end);
+        if (s_ok && e_ok && r->ramp_end <= r->ramp_start)
             yw_error(w, n, kp, "end must be after start");
         break;
     }
@@ -240,9 +247,10 @@ static void load_keys(ywalk *w, yaml_node_t *pm, const char *path, kds_keys_cfg 
         break;
     case KDS_KEYS_FIXED:
         if (yw_str(w, n, kp, "key", true, &k->fixed)) {
-            size_t len = strlen(k->fixed);
+            size_t len = kdsim_utf8_chars(k->fixed);
+            char fp[PATH];
             if (len < 1 || len > 256)
-                yw_error(w, yw_get(w, n, "key"), kp,
+                yw_error(w, yw_get(w, n, "key"), yw_path(fp, sizeof fp, kp, "key"),
                          "a partition key has 1 to 256 characters, got %zu", len);
         }
         break;
@@ -272,7 +280,8 @@ static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const c
     if (!yw_is_map(w, pm, path))
         return;
     yw_check_keys(w, pm, path, keys);
-    yw_str(w, pm, path, "name", true, &c->name);
+    if (yw_str(w, pm, path, "name", true, &c->name))
+        kdsim_check_name(w, pm, path, c->name);
     load_rate(sc, w, pm, path, &c->rate);
     int e = 0;
     if (yw_enum(w, pm, path, "arrivals", false, ARRIVALS, &e))
@@ -339,11 +348,14 @@ static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const c
 static void check_producer(ywalk *w, yaml_node_t *pm, const char *path,
                            const kds_producer_cfg *c, const kds_stream_cfg *s)
 {
-    if (c->size.kind == SIM_DIST_CONST && c->size.a > (double)s->max_record_size)
-        yw_error(w, yw_get(w, pm, "record_size"), path,
-                 "record_size %.0f B is above stream.max_record_size (%llu B); raise "
-                 "stream.max_record_size (up to 10 MiB) or send smaller records",
-                 c->size.a, (unsigned long long)s->max_record_size);
+    if (c->size.kind == SIM_DIST_CONST && c->size.a > (double)s->max_record_size) {
+        char kp[PATH], a[32], b[32];
+        yw_error(w, yw_get(w, pm, "record_size"), yw_path(kp, sizeof kp, path, "record_size"),
+                 "%s is above stream.max_record_size (%s); raise stream.max_record_size "
+                 "(up to 10 MiB) or send smaller records",
+                 sim_fmt_bytes(a, sizeof a, (uint64_t)c->size.a),
+                 sim_fmt_bytes(b, sizeof b, s->max_record_size));
+    }
     if (c->stop >= 0 && c->stop <= c->start && yw_get(w, pm, "stop"))
         yw_error(w, yw_get(w, pm, "stop"), path, "stop must be after start");
     if (c->backoff_max < c->backoff_base)
@@ -365,6 +377,32 @@ static char *file_stem(const char *path)
     memcpy(s, base, n);
     s[n] = 0;
     return s;
+}
+
+size_t kdsim_utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80; /* count lead bytes, not continuations */
+    return n;
+}
+
+bool kdsim_check_name(ywalk *w, yaml_node_t *map, const char *path, const char *name)
+{
+    size_t n = strlen(name);
+    bool ok = n >= 1 && n <= 128;
+    for (size_t i = 0; i < n && ok; i++) {
+        char ch = name[i];
+        ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+             ch == '_' || ch == '.' || ch == '-';
+    }
+    if (!ok) {
+        char kp[PATH];
+        yw_error(w, yw_get(w, map, "name"), yw_path(kp, sizeof kp, path, "name"),
+                 "names have 1 to 128 letters, digits, '_', '.' or '-' (as AWS's stream and "
+                 "consumer names), got \"%s\"", name);
+    }
+    return ok;
 }
 
 /* Names must be unique within their list: they name random streams and report rows. */
@@ -398,18 +436,35 @@ int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const 
     int rc = ydoc_load_file(&sc->doc, path, g);
     if (rc)
         return rc;
-    for (size_t i = 0; i < n_sets; i++)
-        ydoc_set(&sc->doc, sets[i], g);
+    /* An empty file is one error, not one per missing key (checked before --set, which
+     * could otherwise fill the document in). */
+    yaml_node_t *root = ydoc_root(&sc->doc);
+    if (!root || (root->type == YAML_MAPPING_NODE &&
+                  root->data.mapping.pairs.start == root->data.mapping.pairs.top)) {
+        ydiag_add(g, path, NULL, "", "the scenario is empty; it needs at least duration, "
+                                     "stream and producers (see README.md, Scenario reference)");
+        return SIM_EINVAL;
+    }
+    for (size_t i = 0; i < n_sets; i++) {
+        /* "--seed seed=7": an override that another option made (see scenario.h). */
+        const char *sp = strchr(sets[i], ' ');
+        if (strncmp(sets[i], "--", 2) == 0 && sp) {
+            static const char *const opts[] = {"--seed", "--duration", "--prices"};
+            const char *origin = "--set";
+            for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
+                if ((size_t)(sp - sets[i]) == strlen(opts[k]) &&
+                    strncmp(sets[i], opts[k], strlen(opts[k])) == 0)
+                    origin = opts[k];
+            ydoc_set_as(&sc->doc, origin, sp + 1, g);
+        } else {
+            ydoc_set(&sc->doc, sets[i], g);
+        }
+    }
     if (g->n > before)
         return SIM_EINVAL;
 
     ywalk w = {&sc->doc, g};
-    yaml_node_t *root = ydoc_root(&sc->doc);
-    if (!root) {
-        ydiag_add(g, path, NULL, "", "the scenario is empty; it needs at least stream, "
-                                     "producers and duration");
-        return SIM_EINVAL;
-    }
+    root = ydoc_root(&sc->doc); /* --set may have moved the nodes */
     if (!yw_is_map(&w, root, ""))
         return SIM_EINVAL;
     static const char *const keys[] = {"name", "description", "seed", "duration", "stream",

@@ -27,7 +27,9 @@ typedef struct kdsim_scenario {
     char *stem;              /* owned: file stem used as the default name */
 } kdsim_scenario;
 
-/* Load and validate `path` with overrides `sets` ("key.path=value", applied in order).
+/* Load and validate `path` with overrides `sets` ("key.path=value", applied in order;
+ * "--seed seed=7" marks an override made by the option --seed, --duration or
+ * --prices, so that errors about it name that option).
  * Returns 0 when the scenario is valid; otherwise SIM_EINVAL (or SIM_EIO) with every
  * problem in `g`. On any return, kdsim_scenario_fini() must be called. */
 int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const *sets,

@@ -122,7 +122,8 @@ void kdsim_load_consumer(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const ch
     *uses_efo = false;
     if (!yw_is_map(w, cm, path))
         return;
-    yw_str(w, cm, path, "name", true, name);
+    if (yw_str(w, cm, path, "name", true, name))
+        kdsim_check_name(w, cm, path, *name);
     const char *names[N_KINDS + 1];
     for (size_t i = 0; i < N_KINDS; i++)
         names[i] = KINDS[i].name;

@@ -33,6 +33,13 @@ void *kdsim_keep(kdsim_scenario *sc, size_t n, size_t size);
 void kdsim_load_consumer(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *path,
                          kds_consumer_cfg *cc, const char **name, bool *uses_efo);
 
+/* Characters (UTF-8 code points) of a string: AWS counts characters, not bytes. */
+size_t kdsim_utf8_chars(const char *s);
+
+/* Check an entity name against AWS's name pattern [a-zA-Z0-9_.-]{1,128} (names go into
+ * CSV files and random-stream names); reports at map.name. Returns whether it is ok. */
+bool kdsim_check_name(ywalk *w, yaml_node_t *map, const char *path, const char *name);
+
 /* Shared pieces of consumer sections. */
 
 /* start_position / start_timestamp / start_sequence. */

@@ -24,6 +24,27 @@
 #define CLI_MARK SIZE_MAX
 #define CLI_FILE "--set"
 
+/* The command-line options that nodes can come from ("--set", "--seed", ...): a
+ * command-line node's start_mark.line is an index into this table, so that an error
+ * about it names the option the user typed. Origins are static strings. */
+#define MAX_ORIGINS 16
+static const char *origins[MAX_ORIGINS] = {CLI_FILE};
+static size_t n_origins = 1;
+
+static size_t origin_index(const char *origin)
+{
+    for (size_t i = 0; i < n_origins; i++)
+        if (strcmp(origins[i], origin) == 0)
+            return i;
+    if (n_origins == MAX_ORIGINS)
+        return 0;
+    origins[n_origins] = origin;
+    return n_origins++;
+}
+
+/* The origin of the nodes being created by the current ydoc_set_as() call. */
+static size_t current_origin;
+
 /* Room for a key path in messages ("producers[12].latency.median"); longer paths are
  * truncated in the message, which is harmless. */
 #define PATH_LEN 256
@@ -164,7 +185,7 @@ static void diag_push(ydiag *g, const char *file, const yaml_mark_t *mark, const
     }
     ydiag_item *it = &g->items[g->n++];
     if (mark != NULL && mark->index == CLI_MARK) {
-        file = CLI_FILE;
+        file = mark->line < n_origins ? origins[mark->line] : CLI_FILE;
         mark = NULL;
     }
     it->file = xstrdup(file ? file : "");
@@ -239,7 +260,9 @@ void ydiag_print(const ydiag *g, FILE *out, const char *prog)
             else
                 fprintf(out, "%s: ", it->file);
         }
-        if (it->path[0] != '\0')
+        /* "--seed: seed: ..." says the key twice: the option already names it. */
+        bool echo = it->file[0] == '-' && it->file[1] == '-' && strcmp(it->file + 2, it->path) == 0;
+        if (it->path[0] != '\0' && !echo)
             fprintf(out, "%s: ", it->path);
         fprintf(out, "%s\n", it->msg);
     }
@@ -251,9 +274,19 @@ void ydiag_print(const ydiag *g, FILE *out, const char *prog)
 /* Report a libyaml failure. Scanner, parser and composer errors have a problem mark
  * (and often a context: "while scanning a simple key" with where it started); reader
  * errors (bad UTF-8, control characters) have only a byte offset. */
-static void report_parser_error(ydiag *g, const char *name, const yaml_parser_t *p)
+static void report_parser_error(ydiag *g, const char *name, const yaml_parser_t *p,
+                                const char *text, size_t len)
 {
     const char *problem = p->problem ? p->problem : "unknown problem";
+    /* libyaml's words for a tab in indentation ("found character that cannot start any
+     * token") do not tell a user what to do. */
+    size_t at = p->problem_mark.index;
+    if (p->error == YAML_SCANNER_ERROR && at < len && text[at] == '\t') {
+        ydiag_add(g, name, &p->problem_mark, "",
+                  "invalid YAML: found a tab character where YAML expects spaces; indent "
+                  "with spaces, not tabs");
+        return;
+    }
     switch (p->error) {
     case YAML_MEMORY_ERROR:
         ydiag_add(g, name, NULL, "", "out of memory while reading the file");
@@ -286,7 +319,7 @@ int ydoc_load_string(ydoc *d, const char *name, const char *text, size_t len, yd
     if (!yaml_parser_load(&p, &d->doc)) {
         /* yaml_parser_load has already deleted the partial document. */
         int rc = p.error == YAML_MEMORY_ERROR ? SIM_ENOMEM : SIM_ESYNTAX;
-        report_parser_error(g, name, &p);
+        report_parser_error(g, name, &p, text, len);
         yaml_parser_delete(&p);
         return rc;
     }
@@ -422,6 +455,7 @@ static int add_cli_scalar(yaml_document_t *doc, const char *text)
     if (id != 0) {
         yaml_node_t *n = yaml_document_get_node(doc, id);
         n->start_mark.index = n->end_mark.index = CLI_MARK;
+        n->start_mark.line = n->end_mark.line = current_origin;
     }
     return id;
 }
@@ -432,6 +466,7 @@ static int add_cli_mapping(yaml_document_t *doc)
     if (id != 0) {
         yaml_node_t *n = yaml_document_get_node(doc, id);
         n->start_mark.index = n->end_mark.index = CLI_MARK;
+        n->start_mark.line = n->end_mark.line = current_origin;
     }
     return id;
 }
@@ -470,7 +505,7 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
         if (steps[s].key != NULL) {
             const char *key = steps[s].key;
             if (node->type != YAML_MAPPING_NODE) {
-                ydiag_add(g, CLI_FILE, NULL, where,
+                ydiag_add(g, origins[current_origin], NULL, where,
                           "cannot set key '%s': the value here is %s, not a mapping", key,
                           node->type == YAML_SEQUENCE_NODE ? "a list" : "a single value");
                 return SIM_EINVAL;
@@ -490,7 +525,7 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
                 continue;
             }
             if (!last && steps[s + 1].key == NULL) {
-                ydiag_add(g, CLI_FILE, NULL, where,
+                ydiag_add(g, origins[current_origin], NULL, where,
                           "no such list; [%zu] can only change an item the file defines",
                           steps[s + 1].index);
                 return SIM_EINVAL;
@@ -507,7 +542,7 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
         } else {
             size_t i = steps[s].index;
             if (node->type != YAML_SEQUENCE_NODE) {
-                ydiag_add(g, CLI_FILE, NULL, where, "cannot use [%zu]: the value here is %s", i,
+                ydiag_add(g, origins[current_origin], NULL, where, "cannot use [%zu]: the value here is %s", i,
                           node->type == YAML_MAPPING_NODE ? "a mapping, not a list"
                                                           : "a single value, not a list");
                 return SIM_EINVAL;
@@ -515,9 +550,9 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
             size_t len = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
             if (i >= len) {
                 if (len == 0)
-                    ydiag_add(g, CLI_FILE, NULL, where, "no item [%zu]: the list is empty", i);
+                    ydiag_add(g, origins[current_origin], NULL, where, "no item [%zu]: the list is empty", i);
                 else
-                    ydiag_add(g, CLI_FILE, NULL, where,
+                    ydiag_add(g, origins[current_origin], NULL, where,
                               "no item [%zu]: the list has %zu item%s (indices 0 to %zu)", i, len,
                               len == 1 ? "" : "s", len - 1);
                 return SIM_EINVAL;
@@ -540,21 +575,28 @@ add_failed:
     /* libyaml refuses a scalar that is not valid UTF-8 (or runs out of memory); a key
      * path that was accepted is valid UTF-8 only if the value is the culprit, so name
      * both. */
-    ydiag_add(g, CLI_FILE, NULL, where, "the key or value is not valid UTF-8 text");
+    ydiag_add(g, origins[current_origin], NULL, where, "the key or value is not valid UTF-8 text");
     return SIM_EINVAL;
 }
 
 int ydoc_set(ydoc *d, const char *assignment, ydiag *g)
 {
+    return ydoc_set_as(d, CLI_FILE, assignment, g);
+}
+
+int ydoc_set_as(ydoc *d, const char *origin, const char *assignment, ydiag *g)
+{
     char q[QUOTE_LEN];
+    current_origin = origin_index(origin);
+    const char *CLI_ORIGIN = origins[current_origin];
     const char *eq = strchr(assignment, '=');
     if (d == NULL || !d->loaded) {
-        ydiag_add(g, CLI_FILE, NULL, "", "no scenario is loaded to apply %s to",
+        ydiag_add(g, CLI_ORIGIN, NULL, "", "no scenario is loaded to apply %s to",
                   quote(q, assignment));
         return SIM_EINVAL;
     }
     if (eq == NULL || eq == assignment) {
-        ydiag_add(g, CLI_FILE, NULL, "",
+        ydiag_add(g, CLI_ORIGIN, NULL, "",
                   "expected key.path=value (such as stream.shards=4 or producers[0].rate=500/s),"
                   " got %s",
                   quote(q, assignment));
@@ -570,7 +612,7 @@ int ydoc_set(ydoc *d, const char *assignment, ydiag *g)
     size_t n = split_path(path, steps, SET_MAX_STEPS);
     int rc;
     if (n == 0) {
-        ydiag_add(g, CLI_FILE, NULL, "",
+        ydiag_add(g, CLI_ORIGIN, NULL, "",
                   "expected key.path=value with keys joined by '.' and list items as [0] "
                   "(such as producers[0].rate=500/s), got %s",
                   quote(q, assignment));
@@ -1155,6 +1197,11 @@ bool yw_enum(ywalk *w, yaml_node_t *map, const char *path, const char *key, bool
 {
     char kp[PATH_LEN], q[QUOTE_LEN], list[512];
     const char *text;
+    if (required && yw_get(w, map, key) == NULL) {
+        join_names(list, sizeof list, names, ", ");
+        yw_error(w, map, path, "missing required key '%s' (one of %s)", key, list);
+        return false;
+    }
     yaml_node_t *v = get_scalar(w, map, path, key, required, kp, &text);
     if (v == NULL)
         return false;

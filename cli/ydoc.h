@@ -79,6 +79,11 @@ yaml_node_t *ydoc_root(ydoc *d);
  * yaml_node_t pointers from the document. */
 int ydoc_set(ydoc *d, const char *assignment, ydiag *g);
 
+/* The same for an override that comes from another option (`--seed 7` is applied as
+ * ydoc_set_as(d, "--seed", "seed=7", g)): errors about it name that option instead of
+ * --set. `origin` must be a static string. */
+int ydoc_set_as(ydoc *d, const char *origin, const char *assignment, ydiag *g);
+
 /* ---- walking ---------------------------------------------------------------------- */
 
 /* A walking context: the document, where errors go, and the current key path. */

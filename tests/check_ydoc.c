@@ -380,8 +380,8 @@ START_TEST(test_syntax_error_tab)
 {
     static const char text[] = "stream:\n\tshards: 4\n";
     ck_assert_int_eq(ydoc_load_string(&d, "s.yaml", text, sizeof text - 1, &g), SIM_ESYNTAX);
-    expect_one("kdsim: s.yaml:2:1: invalid YAML: found character that cannot start any token "
-               "(while scanning for the next token started at line 2, column 1)");
+    expect_one("kdsim: s.yaml:2:1: invalid YAML: found a tab character where YAML expects "
+               "spaces; indent with spaces, not tabs");
 }
 END_TEST
 

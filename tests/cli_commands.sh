@@ -95,7 +95,9 @@ done
 
 # --- a missing scenario file: status 2, the message names it, nothing is written --------
 for cmd in validate run; do
-    k "$cmd" no-such-dir/missing.yaml --out "$tmp/out-missing"
+    outopt=()
+    [ "$cmd" = run ] && outopt=(--out "$tmp/out-missing")
+    k "$cmd" no-such-dir/missing.yaml "${outopt[@]}"
     expect 2 "kdsim $cmd (missing file)"
     slurp "$tmp/err" got
     want="kdsim: no-such-dir/missing.yaml: cannot open the file: No such file or directory
@@ -202,26 +204,8 @@ expect 2 "kdsim validate --set stream.shardz=8"
 expect_err_first "kdsim: --set: stream: unknown key 'shardz'; did you mean 'shards'?" \
     "kdsim validate --set stream.shardz=8"
 
-# Known bugs, disabled until fixed (run with KDSIM_CHECK_KNOWN_BUGS=1):
-# 1. --seed and --duration are turned into --set overrides (commands.c, add_set_owned),
-#    so their errors read "kdsim: --set: seed: expected a whole number, got "abc"" for a
-#    user who never typed --set. Fix: let ydoc_set() take the origin to print (ydoc.h:
-#    `int ydoc_set_from(ydoc *d, const char *origin, const char *assignment, ydiag *g)`,
-#    the origin kept with the node, e.g. in a per-document table indexed by a value the
-#    CLI mark stores in start_mark.line) and call it with "--seed" / "--duration", so the
-#    message reads "kdsim: --seed: expected a whole number, got "abc"".
-# 2. Options are accepted by every command and silently ignored where they do not
-#    apply: `kdsim run SCENARIO --shards 8` runs with the scenario's 4 shards (the user
-#    meant --set stream.shards=8); `validate --json`, `route --seed` likewise. Fix in
-#    commands.c, parse(): refuse an option the command does not take, with status 2:
-#    "kdsim: run does not take --shards (did you mean --set stream.shards=8?)".
-# 3. CRASH: `kdsim run` and `kdsim validate` without a scenario print the right message,
-#    then crash (SIGSEGV; AddressSanitizer reports a wild free): load() in commands.c
-#    returns before kdsim_scenario_load() has zeroed `sc`, and cmd_run()/cmd_validate()
-#    then call kdsim_scenario_fini() on an uninitialised struct. Fix: declare
-#    `kdsim_scenario sc = {0};` in cmd_run() and cmd_validate() (or memset it at the top
-#    of load()).
-if [ "${KDSIM_CHECK_KNOWN_BUGS:-0}" = 1 ]; then
+# Regression checks for bugs found and fixed (see the git log).
+if true; then
     for cmd in run validate; do
         k "$cmd"
         expect 2 "kdsim $cmd (no scenario)" && expect_usage "kdsim $cmd (no scenario)"

@@ -172,13 +172,8 @@ fi
 rc=$?
 [ $rc -eq 1 ] || fail "--out onto a regular file: exit status $rc, expected 1"
 grep -q "$tmp/file" "$tmp/f.err" || fail "--out onto a regular file: the message does not name it: $(cat "$tmp/f.err")"
-# Known bug, disabled until fixed (run with KDSIM_CHECK_KNOWN_BUGS=1): the message names
-# the temporary file, "cannot write DIR/.report.json.tmp: Not a directory", instead of
-# the folder the user gave. Fix in cli/report.c, kdsim_report_write_dir(): when mkdir()
-# fails with EEXIST, stat() the path and, if it is not a directory, report
-# "kdsim: --out DIR: not a directory; give a new or existing folder" (on the `err`
-# stream of kdsim_main rather than stderr) before opening any file.
-if [ "${KDSIM_CHECK_KNOWN_BUGS:-0}" = 1 ] && grep -q '\.report\.json\.tmp' "$tmp/f.err"; then
+# Regression: the message names the folder given, not a temporary file.
+if grep -q '\.report\.json\.tmp' "$tmp/f.err"; then
     fail "--out onto a regular file: the message names the temporary file: $(cat "$tmp/f.err")"
 fi
 
