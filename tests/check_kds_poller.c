@@ -120,8 +120,14 @@ START_TEST(test_six_consumers_throttled)
     fx_run(&f);
     kds_shard_stats *ss = &f.w.stream.shards[0]->st;
     ck_assert_uint_gt(ss->read_throttled_calls, 0);
-    for (size_t i = 0; i < 6; i++)
-        ck_assert_msg(cst(&f, i)->read_throttled_calls > 0, "consumer %zu never throttled", i);
+    for (size_t i = 0; i < 6; i++) {
+        const kds_consumer_stats *cs = cst(&f, i);
+        ck_assert_msg(cs->read_throttled_calls > 0, "consumer %zu never throttled", i);
+        /* Throttled or not, a call is followed by one round trip and one idle
+         * interval: at most one call per 200 ms, and not far below that. */
+        ck_assert_uint_le(cs->getrecords_calls, 60 * 5 + 1);
+        ck_assert_uint_ge(cs->getrecords_calls, 60 * 5 * 2 / 3);
+    }
     /* 5 calls/s over 60 s plus the 5-call burst. */
     ck_assert_uint_le(ss->read_calls, 5 * 60 + 5);
     ck_assert_uint_ge(ss->read_calls, 5 * 60 - 30);
@@ -219,17 +225,21 @@ END_TEST
 /* ---- retention ------------------------------------------------------------------------ */
 
 /* Two shards written at 1 record/s for 27 h (24 h retention); one consumer reads all
- * along, another stalls from 1 h for 25 h. The stalled one loses about the hour of
- * records written between 1 h and 2 h (expired by the time it resumes at 26 h). */
+ * along, another stalls from 1 h for 25 h, a third from 1 h to the end. The one that
+ * resumes at 26 h has lost the hour of records written between 1 h and 2 h. */
 START_TEST(test_stall_past_retention)
 {
     fixture f;
-    fx_defaults(&f, 2, SIM_HOUR(27), 1.0, 2, SIM_S(10));
+    fx_defaults(&f, 2, SIM_HOUR(27), 1.0, 3, SIM_S(10));
     f.prod.linger = SIM_S(10);
     f.cons[1].polling.pause_at = SIM_HOUR(1);
     f.cons[1].polling.pause_for = SIM_HOUR(25);
+    /* A third one stalls from 1 h to beyond the end of the run. */
+    f.cons[2].polling.pause_at = SIM_HOUR(1);
+    f.cons[2].polling.pause_for = SIM_HOUR(30);
     fx_run(&f);
     const kds_consumer_stats *steady = cst(&f, 0), *stalled = cst(&f, 1);
+    const kds_consumer_stats *gone = cst(&f, 2);
     uint64_t in = stored_total(&f);
     ck_assert_uint_ge(in, 27 * 3600 - 20);
 
@@ -251,6 +261,13 @@ START_TEST(test_stall_past_retention)
         expired += f.w.stream.shards[i]->st.records_expired;
     ck_assert_uint_ge(expired, 3 * 3600 - 20);
     ck_assert_uint_le(expired, 3 * 3600 + 20);
+    /* The one still stalled at the end never called again: what expired under its
+     * cursor (written from 1 h to 3 h) is counted when the run settles, and the
+     * last 24 h are unread. */
+    ck_assert_uint_ge(gone->records_expired_unread, 2 * 3600 - 20);
+    ck_assert_uint_le(gone->records_expired_unread, 2 * 3600 + 20);
+    ck_assert_uint_ge(gone->records_unread, 24 * 3600 - 30);
+    ck_assert_uint_eq(gone->iterator_refreshes, 0);
     check_consumer_conservation(&f);
     kds_world_fini(&f.w);
 }
