@@ -228,6 +228,22 @@ START_TEST(test_marks_first)
 }
 END_TEST
 
+/* kds_prorate: floor(v num / den) exactly, on both sides of its 64-bit fast path. */
+START_TEST(test_prorate)
+{
+    ck_assert_uint_eq(kds_prorate(1000, 1, 7), 142);
+    ck_assert_uint_eq(kds_prorate(1000, 7, 7), 1000);
+    ck_assert_uint_eq(kds_prorate(0, 5, 3), 0);
+    ck_assert_uint_eq(kds_prorate(UINT32_MAX, UINT32_MAX, 1), UINT64_C(18446744065119617025));
+    /* Beyond 32 bits the product needs 128 bits. */
+    ck_assert_uint_eq(kds_prorate(UINT64_MAX, UINT64_MAX, UINT64_MAX), UINT64_MAX);
+    ck_assert_uint_eq(kds_prorate(UINT64_C(1) << 40, 3, 7), ((UINT64_C(1) << 40) * 3) / 7);
+    ck_assert_uint_eq(kds_prorate(UINT64_C(10) << 40, UINT64_C(3) << 33, UINT64_C(1) << 50),
+                      UINT64_C(30) << 23);
+    ck_assert_uint_eq(kds_prorate(UINT64_MAX, 2, 3), UINT64_C(12297829382473034410));
+}
+END_TEST
+
 /* ---- trim ----------------------------------------------------------------------------- */
 
 START_TEST(test_trim_whole_runs)
@@ -674,6 +690,7 @@ static Suite *log_suite(void)
     tcase_add_test(take, test_take_max_bytes_exact);
     tcase_add_test(take, test_prorate_sums_exactly);
     tcase_add_test(take, test_marks_first);
+    tcase_add_test(take, test_prorate);
     suite_add_tcase(s, take);
 
     TCase *trim = tcase_create("trim");
