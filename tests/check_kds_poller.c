@@ -403,6 +403,29 @@ START_TEST(test_different_seed_differs)
 }
 END_TEST
 
+/* Each entity draws from its own random stream: adding a consumer changes neither the
+ * producer's figures nor (while the shard's read budget is not short) another
+ * consumer's. */
+START_TEST(test_adding_consumer_keeps_others_draws)
+{
+    fixture a, b;
+    fx_defaults(&a, 2, SIM_S(60), 300, 1, SIM_S(1));
+    fx_defaults(&b, 2, SIM_S(60), 300, 2, SIM_S(1));
+    a.prod.poisson = b.prod.poisson = true;
+    fx_run(&a);
+    fx_run(&b);
+    ck_assert(memcmp(kds_producer_stats_get(a.w.producers[0]),
+                     kds_producer_stats_get(b.w.producers[0]), sizeof(kds_producer_stats)) == 0);
+    ck_assert_uint_eq(cst(&b, 1)->read_throttled_calls, 0);
+    const kds_consumer_stats *x = cst(&a, 0), *y = cst(&b, 0);
+    ck_assert_uint_eq(x->getrecords_calls, y->getrecords_calls);
+    ck_assert_uint_eq(x->records_delivered, y->records_delivered);
+    ck_assert(sim_hist_mean(&x->latency_ms) == sim_hist_mean(&y->latency_ms));
+    kds_world_fini(&a.w);
+    kds_world_fini(&b.w);
+}
+END_TEST
+
 static Suite *poller_suite(void)
 {
     Suite *s = suite_create("kds_poller");
@@ -423,6 +446,7 @@ static Suite *poller_suite(void)
     TCase *det = tcase_create("determinism");
     tcase_add_test(det, test_same_seed_identical);
     tcase_add_test(det, test_different_seed_differs);
+    tcase_add_test(det, test_adding_consumer_keeps_others_draws);
     suite_add_tcase(s, det);
     return s;
 }
