@@ -6,18 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kds_hashkey.h"
 #include "kds_stream.h"
+#include "cost.h"
 #include "kds_world.h"
+#include "prices.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim_err.h"
 
 static const char USAGE[] =
     "usage: kdsim run SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
-    "                          [--json] [--out DIR] [--timing]\n"
-    "       kdsim validate SCENARIO [--set KEY.PATH=VALUE]...\n"
+    "                          [--prices FILE] [--json] [--out DIR] [--timing]\n"
+    "       kdsim cost SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
+    "                           [--prices FILE] [--json]\n"
+    "       kdsim validate SCENARIO [--set KEY.PATH=VALUE]... [--prices FILE]\n"
     "       kdsim route [--shards N] KEY...\n"
     "       kdsim --help | --version\n";
 
@@ -33,6 +38,13 @@ static const char HELP[] =
     "    --json           print the JSON report instead of the text report\n"
     "    --out DIR        also write report.json, report.txt and CSV time series in DIR\n"
     "    --timing         print wall-clock time and events/s on stderr\n"
+    "    --prices FILE    bill with this price file instead of the scenario's\n"
+    "                     billing.prices (default scenarios/prices/us-east-1-2026-09.yaml)\n"
+    "  cost SCENARIO      simulate the scenario and print what its traffic costs as\n"
+    "                     provisioned, On-demand Standard and On-demand Advantage, for\n"
+    "                     the simulated period and a month, line item by line item\n"
+    "    --seed, --duration, --set, --prices   as for run\n"
+    "    --json           print the report's cost object instead of the tables\n"
     "  validate SCENARIO  check the scenario and report every error, run nothing\n"
     "  route KEY...       print each partition key's hash key and shard on a new stream\n"
     "    --shards N       number of shards of that stream (default 4)\n"
@@ -87,17 +99,22 @@ static void add_set_owned(args *a, const char *key, const char *value)
 static bool takes_option(const char *cmd, const char *opt)
 {
     static const char *const run[] = {"--seed", "--duration", "--set", "--json", "--out",
-                                      "--timing", NULL};
-    static const char *const validate[] = {"--seed", "--duration", "--set", NULL};
+                                      "--timing", "--prices", NULL};
+    static const char *const cost[] = {"--seed", "--duration", "--set", "--json", "--prices",
+                                       NULL};
+    static const char *const validate[] = {"--seed", "--duration", "--set", "--prices", NULL};
     static const char *const route[] = {"--shards", NULL};
     static const char *const all[] = {"--seed", "--duration", "--set", "--json", "--out",
-                                      "--timing", "--shards", NULL};
+                                      "--timing", "--shards", "--prices", NULL};
     bool known = false;
     for (size_t i = 0; all[i]; i++)
         known = known || !strcmp(all[i], opt);
     if (!known)
         return true; /* not ours to judge here */
-    const char *const *list = !strcmp(cmd, "run") ? run : !strcmp(cmd, "validate") ? validate : route;
+    const char *const *list = !strcmp(cmd, "run")        ? run
+                              : !strcmp(cmd, "cost")     ? cost
+                              : !strcmp(cmd, "validate") ? validate
+                                                         : route;
     for (size_t i = 0; list[i]; i++)
         if (!strcmp(list[i], opt))
             return true;
@@ -112,7 +129,7 @@ static int parse(int argc, char **argv, args *a, FILE *err)
         const char *s = argv[i];
         const char *val = NULL;
         bool takes = !strcmp(s, "--seed") || !strcmp(s, "--duration") || !strcmp(s, "--set") ||
-                     !strcmp(s, "--out") || !strcmp(s, "--shards");
+                     !strcmp(s, "--out") || !strcmp(s, "--shards") || !strcmp(s, "--prices");
         if (takes) {
             if (i + 1 >= argc) {
                 fprintf(err, "kdsim: %s needs a value\n%s", s, USAGE);
@@ -131,6 +148,20 @@ static int parse(int argc, char **argv, args *a, FILE *err)
             add_set_owned(a, "--duration duration", val);
         } else if (!strcmp(s, "--set")) {
             add_set(a, val);
+        } else if (!strcmp(s, "--prices")) {
+            /* billing.prices is relative to the scenario's folder; a file named on the
+             * command line is relative to the current one, so it goes in absolute. */
+            char cwd[4096];
+            if (val[0] != '/' && getcwd(cwd, sizeof cwd)) {
+                size_t n = strlen(cwd) + strlen(val) + 2;
+                char *abs = malloc(n);
+                SIM_ASSERT(abs != NULL);
+                snprintf(abs, n, "%s/%s", cwd, val);
+                add_set_owned(a, "--prices billing.prices", abs);
+                free(abs);
+            } else {
+                add_set_owned(a, "--prices billing.prices", val);
+            }
         } else if (!strcmp(s, "--out")) {
             a->out_dir = val;
         } else if (!strcmp(s, "--shards")) {
@@ -273,6 +304,48 @@ static int cmd_run(args *a, FILE *out, FILE *err)
     return status;
 }
 
+/* kdsim cost: run the scenario and print the cost comparison (or its JSON). */
+static int cmd_cost(args *a, FILE *out, FILE *err)
+{
+    kdsim_scenario sc = {0};
+    int status = load(a, &sc, err);
+    if (status) {
+        kdsim_scenario_fini(&sc);
+        return status;
+    }
+    kds_world w;
+    int rc = kds_world_init(&w, &sc.world);
+    if (rc) {
+        fprintf(err, "kdsim: cannot build the scenario: %s\n", sim_strerror(rc));
+        kdsim_scenario_fini(&sc);
+        return KDSIM_EXIT_FAIL;
+    }
+    kds_world_run(&w);
+    /* The whole report, so that the figures are the ones `run` reports. */
+    json_t *report = kdsim_report_json(&sc, &w);
+    const json_t *cost = report ? json_object_get(report, "cost") : NULL;
+    status = KDSIM_EXIT_FAIL;
+    if (cost) {
+        status = KDSIM_EXIT_OK;
+        if (a->json) {
+            char *s = kdsim_report_dump(cost);
+            if (s)
+                fputs(s, out);
+            else
+                status = KDSIM_EXIT_FAIL;
+            free(s);
+        } else {
+            fprintf(out, "kdsim %s: scenario %s, seed %" PRIu64 "\n\n", KDSIM_VERSION, sc.name,
+                    sc.world.seed);
+            kdsim_cost_text_detail(cost, out);
+        }
+    }
+    json_decref(report);
+    kds_world_fini(&w);
+    kdsim_scenario_fini(&sc);
+    return status;
+}
+
 static int cmd_validate(args *a, FILE *out, FILE *err)
 {
     kdsim_scenario sc = {0};
@@ -301,7 +374,8 @@ int kdsim_main(int argc, char **argv, FILE *out, FILE *err)
         fprintf(out, "kdsim %s\n", KDSIM_VERSION);
         return KDSIM_EXIT_OK;
     }
-    if (strcmp(cmd, "run") && strcmp(cmd, "validate") && strcmp(cmd, "route")) {
+    if (strcmp(cmd, "run") && strcmp(cmd, "validate") && strcmp(cmd, "route") &&
+        strcmp(cmd, "cost")) {
         fprintf(err, "kdsim: unknown command '%s'\n%s", cmd, USAGE);
         return KDSIM_EXIT_USAGE;
     }
@@ -313,6 +387,8 @@ int kdsim_main(int argc, char **argv, FILE *out, FILE *err)
             status = cmd_route(&a, out, err);
         else if (!strcmp(cmd, "run"))
             status = cmd_run(&a, out, err);
+        else if (!strcmp(cmd, "cost"))
+            status = cmd_cost(&a, out, err);
         else
             status = cmd_validate(&a, out, err);
     }

@@ -300,10 +300,9 @@ bool kdsim_billing_load(ywalk *w, yaml_node_t *node, const char *scenario_path, 
     if (given) {
         file = resolve(scenario_path, given);
         if (!readable(file, &err)) {
-            yw_error(w, given_node, "billing.prices",
-                     "cannot read the price file %s: %s (a path relative to the scenario's "
-                     "folder, or absolute)",
-                     file, strerror(err));
+            yw_error(w, given_node, "billing.prices", "cannot read the price file %s: %s%s", file,
+                     strerror(err),
+                     given[0] == '/' ? "" : " (the path is relative to the scenario's folder)");
             free(file);
             file = NULL;
         }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cost.h"
 #include "kds_hashkey.h"
 #include "sim_err.h"
 #include "sim_units.h"
@@ -250,6 +251,12 @@ json_t *kdsim_report_json(const kdsim_scenario *sc, const kds_world *w)
     for (size_t i = 0; i < w->n_consumers; i++)
         json_array_append_new(cs, consumer_json(w->consumers[i]));
     json_object_set_new(r, "consumers", cs);
+    json_t *cost = kdsim_cost_json(sc, w);
+    if (!cost) {
+        json_decref(r);
+        return NULL;
+    }
+    json_object_set_new(r, "cost", cost);
     json_object_set_new(r, "assumptions", assumptions_json(w));
     json_t *seeds = json_array();
     sim_rng_each(w->sim, seed_entry, seeds);
@@ -395,6 +402,10 @@ void kdsim_report_text(const json_t *r, FILE *out)
                     ju(c, "read_throttled_calls"));
         }
     }
+
+    const json_t *cost = json_object_get(r, "cost");
+    if (cost)
+        kdsim_cost_text(cost, out);
 
     fprintf(out, "\nAssumptions (numbers AWS does not publish, and simplifications)\n");
     const json_t *a;

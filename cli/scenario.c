@@ -468,7 +468,7 @@ int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const 
     if (!yw_is_map(&w, root, ""))
         return SIM_EINVAL;
     static const char *const keys[] = {"name", "description", "seed", "duration", "stream",
-                                       "producers", "consumers", NULL};
+                                       "producers", "consumers", "billing", NULL};
     yw_check_keys(&w, root, "", keys);
     yw_str(&w, root, "", "name", false, &sc->name);
     if (yw_str(&w, root, "", "description", false, &sc->description)) {
@@ -547,6 +547,7 @@ int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const 
     }
     if (!yw_get(&w, sm ? sm : root, "name") && sm)
         wc->stream.name = sc->name;
+    kdsim_billing_load(&w, yw_get(&w, root, "billing"), path, &sc->billing);
     return g->n > before ? SIM_EINVAL : 0;
 }
 
@@ -559,5 +560,6 @@ void kdsim_scenario_fini(kdsim_scenario *sc)
         free(sc->blocks[i]);
     free(sc->blocks);
     free(sc->stem);
+    kdsim_billing_fini(&sc->billing);
     memset(sc, 0, sizeof *sc);
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "kds_world.h"
+#include "prices.h"
 #include "ydoc.h"
 
 typedef struct kdsim_scenario {
@@ -25,6 +26,7 @@ typedef struct kdsim_scenario {
     void **blocks;           /* owned allocations (config arrays), freed at fini */
     size_t n_blocks, cap_blocks;
     char *stem;              /* owned: file stem used as the default name */
+    kdsim_billing billing;   /* the `billing` key: prices and settings (prices.h) */
 } kdsim_scenario;
 
 /* Load and validate `path` with overrides `sets` ("key.path=value", applied in order;

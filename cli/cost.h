@@ -1,0 +1,31 @@
+/* cost.h - the report's `cost` section: what the run's traffic costs in every capacity
+ * mode, as JSON (docs/report-json.md, "cost") and as text tables.
+ *
+ * The numbers come from the billing model (kds_billing.h) at the scenario's prices
+ * (prices.h); this file only gathers, names and prints them. The text is printed from
+ * the JSON, like the rest of the human report, so both always agree.
+ */
+#ifndef COST_H
+#define COST_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "kds_world.h"
+#include "scenario.h"
+
+/* The `cost` object of a finished world at the scenario's prices and settings. Returns
+ * a new reference, or NULL when out of memory. */
+json_t *kdsim_cost_json(const kdsim_scenario *sc, const kds_world *w);
+
+/* The run report's cost section: one line per mode (period and month) and the
+ * cheapest mode. `cost` is the object made by kdsim_cost_json(). */
+void kdsim_cost_text(const json_t *cost, FILE *out);
+
+/* `kdsim cost`: the comparison, the sizing rule, and every mode's line items with
+ * their arithmetic (quantity x unit price = dollars), period and month side by side,
+ * then the assumptions. */
+void kdsim_cost_text_detail(const json_t *cost, FILE *out);
+
+#endif
