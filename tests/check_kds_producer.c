@@ -375,7 +375,8 @@ START_TEST(test_put_records_batches)
     f.prod[0].stop = SIM_S(10);
     fx_run(&f);
     const kds_producer_stats *ps = pst(&f, 0);
-    /* 30,000 evenly spaced records; the floating-point carry may drop the last one. */
+    /* 30,000 evenly spaced records; the floating-point carry may drop the last one
+     * (see test_even_arrivals_exact). */
     ck_assert_uint_ge(ps->records_attempted, 29999);
     ck_assert_uint_le(ps->records_attempted, 30000);
     ck_assert_uint_ge(ps->put_calls, 30000 / 500);
@@ -441,6 +442,31 @@ START_TEST(test_start_stop)
     kds_world_fini(&f.w);
 }
 END_TEST
+
+/* KNOWN BUG (reported, not yet fixed; compiled only with -DKDSIM_TEST_KNOWN_BUGS):
+ * evenly spaced arrivals should give exactly rate x time records, but client_flush
+ * adds each flush's floating-point integral to `carry` and takes floor(carry): the
+ * sum of the pieces falls a hair short of the whole (29,999.9999... for 3,000/s over
+ * 10 s) and the last record never arrives. Fix: floor(c->carry + 1e-9). */
+#ifdef KDSIM_TEST_KNOWN_BUGS
+START_TEST(test_even_arrivals_exact)
+{
+    double rates[] = {3000, 700, 1500, 333};
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+        fixture f;
+        fx_defaults(&f, 4, SIM_S(15));
+        f.prod[0].rate = kds_rate_constant(rates[i]);
+        f.prod[0].linger = SIM_S(1);
+        f.prod[0].stop = SIM_S(10);
+        fx_run(&f);
+        ck_assert_msg(pst(&f, 0)->records_attempted == (uint64_t)(rates[i] * 10),
+                      "%.0f/s for 10 s: %llu records", rates[i],
+                      (unsigned long long)pst(&f, 0)->records_attempted);
+        kds_world_fini(&f.w);
+    }
+}
+END_TEST
+#endif
 
 /* ---- determinism ---------------------------------------------------------------------- */
 
@@ -515,6 +541,9 @@ static Suite *producer_suite(void)
     tcase_add_test(shape, test_put_records_batches);
     tcase_add_test(shape, test_clients_and_producers);
     tcase_add_test(shape, test_start_stop);
+#ifdef KDSIM_TEST_KNOWN_BUGS
+    tcase_add_test(shape, test_even_arrivals_exact);
+#endif
     suite_add_tcase(s, shape);
 
     TCase *det = tcase_create("determinism");
