@@ -2,6 +2,8 @@
 #include "kds_consumer.h"
 
 #include <stdio.h>
+
+#include "kds_stream.h"
 #include <string.h>
 
 int kds_consumer_stats_init(kds_consumer_stats *cs)
@@ -69,4 +71,24 @@ const char *kds_dist_text(char *buf, size_t n, const sim_dist *d, const char *un
         break;
     }
     return buf;
+}
+
+bool kds_parents_done(const kds_stream *st, const kds_shard *child,
+                      bool (*parent_done)(void *arg, uint32_t shard), void *arg)
+{
+    (void)st;
+    if (child->parent >= 0 && !parent_done(arg, (uint32_t)child->parent))
+        return false;
+    if (child->adjacent_parent >= 0 && !parent_done(arg, (uint32_t)child->adjacent_parent))
+        return false;
+    return true;
+}
+
+void kds_consumer_stats_child(kds_consumer_stats *cs, sim_time wait)
+{
+    double ms = sim_to_ms(wait);
+    cs->children_started++;
+    cs->child_wait_ms_sum += ms;
+    if (ms > cs->child_wait_ms_max)
+        cs->child_wait_ms_max = ms;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "kds_log.h"
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sim.h"
@@ -41,6 +42,9 @@ typedef struct kds_consumer_stats {
                                         long-term retention retrieval) */
     double efo_consumer_shard_hours; /* billing meter: hours x shards while registered
                                         as an enhanced fan-out consumer */
+    uint64_t children_started;       /* child shards started after their parents ended */
+    double child_wait_ms_max;        /* longest a child shard waited for its parents */
+    double child_wait_ms_sum;        /* sum of those waits (mean = sum / started) */
     double iterator_age_ms_max;      /* GetRecords.IteratorAgeMilliseconds, maximum */
     sim_hist latency_ms;             /* write time to processing time, per record */
     sim_series iterator_age_min;     /* ms, maximum per minute */
@@ -56,6 +60,20 @@ void kds_consumer_stats_fini(kds_consumer_stats *cs); /* NULL-safe */
  * slice as duplicates (records delivered before). */
 void kds_consumer_stats_deliver(kds_consumer_stats *cs, const kds_slice *sl, sim_time done,
                                 int replay);
+
+/* Whether every parent of `child` has been read to its end by this consumer:
+ * parent_done(arg, index) answers for one parent shard. A parent this consumer never
+ * read (expired, or older than the consumer) counts as done. */
+struct kds_stream;
+struct kds_shard;
+bool kds_parents_done(const struct kds_stream *st, const struct kds_shard *child,
+                      bool (*parent_done)(void *arg, uint32_t shard), void *arg);
+
+/* Record that a child shard started reading after waiting `wait` ns for its parents. */
+void kds_consumer_stats_child(kds_consumer_stats *cs, sim_time wait);
+
+/* The KCL's parentShardPollIntervalMillis: how often a blocked child checks (10 s). */
+#define KDS_PARENT_POLL SIM_S(10)
 
 /* Record an iterator age observation (ms) at time t. */
 void kds_consumer_stats_age(kds_consumer_stats *cs, sim_time t, double age_ms);

@@ -75,6 +75,19 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
     }
     char name[320];
     double keylen = 0;
+    if (st->cfg.auto_distribution) {
+        /* Service-managed keys: an even spread over the open shards, whatever the
+         * keys; no hot key, no per-key order. */
+        for (size_t i = 0; i < k->n; i++)
+            k->share[i] = 1.0 / (double)k->n;
+        k->key_bytes = cfg->kind == KDS_KEYS_FIXED ? (double)strlen(cfg->fixed) : 36;
+        k->alias = gsl_ran_discrete_preproc(k->n, k->share);
+        if (!k->alias) {
+            free_tables(k);
+            return SIM_ENOMEM;
+        }
+        return 0;
+    }
     /* Mass left for the range-fraction approximation (keys past exact_keys, or
      * random keys). */
     double rest = 0;

@@ -155,6 +155,10 @@ uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
         /* A run spanning the cutoff: drop the records written at or before it. */
         uint64_t m = kds_prorate((uint64_t)(cutoff - r->t0), r->count - 1,
                              (uint64_t)(r->t1 - r->t0)) + 1;
+        /* The prorated index can fall one short when the cutoff is exactly a record's
+         * spread-out write time: count that record too. */
+        while (m < r->count && run_time(r, m) <= cutoff)
+            m++;
         SIM_ASSERT(m >= 1 && m < r->count);
         uint64_t b = kds_prorate(r->bytes, m, r->count);
         uint64_t d = kds_prorate(r->dups, m, r->count);
@@ -341,6 +345,8 @@ uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t)
             continue;
         }
         uint64_t m = kds_prorate((uint64_t)(t - r->t0), r->count - 1, (uint64_t)(r->t1 - r->t0)) + 1;
+        while (m < r->count && run_time(r, m) <= t)
+            m++;
         sum += kds_prorate(r->bytes, m, r->count);
     }
     return sum;

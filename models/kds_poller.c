@@ -16,6 +16,8 @@ typedef struct reader {
     sim_time issued;   /* when the current shard iterator was issued, ns */
     uint64_t start_pos;/* where this reader started (records before are skipped) */
     int done;          /* reached SHARD_END of a closed shard */
+    int blocked;       /* a child shard waiting for its parents to end */
+    sim_time created;  /* when the reader was made (a child's wait starts here) */
 } reader;
 
 struct kds_poller {
@@ -26,6 +28,8 @@ struct kds_poller {
     gsl_rng *rng;      /* sim-owned */
     reader **readers;  /* owned, one per shard in creation order */
     size_t n_readers, cap_readers;
+    reader **by_shard; /* borrowed from readers: reader of shard i, or NULL */
+    size_t n_by_shard;
     kds_slice *scratch;/* slices of the current call */
     size_t n_scratch, cap_scratch;
 };
@@ -58,6 +62,12 @@ static void collect(void *ctx, const kds_slice *sl)
     p->scratch[p->n_scratch++] = *sl;
 }
 
+static bool parent_done(void *arg, uint32_t shard)
+{
+    kds_poller *p = arg;
+    return shard >= p->n_by_shard || !p->by_shard[shard] || p->by_shard[shard]->done;
+}
+
 static void poll(sim *s, void *ctx)
 {
     reader *rd = ctx;
@@ -65,6 +75,19 @@ static void poll(sim *s, void *ctx)
     kds_consumer_stats *cs = &p->base.st;
     sim_time now = sim_now(s);
     const kds_poller_cfg *c = &p->cfg;
+
+    if (rd->blocked) {
+        /* Parent-before-child, as the KCL does it: a child is read only after every
+         * parent was read to its end; blocked children check every 10 s. */
+        if (!kds_parents_done(p->st, rd->sh, parent_done, p)) {
+            sim_after(s, KDS_PARENT_POLL, poll, rd);
+            return;
+        }
+        rd->blocked = 0;
+        kds_consumer_stats_child(cs, now - rd->created);
+        kds_log_seek_head(&rd->sh->log, &rd->cur);
+        rd->start_pos = rd->cur.pos;
+    }
 
     if (c->pause_for > 0 && now >= c->pause_at && now < c->pause_at + c->pause_for) {
         sim_at(s, c->pause_at + c->pause_for, poll, rd);
@@ -129,6 +152,15 @@ static void add_reader(kds_poller *p, kds_shard *sh, bool at_creation)
         SIM_ASSERT(p->readers != NULL);
     }
     p->readers[p->n_readers++] = rd;
+    if (sh->index >= p->n_by_shard) {
+        size_t n = sh->index + 1 > 2 * p->n_by_shard ? sh->index + 1 : 2 * p->n_by_shard;
+        p->by_shard = realloc(p->by_shard, n * sizeof *p->by_shard);
+        SIM_ASSERT(p->by_shard != NULL);
+        memset(p->by_shard + p->n_by_shard, 0, (n - p->n_by_shard) * sizeof *p->by_shard);
+        p->n_by_shard = n;
+    }
+    p->by_shard[sh->index] = rd;
+    rd->created = sim_now(p->sim);
     SIM_ASSERT(kds_log_attach(&sh->log, &rd->cur) == 0);
     /* The first call is at a random phase within one idle interval. */
     sim_time first = p->cfg.begin > sim_now(p->sim) ? p->cfg.begin : sim_now(p->sim);
@@ -174,10 +206,11 @@ static void on_new_shard(void *ctx, kds_shard *sh)
     kds_poller *p = ctx;
     add_reader(p, sh, false);
     /* A child shard is read from its beginning whatever the start position (as the
-     * KCL starts child leases at TRIM_HORIZON). */
+     * KCL starts child leases at TRIM_HORIZON), once its parents have ended. */
     reader *rd = p->readers[p->n_readers - 1];
     kds_log_seek_head(&sh->log, &rd->cur);
     rd->start_pos = rd->cur.pos;
+    rd->blocked = 1;
 }
 
 static void finish(kds_consumer *base, sim_time end)
@@ -211,6 +244,7 @@ static void free_poller(kds_consumer *base)
         free(p->readers[i]);
     }
     free(p->readers);
+    free(p->by_shard);
     free(p->scratch);
     kds_consumer_stats_fini(&p->base.st);
     free(p);

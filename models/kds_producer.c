@@ -355,7 +355,9 @@ static void client_flush(client *c, sim_time t)
         arrived = mean > 0 ? gsl_ran_poisson(p->rng, mean) : 0;
     } else {
         c->carry += mean;
-        arrived = (uint64_t)floor(c->carry);
+        /* The epsilon keeps a carry of 0.9999999999 (rounding of many small
+         * additions) from losing a whole record. */
+        arrived = (uint64_t)floor(c->carry + 1e-9);
         c->carry -= (double)arrived;
     }
     c->last = now;

@@ -10,6 +10,7 @@
 
 #include <gsl/gsl_randist.h>
 
+#include "kds_stream_int.h"
 #include "sim_err.h"
 
 void kds_stream_cfg_defaults(kds_stream_cfg *cfg)
@@ -35,6 +36,10 @@ void kds_stream_cfg_defaults(kds_stream_cfg *cfg)
     cfg->short_read_penalty = SIM_S(1);
     cfg->iterator_ttl = SIM_MIN(5);
     cfg->compact_span = SIM_MIN(1);
+    cfg->reshard_duration = SIM_S(30);
+    cfg->update_count_duration = SIM_MIN(5);
+    cfg->max_update_calls = 10;
+    cfg->max_shards = 10000;
 }
 
 static uint64_t depth_of(uint64_t rate, double burst_s)
@@ -64,8 +69,9 @@ static void shard_free(kds_shard *sh)
     free(sh);
 }
 
-/* Make shard number n_shards with range [lo, hi], open, at the current time. */
-static kds_shard *shard_new(kds_stream *st, kds_hashkey lo, kds_hashkey hi)
+/* Make shard number n_shards with range [lo, hi], open, at the current time.
+ * Internal to the stream model (kds_stream_int.h): resharding makes children with it. */
+kds_shard *kds__shard_new(kds_stream *st, kds_hashkey lo, kds_hashkey hi)
 {
     if (st->n_shards == st->cap_shards) {
         size_t ncap = st->cap_shards ? st->cap_shards * 2 : 8;
@@ -118,7 +124,7 @@ int kds_stream_init(kds_stream *st, sim *s, const kds_stream_cfg *cfg)
     if (!st->open)
         return SIM_ENOMEM;
     for (uint32_t i = 0; i < cfg->shards; i++) {
-        kds_shard *sh = shard_new(st, kds_hashkey_even_start(i, cfg->shards),
+        kds_shard *sh = kds__shard_new(st, kds_hashkey_even_start(i, cfg->shards),
                                   kds_hashkey_even_end(i, cfg->shards));
         if (!sh) {
             kds_stream_fini(st);
@@ -135,6 +141,8 @@ int kds_stream_init(kds_stream *st, sim *s, const kds_stream_cfg *cfg)
     sim_series_init(&st->st.in_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
     sim_series_init(&st->st.throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
     sim_series_init(&st->st.read_throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&st->open_shards_min, SIM_MIN(1), SIM_SERIES_MAX);
+    sim_series_add(&st->open_shards_min, 0, (double)st->n_open);
     return 0;
 }
 
@@ -147,6 +155,10 @@ void kds_stream_fini(kds_stream *st)
     free(st->shards);
     free(st->open);
     free(st->listeners);
+    for (size_t i = 0; i < st->n_ops; i++)
+        free(st->ops[i]);
+    free(st->ops);
+    sim_series_fini(&st->open_shards_min);
     sim_series_fini(&st->st.in_records_s);
     sim_series_fini(&st->st.in_bytes_s);
     sim_series_fini(&st->st.throttled_s);
@@ -326,7 +338,10 @@ void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uin
     kds_bucket_charge(&sh->rbytes, now, bytes);
     sh->st.bytes_out += bytes;
     sh->st.records_out += records;
-    if (bytes >= st->cfg.max_bytes_per_call)
+    /* A call that returned the 10 MiB limit (to within one record: calls return whole
+     * records) opens the throttled window. */
+    uint64_t per = records ? bytes / records : 0;
+    if (records > 0 && bytes + per >= st->cfg.max_bytes_per_call)
         sh->read_blocked_until = now + st->cfg.big_read_penalty;
 }
 
@@ -384,4 +399,11 @@ void kds_stream_finish(kds_stream *st, sim_time end)
     sim_series_extend(&st->st.in_bytes_min, end);
     sim_series_extend(&st->st.throttled_min, end);
     sim_series_extend(&st->st.read_throttled_min, end);
+    sim_series_add(&st->open_shards_min, end > 0 ? end - 1 : 0, (double)st->n_open);
+    sim_series_extend(&st->open_shards_min, end);
+    /* Minutes without a change hold the count of the minute before (a stream always
+     * has an open shard, so 0 means "no sample"). */
+    for (size_t i = 1; i < st->open_shards_min.n; i++)
+        if (st->open_shards_min.v[i] == 0)
+            st->open_shards_min.v[i] = st->open_shards_min.v[i - 1];
 }

@@ -41,6 +41,9 @@ typedef struct kds_stream_cfg {
     uint32_t shards;            /* open shards at creation (1..10,000) */
     sim_time retention;         /* 24 h .. 8,760 h; default 24 h */
     uint64_t max_record_size;   /* B, 1 MiB default, up to 10 MiB (UpdateMaxRecordSize) */
+    bool auto_distribution;     /* RecordDistributionStrategy AUTO (on-demand only): the
+                                   service spreads records evenly over the open shards and
+                                   ignores partition keys; USER_PARTITION_KEY otherwise */
 
     /* Write budget per shard (model.md section 2). */
     uint64_t write_bytes_per_s;   /* 1 MiB/s */
@@ -62,6 +65,12 @@ typedef struct kds_stream_cfg {
     sim_time iterator_ttl;        /* shard iterators expire after 5 min */
     sim_time compact_span;        /* merge passed runs into spans this long (1 min);
                                      a memory setting, not a Kinesis behaviour */
+
+    /* Resharding (model.md section 6); AWS publishes no exact durations. */
+    sim_time reshard_duration;    /* UPDATING after SplitShard / MergeShards (30 s) */
+    sim_time update_count_duration; /* UPDATING after UpdateShardCount (5 min) */
+    uint32_t max_update_calls;    /* UpdateShardCount calls per rolling 24 h (10) */
+    uint32_t max_shards;          /* open shards a stream may reach (10,000) */
 } kds_stream_cfg;
 
 typedef struct kds_shard_stats {
@@ -135,6 +144,8 @@ typedef struct kds_listener {
     void *ctx;
 } kds_listener;
 
+struct kds_reshard_op; /* kds_reshard.h */
+
 typedef struct kds_stream {
     kds_stream_cfg cfg;   /* copied at init; cfg.name borrowed */
     sim *sim;             /* borrowed */
@@ -148,6 +159,11 @@ typedef struct kds_stream {
     size_t n_listeners;
     uint64_t topology_version; /* bumped whenever the set of open shards changes */
     sim_time last_meter;       /* time of the last retention metering, ns */
+    bool updating;             /* StreamStatus UPDATING: a reshard is in progress */
+    struct kds_reshard_op *pending_op; /* the change in progress (borrowed from ops) */
+    struct kds_reshard_op **ops; /* owned: every reshard request, in request order */
+    size_t n_ops, cap_ops;
+    sim_series open_shards_min;  /* open shards, maximum per minute */
     kds_stream_stats st;
 } kds_stream;
 

@@ -38,6 +38,23 @@ int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
         }
         w->n_producers++;
     }
+    kds_capacity_cfg capcfg = cfg->capacity;
+    if (capcfg.od.peak_factor == 0) {
+        /* A zeroed config (tests, callers that do not care): AWS's defaults, keeping
+         * whatever requests and rules were given. */
+        kds_capacity_cfg d;
+        kds_capacity_cfg_defaults(&d);
+        d.events = capcfg.events;
+        d.n_events = capcfg.n_events;
+        d.rules = capcfg.rules;
+        d.n_rules = capcfg.n_rules;
+        capcfg = d;
+    }
+    w->capacity = kds_capacity_new(w->sim, &w->stream, &capcfg);
+    if (!w->capacity) {
+        kds_world_fini(w);
+        return SIM_ENOMEM;
+    }
     if (cfg->stream.retention > SIM_HOUR(24) && cfg->duration > SIM_HOUR(24))
         sim_at(w->sim, SIM_HOUR(24), meter_hourly, w);
     for (size_t i = 0; i < cfg->n_consumers; i++) {
@@ -110,6 +127,7 @@ void kds_world_fini(kds_world *w)
         kds_producer_free(w->producers[i]);
     free(w->consumers);
     free(w->producers);
+    kds_capacity_free(w->capacity);
     kds_stream_fini(&w->stream);
     memset(w, 0, sizeof *w);
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kds_capacity.h"
 #include "kds_consumer.h"
 #include "kds_poller.h"
 #include "kds_producer.h"
@@ -43,6 +44,8 @@ typedef struct kds_world_cfg {
     size_t n_producers;
     kds_consumer_cfg *consumers; /* borrowed array */
     size_t n_consumers;
+    kds_capacity_cfg capacity;   /* resharding requests, rules, on-demand scaling; all
+                                    zero means kds_capacity_cfg_defaults() */
 } kds_world_cfg;
 
 typedef struct kds_world {
@@ -53,6 +56,7 @@ typedef struct kds_world {
     size_t n_producers;
     kds_consumer **consumers; /* owned, config order */
     size_t n_consumers;
+    kds_capacity *capacity;   /* owned */
     int finished;             /* kds_world_finish() ran */
 } kds_world;
 

@@ -320,7 +320,7 @@ START_TEST(test_trim_partial_compacted_run)
 }
 END_TEST
 
-/* KNOWN BUG (reported, not yet fixed; compiled only with -DKDSIM_TEST_KNOWN_BUGS):
+/* Regression (a bug found by this test and fixed):
  * kds_log_trim must remove every record written at or before the cutoff, but in a
  * compacted run it counts the expired records as floor((cutoff - t0) (count - 1) /
  * (t1 - t0)) + 1, which misses a record whose spread write time (run_time, as
@@ -328,7 +328,6 @@ END_TEST
  * is not an integer. Here record 1 of a 100-record run over 0..9 s is written at
  * floor(9e9 / 99) = 90,909,090 ns; trimming at that instant leaves it in the log.
  * kds_log_bytes_written_before has the same off-by-one. */
-#ifdef KDSIM_TEST_KNOWN_BUGS
 START_TEST(test_trim_at_a_record_time_removes_it)
 {
     kds_log l;
@@ -352,7 +351,6 @@ START_TEST(test_trim_at_a_record_time_removes_it)
     }
 }
 END_TEST
-#endif
 
 /* ---- seek ----------------------------------------------------------------------------- */
 
@@ -698,9 +696,7 @@ static Suite *log_suite(void)
     tcase_add_test(trim, test_trim_partial_compacted_run);
     tcase_add_test(trim, test_cursor_below_head_counts_expired);
     tcase_add_test(trim, test_bytes_written_before);
-#ifdef KDSIM_TEST_KNOWN_BUGS
     tcase_add_test(trim, test_trim_at_a_record_time_removes_it);
-#endif
     suite_add_tcase(s, trim);
 
     TCase *seek = tcase_create("seek");

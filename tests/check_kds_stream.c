@@ -391,18 +391,19 @@ static void big_read_budget(kds_stream_cfg *c)
     c->read_bytes_per_s = 100 * KDS_MIB; /* no debt from one 10 MiB call */
 }
 
-/* The 5 s window alone, without byte debt: opened by a 10 MiB call, not by a call one
- * byte short of it. */
+/* The 5 s window alone, without byte debt: opened by a call that returned the 10 MiB
+ * limit to within one record (calls return whole records), not by a call that
+ * stopped well short of it. */
 START_TEST(test_read_big_call_window_alone)
 {
     fixture f;
     fx_init(&f, 1, big_read_budget);
     kds_shard *sh = f.st.shards[0];
     ck_assert(kds_stream_read_admit(&f.st, sh));
-    kds_stream_read_charge(&f.st, sh, 1, 10 * KDS_MIB - 1);
+    kds_stream_read_charge(&f.st, sh, 8, 8 * KDS_MIB); /* a 9th MiB record would still fit */
     at(&f, SIM_S(1));
     ck_assert(kds_stream_read_admit(&f.st, sh));
-    kds_stream_read_charge(&f.st, sh, 1, 10 * KDS_MIB);
+    kds_stream_read_charge(&f.st, sh, 100, 10 * KDS_MIB - 1); /* the next record would not */
     at(&f, SIM_S(2));
     ck_assert(!kds_stream_read_admit(&f.st, sh));
     at(&f, SIM_S(6) - 1);
