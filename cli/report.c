@@ -111,6 +111,7 @@ static json_t *producer_json(const kds_producer *p)
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(c->name));
     json_object_set_new(o, "api", json_string(c->api == KDS_API_PUT_RECORDS ? "PutRecords" : "PutRecord"));
+    json_object_set_new(o, "aggregate", json_integer(c->aggregate > 1 ? c->aggregate : 1));
     json_object_set_new(o, "records_attempted", u64(s->records_attempted));
     json_object_set_new(o, "records_written", u64(s->records_written));
     json_object_set_new(o, "write_throttled_records", u64(s->write_throttled_records));

@@ -275,7 +275,8 @@ static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const c
 {
     static const char *const keys[] = {"name", "rate", "arrivals", "record_size", "keys",
                                        "api", "batch", "clients", "latency", "retry",
-                                       "timeouts", "start", "stop", "poison_at", NULL};
+                                       "timeouts", "start", "stop", "poison_at", "aggregation",
+                                       NULL};
     kds_producer_cfg_defaults(c);
     if (!yw_is_map(w, pm, path))
         return;
@@ -321,6 +322,14 @@ static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const c
         yw_double(w, t, kp, "rate", false, 0, 1, &c->timeout_rate);
         yw_duration(w, t, kp, "after", false, SIM_MS(1), SIM_HOUR(1), &c->timeout);
     }
+    yaml_node_t *ag = yw_get(w, pm, "aggregation");
+    if (ag && yw_is_map(w, ag, yw_path(kp, sizeof kp, path, "aggregation"))) {
+        static const char *const akeys[] = {"records", "overhead", NULL};
+        yw_check_keys(w, ag, kp, akeys);
+        if (yw_u64(w, ag, kp, "records", true, 1, 100000, &u))
+            c->aggregate = (uint32_t)u;
+        yw_bytes(w, ag, kp, "overhead", false, 0, KDS_MIB, &c->aggregate_overhead);
+    }
     yw_duration(w, pm, path, "start", false, 0, MAX_DURATION, &c->start);
     yw_duration(w, pm, path, "stop", false, 0, MAX_DURATION, &c->stop);
     yaml_node_t *pz = yw_get(w, pm, "poison_at");
@@ -354,6 +363,18 @@ static void check_producer(ywalk *w, yaml_node_t *pm, const char *path,
                  "%s is above stream.max_record_size (%s); raise stream.max_record_size "
                  "(up to 10 MiB) or send smaller records",
                  sim_fmt_bytes(a, sizeof a, (uint64_t)c->size.a),
+                 sim_fmt_bytes(b, sizeof b, s->max_record_size));
+    }
+    /* A KPL aggregate of constant-size records has a known size too. */
+    uint64_t agg_size = c->aggregate > 1 && c->size.kind == SIM_DIST_CONST
+                            ? (uint64_t)c->size.a * c->aggregate + c->aggregate_overhead
+                            : 0;
+    if (agg_size > s->max_record_size && c->size.a <= (double)s->max_record_size) {
+        char kp[PATH], a[32], b[32];
+        yw_error(w, yw_get(w, pm, "aggregation"), yw_path(kp, sizeof kp, path, "aggregation"),
+                 "an aggregated record of %u records is %s, above stream.max_record_size "
+                 "(%s); aggregate fewer records",
+                 c->aggregate, sim_fmt_bytes(a, sizeof a, agg_size),
                  sim_fmt_bytes(b, sizeof b, s->max_record_size));
     }
     if (c->stop >= 0 && c->stop <= c->start && yw_get(w, pm, "stop"))

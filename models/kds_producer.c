@@ -65,7 +65,8 @@ struct kds_producer {
     size_t n_all, cap_all;
     size_t next_mark;      /* index into cfg.marks */
     bool const_size;       /* size distribution is a constant */
-    uint64_t size_const;   /* its value, B */
+    uint64_t size_const;   /* a Kinesis record's size then (aggregates included), B */
+    uint32_t agg;          /* user records per Kinesis record, >= 1 */
     sim_time horizon;      /* the run ends here: no flush is prepared beyond it */
     kds_producer_stats stats;
 };
@@ -90,6 +91,8 @@ void kds_producer_cfg_defaults(kds_producer_cfg *cfg)
     cfg->timeout = SIM_S(5);
     cfg->start = 0;
     cfg->stop = -1;
+    cfg->aggregate = 1;
+    cfg->aggregate_overhead = 20;
 }
 
 static request *req_get(kds_producer *p)
@@ -303,8 +306,11 @@ static uint64_t draw_sizes(kds_producer *p, uint32_t n, uint32_t *too_large, uin
      * since ceil() of the average is not the average of ceil(). */
     uint64_t sum = 0;
     for (uint32_t i = 0; i < n; i++) {
-        double v = sim_dist_sample(&p->cfg.size, p->rng);
-        uint64_t b = v < 1.0 ? 1 : (uint64_t)llround(v);
+        uint64_t b = p->agg > 1 ? p->cfg.aggregate_overhead : 0;
+        for (uint32_t k = 0; k < p->agg; k++) { /* an aggregate: its user records */
+            double v = sim_dist_sample(&p->cfg.size, p->rng);
+            b += v < 1.0 ? 1 : (uint64_t)llround(v);
+        }
         if (b > max) {
             (*too_large)++;
         } else {
@@ -320,7 +326,7 @@ static void flush_event(sim *s, void *ctx);
 
 static sim_time next_flush_in(kds_producer *p, sim_time now)
 {
-    double per_client = kds_rate_at(&p->cfg.rate, now) / p->cfg.clients;
+    double per_client = kds_rate_at(&p->cfg.rate, now) / p->cfg.clients / p->agg;
     uint32_t batch = p->cfg.api == KDS_API_PUT_RECORD ? 1 : p->cfg.batch_records;
     sim_time dt = p->cfg.linger > 0 ? p->cfg.linger : SIM_S(1);
     if (per_client > 0) {
@@ -349,7 +355,7 @@ static void client_flush(client *c, sim_time t)
     sim_time a = c->last, b = now;
     if (p->cfg.stop >= 0 && b > p->cfg.stop)
         b = p->cfg.stop;
-    double mean = b > a ? kds_rate_integral(&p->cfg.rate, a, b) / p->cfg.clients : 0;
+    double mean = b > a ? kds_rate_integral(&p->cfg.rate, a, b) / p->cfg.clients / p->agg : 0;
     uint64_t arrived;
     if (p->cfg.poisson) {
         arrived = mean > 0 ? gsl_ran_poisson(p->rng, mean) : 0;
@@ -371,7 +377,9 @@ static void client_flush(client *c, sim_time t)
     request *first = NULL;
     sim_time first_served = 0;
     uint32_t batch = p->cfg.api == KDS_API_PUT_RECORD ? 1 : p->cfg.batch_records;
-    double mean_size = p->const_size ? (double)p->size_const : sim_dist_mean(&p->cfg.size);
+    double mean_size = p->const_size ? (double)p->size_const
+                                     : sim_dist_mean(&p->cfg.size) * p->agg +
+                                           (p->agg > 1 ? (double)p->cfg.aggregate_overhead : 0);
     if (p->cfg.api == KDS_API_PUT_RECORDS && mean_size > 0) {
         double by_bytes = floor((double)p->cfg.batch_bytes / mean_size);
         if (by_bytes < 1)
@@ -432,10 +440,13 @@ kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *c
     char name[160];
     snprintf(name, sizeof name, "producer/%s", cfg->name);
     p->rng = sim_rng(s, name);
+    p->agg = cfg->aggregate > 1 ? cfg->aggregate : 1;
     p->const_size = cfg->size.kind == SIM_DIST_CONST;
     if (p->const_size) {
         double v = sim_dist_sample(&p->cfg.size, p->rng);
         p->size_const = v < 1.0 ? 1 : (uint64_t)llround(v);
+        if (p->agg > 1)
+            p->size_const = p->size_const * p->agg + p->cfg.aggregate_overhead;
     }
     if (kds_keys_build(&p->keys, &p->cfg.keys, st) != 0) {
         free(p);

@@ -13,6 +13,11 @@
  * max_attempts 1 loses them. A request whose reply is lost (timeout_rate) after the
  * service stored its records is resent whole: the stored records are written twice,
  * as duplicates under new sequence numbers.
+ *
+ * KPL-style aggregation (model.md section 2) packs `aggregate` user records into one
+ * Kinesis record of their summed size plus `aggregate_overhead`: the rate stays the
+ * user records' rate, and the producer puts rate / aggregate Kinesis records a second.
+ * Every count of this model and of the stream is of Kinesis records (aggregates).
  */
 #ifndef KDS_PRODUCER_H
 #define KDS_PRODUCER_H
@@ -52,6 +57,10 @@ typedef struct kds_producer_cfg {
     sim_time *marks;         /* borrowed: times at which the next record is marked
                                 (a poison record for consumers), sorted */
     size_t n_marks;
+    uint32_t aggregate;      /* user records per Kinesis record (KPL aggregation); 1 (or
+                                0) = none */
+    uint64_t aggregate_overhead; /* B added to each aggregated record: the KPL format's
+                                    4-byte magic and 16-byte MD5 digest (20) */
 } kds_producer_cfg;
 
 typedef struct kds_producer_stats {

@@ -519,8 +519,8 @@ typedef struct world_fx {
 
 /* One producer of `size`-byte records at `rate` records/s on a 1-shard provisioned
  * stream, run for `duration`. */
-static void run_world(world_fx *f, uint64_t size, double rate, sim_time duration,
-                      sim_time retention)
+static void run_world_agg(world_fx *f, uint64_t size, double rate, sim_time duration,
+                          sim_time retention, uint32_t aggregate)
 {
     memset(f, 0, sizeof *f);
     f->cfg.seed = 7;
@@ -532,12 +532,19 @@ static void run_world(world_fx *f, uint64_t size, double rate, sim_time duration
     f->prod.rate = kds_rate_constant(rate);
     f->prod.size = sim_dist_const((double)size);
     f->prod.linger = SIM_S(1);
+    f->prod.aggregate = aggregate;
     f->cfg.producers = &f->prod;
     f->cfg.n_producers = 1;
     ck_assert_int_eq(kds_world_init(&f->w, &f->cfg), 0);
     kds_world_run(&f->w);
     kds_billing_meters(&f->w, &f->m);
     ck_assert_uint_gt(f->m.records_in, 0);
+}
+
+static void run_world(world_fx *f, uint64_t size, double rate, sim_time duration,
+                      sim_time retention)
+{
+    run_world_agg(f, size, rate, duration, retention, 1);
 }
 
 START_TEST(test_world_put_units_at_25kib)
@@ -578,6 +585,32 @@ START_TEST(test_world_kib_rounding)
                       2048 * f.m.records_in);
     ck_assert_u128_eq(item(&b, KDS_BILL_ON_DEMAND_ADVANTAGE, "data_written")->period.base,
                       2048 * f.m.records_in);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+START_TEST(test_world_kpl_aggregation)
+{
+    /* 600 user records/s of 1 KiB for a minute on one shard. Alone: one PUT unit each. */
+    world_fx f;
+    run_world_agg(&f, 1024, 600, SIM_MIN(1), SIM_HOUR(24), 1);
+    uint64_t plain_units = f.m.put_units;
+    ck_assert_uint_eq(plain_units, f.m.records_in);
+    ck_assert_uint_ge(f.m.records_in, 600 * 59);
+    kds_world_fini(&f.w);
+    /* 24 to a Kinesis record: 24 KiB + the 20-byte header = 24,596 B, one unit per 24
+     * user records: 24 times fewer units. */
+    run_world_agg(&f, 1024, 600, SIM_MIN(1), SIM_HOUR(24), 24);
+    ck_assert_uint_eq(f.m.bytes_in, (24 * 1024 + 20) * f.m.records_in);
+    ck_assert_uint_eq(f.m.put_units, f.m.records_in);
+    ck_assert_uint_ge(f.m.records_in, 25 * 59);
+    ck_assert_uint_le(f.m.records_in, 25 * 60);
+    ck_assert_uint_le(f.m.put_units * 23, plain_units);
+    kds_world_fini(&f.w);
+    /* 25 to a record: 25,620 B, just above 25 KiB: two units each. */
+    run_world_agg(&f, 1024, 600, SIM_MIN(1), SIM_HOUR(24), 25);
+    ck_assert_uint_eq(f.m.bytes_in, (25 * 1024 + 20) * f.m.records_in);
+    ck_assert_uint_eq(f.m.put_units, 2 * f.m.records_in);
     kds_world_fini(&f.w);
 }
 END_TEST
@@ -668,6 +701,7 @@ static Suite *billing_suite(void)
     TCase *world = tcase_create("world");
     tcase_add_test(world, test_world_put_units_at_25kib);
     tcase_add_test(world, test_world_kib_rounding);
+    tcase_add_test(world, test_world_kpl_aggregation);
     tcase_add_test(world, test_world_meters);
     tcase_add_test(world, test_world_retention_meter);
     suite_add_tcase(s, world);

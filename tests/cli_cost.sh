@@ -167,6 +167,17 @@ mode_block "$tmp/month.out" on_demand_standard | grep -A6 '"item": "stream_hours
     grep -q '"monthly_quantity": 730.0,' || fail "billing.month_hours=730: stream-hours per month are not 730"
 [ "$(value "$tmp/month.out" headroom)" = 0.5 ] || fail "billing.sizing_headroom=0.5 not reported"
 
+# --- KPL-style aggregation: the same traffic in 24 times fewer PUT payload units -------
+ok kpl cost "$scenario" --duration 2m --json --set producers[0].aggregation.records=24 \
+    --set producers[1].aggregation.records=24
+units() { mode_block "$1" provisioned | grep -A8 '"item": "put_payload_units"' | sed -n 's/^ *"monthly_usd": \([0-9.]*\),*$/\1/p'; }
+plain=$(units "$tmp/json.out")
+packed=$(units "$tmp/kpl.out")
+awk -v a="$plain" -v b="$packed" 'BEGIN { exit !(a > 60 && b > 0 && b * 20 < a) }' ||
+    fail "aggregation of 24 records: PUT payload units cost \$$packed a month against \$$plain"
+bad agg "producers\[0\].aggregation: an aggregated record of 1100 records is 1.07 MiB" \
+    validate "$scenario" --set producers[0].aggregation.records=1100
+
 # --- bad input -------------------------------------------------------------------------
 sed 's/^  put_payload_units: 0.014$/  put_payload_unit: 0.014/' "$prices" >"$tmp/typo.yaml"
 bad typo "typo.yaml:[0-9]+:3: provisioned: unknown key 'put_payload_unit'; did you mean 'put_payload_units'\?" \
