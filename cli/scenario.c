@@ -81,7 +81,7 @@ static void load_stream(kdsim_scenario *sc, ywalk *w, yaml_node_t *m)
 {
     static const char *const keys[] = {"name", "mode", "shards", "retention",
                                        "max_record_size", "internal_failure_rate", "limits",
-                                       NULL};
+                                       "record_distribution", "resharding", "on_demand", NULL};
     kds_stream_cfg *c = &sc->world.stream;
     const char *path = "stream";
     if (!yw_is_map(w, m, path))
@@ -115,6 +115,7 @@ static void load_stream(kdsim_scenario *sc, ywalk *w, yaml_node_t *m)
         char kp[PATH];
         load_limits(w, lim, yw_path(kp, sizeof kp, path, "limits"), c);
     }
+    kdsim_load_capacity(sc, w, m);
     (void)sc;
 }
 
@@ -379,6 +380,19 @@ static void check_producer(ywalk *w, yaml_node_t *pm, const char *path,
     }
     if (c->stop >= 0 && c->stop <= c->start && yw_get(w, pm, "stop"))
         yw_error(w, yw_get(w, pm, "stop"), path, "stop must be after start");
+    bool ordering = false;
+    if (yw_bool(w, pm, path, "sequence_number_for_ordering", false, &ordering) && ordering) {
+        char kp[PATH];
+        yw_path(kp, sizeof kp, path, "sequence_number_for_ordering");
+        if (c->api != KDS_API_PUT_RECORD)
+            yw_error(w, yw_get(w, pm, "sequence_number_for_ordering"), kp,
+                     "SequenceNumberForOrdering is a PutRecord parameter; set api: put_record");
+        if (s->auto_distribution)
+            yw_error(w, yw_get(w, pm, "sequence_number_for_ordering"), kp,
+                     "InvalidArgumentException: SequenceNumberForOrdering is not accepted with "
+                     "service-managed partition keys (stream.record_distribution: auto), which "
+                     "keep no per-key order");
+    }
     if (c->backoff_max < c->backoff_base)
         yw_error(w, yw_get(w, pm, "retry"), path, "retry.backoff_max is below retry.backoff_base");
 }

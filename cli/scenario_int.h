@@ -40,6 +40,18 @@ size_t kdsim_utf8_chars(const char *s);
  * CSV files and random-stream names); reports at map.name. Returns whether it is ok. */
 bool kdsim_check_name(ywalk *w, yaml_node_t *map, const char *path, const char *name);
 
+/* stream.record_distribution, stream.resharding and stream.on_demand, into the
+ * world's stream and capacity configs (after the stream's own keys are read). */
+void kdsim_load_capacity(kdsim_scenario *sc, ywalk *w, yaml_node_t *stream);
+
+/* Loaders of consumer kinds kept in files of their own (the `kind` table of
+ * scenario_consumers.c): fill cc from the mapping cm at `path`; set *uses_efo when the
+ * consumer registers for enhanced fan-out. */
+void kdsim_load_firehose(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *path,
+                         kds_consumer_cfg *cc, bool *uses_efo);
+void kdsim_load_flink(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *path,
+                      kds_consumer_cfg *cc, bool *uses_efo);
+
 /* Shared pieces of consumer sections. */
 
 /* start_position / start_timestamp / start_sequence. */
@@ -49,5 +61,10 @@ void kdsim_load_start(ywalk *w, yaml_node_t *cm, const char *path, kds_start_kin
 /* pause: {at, for}. */
 void kdsim_load_pause(ywalk *w, yaml_node_t *cm, const char *path, sim_time *at,
                       sim_time *len);
+
+/* The `lambda` consumer kind (scenario_lambda.c): an AWS Lambda event source mapping.
+ * Sets *uses_efo when it reads through enhanced fan-out. */
+void kdsim_load_lambda(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *path,
+                       kds_consumer_cfg *cc, bool *uses_efo);
 
 #endif

@@ -54,6 +54,7 @@ static void series_init(kds_shard_stats *s)
     sim_series_init(&s->in_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
     sim_series_init(&s->throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
     sim_series_init(&s->read_throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&s->out_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
 }
 
 static void shard_free(kds_shard *sh)
@@ -66,6 +67,7 @@ static void shard_free(kds_shard *sh)
     sim_series_fini(&sh->st.in_bytes_min);
     sim_series_fini(&sh->st.throttled_min);
     sim_series_fini(&sh->st.read_throttled_min);
+    sim_series_fini(&sh->st.out_bytes_min);
     free(sh);
 }
 
@@ -338,6 +340,8 @@ void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uin
     kds_bucket_charge(&sh->rbytes, now, bytes);
     sh->st.bytes_out += bytes;
     sh->st.records_out += records;
+    if (bytes > 0)
+        sim_series_add(&sh->st.out_bytes_min, now, (double)bytes);
     /* A call that returned the 10 MiB limit (to within one record: calls return whole
      * records) opens the throttled window. */
     uint64_t per = records ? bytes / records : 0;
@@ -391,6 +395,7 @@ void kds_stream_finish(kds_stream *st, sim_time end)
         sim_series_extend(&sh->st.in_bytes_min, end);
         sim_series_extend(&sh->st.throttled_min, end);
         sim_series_extend(&sh->st.read_throttled_min, end);
+        sim_series_extend(&sh->st.out_bytes_min, end);
     }
     sim_series_extend(&st->st.in_records_s, end);
     sim_series_extend(&st->st.in_bytes_s, end);

@@ -93,6 +93,8 @@ typedef struct kds_shard_stats {
     sim_series in_bytes_min;          /* bytes stored per minute */
     sim_series throttled_min;         /* write-throttled records per minute */
     sim_series read_throttled_min;    /* read-throttled calls per minute */
+    sim_series out_bytes_min;         /* bytes returned to shared-throughput readers per
+                                         minute (against the 2 MiB/s read budget) */
 } kds_shard_stats;
 
 typedef struct kds_shard kds_shard;

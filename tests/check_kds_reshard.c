@@ -1,0 +1,330 @@
+/* check_kds_reshard.c - resharding as AWS does it (issue 5): SplitShard, MergeShards
+ * and UpdateShardCount validation with AWS's error names, the shard graph after a
+ * sequence of changes (ids, parents, ranges), the UPDATING period during which writes
+ * still go to the parents, and on-demand scaling after a burst. */
+#include <check.h>
+#include <string.h>
+
+#include "kds_capacity.h"
+#include "kds_reshard.h"
+#include "kds_stream.h"
+#include "kds_world.h"
+#include "testutil.h"
+
+typedef struct fx {
+    sim *s;
+    kds_stream st;
+} fx;
+
+static void fx_init(fx *f, uint32_t shards)
+{
+    f->s = sim_new(1);
+    kds_stream_cfg c;
+    kds_stream_cfg_defaults(&c);
+    c.shards = shards;
+    ck_assert_int_eq(kds_stream_init(&f->st, f->s, &c), 0);
+}
+
+static void fx_fini(fx *f)
+{
+    sim_free(f->s);
+    kds_stream_fini(&f->st);
+}
+
+/* Run the simulation past the UPDATING period. */
+static void settle(fx *f)
+{
+    sim_run_until(f->s, sim_now(f->s) + SIM_MIN(10));
+}
+
+/* The open shards cover [0, 2^128 - 1] exactly, in order, without overlap. */
+static void check_cover(const kds_stream *st)
+{
+    ck_assert_uint_gt(st->n_open, 0);
+    ck_assert(st->shards[st->open[0]]->lo == 0);
+    for (size_t i = 0; i + 1 < st->n_open; i++)
+        ck_assert(st->shards[st->open[i]]->hi + 1 == st->shards[st->open[i + 1]]->lo);
+    ck_assert(st->shards[st->open[st->n_open - 1]]->hi == KDS_HASHKEY_MAX);
+    for (size_t i = 0; i < st->n_open; i++)
+        ck_assert_int_eq(st->shards[st->open[i]]->state, KDS_SHARD_OPEN);
+}
+
+START_TEST(test_split_children_and_parents)
+{
+    fx f;
+    fx_init(&f, 4);
+    kds_shard *p = f.st.shards[2];
+    kds_hashkey key;
+    ck_assert_int_eq(kds_hashkey_parse_dec("212676479325586539664609129644855132160", &key), 0);
+    ck_assert_int_eq(kds_reshard_split(&f.st, 2, key, "test"), KDS_API_OK);
+    /* UPDATING: nothing changes yet, and writes still go to the parent. */
+    ck_assert(f.st.updating);
+    ck_assert_uint_eq(f.st.n_open, 4);
+    ck_assert_int_eq(p->state, KDS_SHARD_OPEN);
+    settle(&f);
+    ck_assert(!f.st.updating);
+    ck_assert_int_eq(p->state, KDS_SHARD_CLOSED);
+    ck_assert_uint_eq(f.st.n_shards, 6);
+    kds_shard *a = f.st.shards[4], *b = f.st.shards[5];
+    ck_assert_int_eq(a->parent, 2);
+    ck_assert_int_eq(b->parent, 2);
+    ck_assert_int_eq(a->adjacent_parent, -1);
+    ck_assert(a->lo == p->lo && a->hi == key - 1 && b->lo == key && b->hi == p->hi);
+    /* s-90 (MD5 b772d1fa...) lands in the upper child. */
+    ck_assert_uint_eq(kds_stream_route(&f.st, kds_hashkey_from_md5("s-90", 4))->index, 5);
+    check_cover(&f.st);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(test_merge_child_names_both_parents)
+{
+    fx f;
+    fx_init(&f, 4);
+    ck_assert_int_eq(kds_reshard_merge(&f.st, 1, 2, "test"), KDS_API_OK);
+    settle(&f);
+    kds_shard *c = f.st.shards[4];
+    ck_assert_int_eq(c->parent, 1);
+    ck_assert_int_eq(c->adjacent_parent, 2);
+    ck_assert(c->lo == f.st.shards[1]->lo && c->hi == f.st.shards[2]->hi);
+    ck_assert_uint_eq(f.st.n_open, 3);
+    check_cover(&f.st);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(test_validation_errors)
+{
+    fx f;
+    fx_init(&f, 4);
+    kds_shard *s1 = f.st.shards[1];
+    /* A key at the range edge: start + 1 is not strictly inside. */
+    ck_assert_int_eq(kds_reshard_split(&f.st, 1, s1->lo + 1, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert_int_eq(kds_reshard_split(&f.st, 1, s1->hi + 1, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert_int_eq(kds_reshard_split(&f.st, 1, s1->lo, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert_int_eq(kds_reshard_split(&f.st, 99, 5, "t"), KDS_API_NOT_FOUND);
+    /* Non-adjacent pair. */
+    ck_assert_int_eq(kds_reshard_merge(&f.st, 0, 2, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert(strstr(kds_reshard_last(&f.st)->message, "not adjacent") != NULL);
+    /* UpdateShardCount bounds: above double, below half, unchanged, above 10,000. */
+    ck_assert_int_eq(kds_reshard_update_count(&f.st, 9, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert_int_eq(kds_reshard_update_count(&f.st, 1, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert_int_eq(kds_reshard_update_count(&f.st, 4, "t"), KDS_API_INVALID_ARGUMENT);
+    /* While UPDATING, every change is refused. */
+    ck_assert_int_eq(kds_reshard_split(&f.st, 1, s1->lo + 100, "t"), KDS_API_OK);
+    ck_assert_int_eq(kds_reshard_merge(&f.st, 2, 3, "t"), KDS_API_RESOURCE_IN_USE);
+    ck_assert_int_eq(kds_reshard_update_count(&f.st, 6, "t"), KDS_API_RESOURCE_IN_USE);
+    settle(&f);
+    /* A closed shard cannot be split or merged. */
+    ck_assert_int_eq(kds_reshard_split(&f.st, 1, s1->lo + 1000, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert(strstr(kds_reshard_last(&f.st)->message, "CLOSED") != NULL);
+    ck_assert_int_eq(kds_reshard_merge(&f.st, 1, 2, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert_str_eq(kds_api_status_name(KDS_API_LIMIT_EXCEEDED), "LimitExceededException");
+    ck_assert_str_eq(kds_api_status_name(KDS_API_RESOURCE_IN_USE), "ResourceInUseException");
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(test_update_count_limit_per_24h)
+{
+    fx f;
+    fx_init(&f, 4);
+    uint32_t targets[] = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
+    for (size_t i = 0; i < 10; i++) {
+        ck_assert_int_eq(kds_reshard_update_count(&f.st, targets[i], "t"), KDS_API_OK);
+        settle(&f);
+        ck_assert_uint_eq(f.st.n_open, targets[i]);
+        check_cover(&f.st);
+    }
+    /* The 11th call within 24 h. */
+    ck_assert_int_eq(kds_reshard_update_count(&f.st, 15, "t"), KDS_API_LIMIT_EXCEEDED);
+    /* A day after the first call, one is allowed again. */
+    sim_run_until(f.s, SIM_HOUR(25));
+    ck_assert_int_eq(kds_reshard_update_count(&f.st, 15, "t"), KDS_API_OK);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(test_max_shards)
+{
+    fx f;
+    sim *s = sim_new(1);
+    kds_stream_cfg c;
+    kds_stream_cfg_defaults(&c);
+    c.shards = 6000;
+    ck_assert_int_eq(kds_stream_init(&f.st, s, &c), 0);
+    f.s = s;
+    ck_assert_int_eq(kds_reshard_update_count(&f.st, 12000, "t"), KDS_API_LIMIT_EXCEEDED);
+    fx_fini(&f);
+}
+END_TEST
+
+/* UpdateShardCount to a uniform split, through splits and merges: every open shard is
+ * an even range, and every closed one names real parents. */
+START_TEST(test_update_count_uniform_graph)
+{
+    uint32_t from[] = {4, 4, 3, 6, 5};
+    uint32_t to[] = {8, 2, 5, 4, 7};
+    for (size_t t = 0; t < 5; t++) {
+        fx f;
+        fx_init(&f, from[t]);
+        ck_assert_int_eq(kds_reshard_update_count(&f.st, to[t], "t"), KDS_API_OK);
+        settle(&f);
+        ck_assert_uint_eq(f.st.n_open, to[t]);
+        for (uint32_t j = 0; j < to[t]; j++) {
+            const kds_shard *sh = f.st.shards[f.st.open[j]];
+            ck_assert(sh->lo == kds_hashkey_even_start(j, to[t]));
+            ck_assert(sh->hi == kds_hashkey_even_end(j, to[t]));
+        }
+        for (size_t i = from[t]; i < f.st.n_shards; i++) {
+            const kds_shard *sh = f.st.shards[i];
+            ck_assert_int_ge(sh->parent, 0);
+            ck_assert_int_lt(sh->parent, (int)i);
+            const kds_shard *p = f.st.shards[sh->parent];
+            ck_assert_int_eq(p->state, KDS_SHARD_CLOSED);
+            /* A child's range lies within its parents' union. */
+            kds_hashkey lo = p->lo, hi = p->hi;
+            if (sh->adjacent_parent >= 0) {
+                const kds_shard *q = f.st.shards[sh->adjacent_parent];
+                lo = q->lo < lo ? q->lo : lo;
+                hi = q->hi > hi ? q->hi : hi;
+            }
+            ck_assert(sh->lo >= lo && sh->hi <= hi);
+        }
+        check_cover(&f.st);
+        fx_fini(&f);
+    }
+}
+END_TEST
+
+/* A world with one producer of `rate` 1 KiB records/s of random keys. */
+static void world(kds_world *w, kds_world_cfg *wc, kds_producer_cfg *pc, kds_mode mode,
+                  uint32_t shards, kds_rate rate, sim_time dur)
+{
+    memset(wc, 0, sizeof *wc);
+    wc->seed = 9;
+    wc->duration = dur;
+    kds_stream_cfg_defaults(&wc->stream);
+    wc->stream.mode = mode;
+    wc->stream.shards = shards;
+    kds_producer_cfg_defaults(pc);
+    pc->name = "p";
+    pc->rate = rate;
+    pc->max_attempts = 1;
+    wc->producers = pc;
+    wc->n_producers = 1;
+    ck_assert_int_eq(kds_world_init(w, wc), 0);
+}
+
+static uint64_t throttled(const kds_world *w)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < w->stream.n_shards; i++)
+        t += w->stream.shards[i]->st.write_throttled_records;
+    return t;
+}
+
+START_TEST(test_on_demand_burst_then_grown)
+{
+    kds_world w;
+    kds_world_cfg wc;
+    kds_producer_cfg pc;
+    kds_rate_step step = {SIM_HOUR(1), 6144};
+    kds_rate r = kds_rate_constant(1536);
+    r.kind = KDS_RATE_STEPS;
+    r.steps = &step;
+    r.n_steps = 1;
+    world(&w, &wc, &pc, KDS_MODE_ON_DEMAND_STANDARD, 4, r, SIM_HOUR(2));
+    kds_world_run_until(&w, SIM_HOUR(1));
+    ck_assert_uint_eq(throttled(&w), 0); /* 1.5 MiB/s fits the initial 4 MiB/s */
+    ck_assert_uint_eq(w.stream.n_open, 4);
+    kds_world_run_until(&w, SIM_HOUR(1) + SIM_MIN(10));
+    uint64_t during = throttled(&w);
+    ck_assert_uint_gt(during, 500000); /* 6 MiB/s on 4 MiB/s: ~2,000 records/s refused */
+    kds_world_run_until(&w, SIM_HOUR(1) + SIM_MIN(20));
+    uint64_t after_scale = throttled(&w);
+    ck_assert_uint_ge(w.stream.n_open, 12); /* twice the new peak */
+    kds_world_run(&w);
+    /* Throttling stopped once the stream grew (about the configured 15 minutes). */
+    ck_assert_uint_eq(throttled(&w), after_scale);
+    ck_assert_uint_gt(after_scale, during);
+    kds_world_fini(&w);
+}
+END_TEST
+
+START_TEST(test_on_demand_steady_never_throttled)
+{
+    kds_world w;
+    kds_world_cfg wc;
+    kds_producer_cfg pc;
+    world(&w, &wc, &pc, KDS_MODE_ON_DEMAND_STANDARD, 4, kds_rate_constant(2500), SIM_HOUR(3));
+    kds_world_run(&w);
+    ck_assert_uint_eq(throttled(&w), 0);
+    kds_world_fini(&w);
+}
+END_TEST
+
+/* A hot key above 1,000 records/s throttles whatever the mode and shard count. */
+START_TEST(test_hot_key_throttles_in_every_mode)
+{
+    kds_mode modes[] = {KDS_MODE_PROVISIONED, KDS_MODE_ON_DEMAND_STANDARD};
+    uint32_t shards[] = {16, 4};
+    for (int i = 0; i < 2; i++) {
+        kds_world w;
+        kds_world_cfg wc;
+        kds_producer_cfg pc;
+        memset(&wc, 0, sizeof wc);
+        world(&w, &wc, &pc, modes[i], shards[i], kds_rate_constant(1200), SIM_HOUR(1));
+        kds_world_fini(&w);
+        pc.keys.kind = KDS_KEYS_FIXED;
+        pc.keys.fixed = "device-42";
+        ck_assert_int_eq(kds_world_init(&w, &wc), 0);
+        kds_world_run(&w);
+        double per_s = (double)throttled(&w) / 3600.0;
+        ck_assert_msg(per_s > 180 && per_s < 220, "mode %d: %.1f throttled/s", i, per_s);
+        kds_world_fini(&w);
+    }
+}
+END_TEST
+
+START_TEST(test_auto_distribution_spreads_a_hot_key)
+{
+    kds_world w;
+    kds_world_cfg wc;
+    kds_producer_cfg pc;
+    world(&w, &wc, &pc, KDS_MODE_ON_DEMAND_STANDARD, 4, kds_rate_constant(1200), SIM_MIN(30));
+    kds_world_fini(&w);
+    pc.keys.kind = KDS_KEYS_FIXED;
+    pc.keys.fixed = "device-42";
+    wc.stream.auto_distribution = true;
+    ck_assert_int_eq(kds_world_init(&w, &wc), 0);
+    kds_world_run(&w);
+    ck_assert_uint_eq(throttled(&w), 0);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_uint_gt(w.stream.shards[i]->st.records_in, 400000);
+    kds_world_fini(&w);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("kds_reshard");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_split_children_and_parents);
+    tcase_add_test(core, test_merge_child_names_both_parents);
+    tcase_add_test(core, test_update_count_uniform_graph);
+    suite_add_tcase(s, core);
+    TCase *errors = tcase_create("errors");
+    tcase_add_test(errors, test_validation_errors);
+    tcase_add_test(errors, test_update_count_limit_per_24h);
+    tcase_add_test(errors, test_max_shards);
+    suite_add_tcase(s, errors);
+    TCase *cap = tcase_create("capacity");
+    tcase_set_timeout(cap, 120);
+    tcase_add_test(cap, test_on_demand_burst_then_grown);
+    tcase_add_test(cap, test_on_demand_steady_never_throttled);
+    tcase_add_test(cap, test_hot_key_throttles_in_every_mode);
+    tcase_add_test(cap, test_auto_distribution_spreads_a_hot_key);
+    suite_add_tcase(s, cap);
+    return tu_run_suite(s);
+}
