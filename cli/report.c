@@ -1,5 +1,6 @@
 /* report.c - JSON, text and CSV reports of a finished world (report.h). */
 #include "report.h"
+#include "report_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,11 +16,16 @@
 
 /* Reals are rounded to 3 decimals before printing: enough for milliseconds, and it
  * keeps the JSON short and free of binary-fraction noise. */
-static json_t *real3(double x)
+json_t *kdsim_real3(double x)
 {
     if (!isfinite(x))
         return json_null();
     return json_real(round(x * 1000.0) / 1000.0);
+}
+
+static json_t *real3(double x)
+{
+    return kdsim_real3(x);
 }
 
 static json_t *u64(uint64_t v)
@@ -101,6 +107,9 @@ static json_t *stream_json(const kds_world *w)
     json_object_set_new(o, "peak_records_per_s", real3(sim_series_max(&st->st.in_records_s)));
     json_object_set_new(o, "peak_bytes_per_s", real3(sim_series_max(&st->st.in_bytes_s)));
     json_object_set_new(o, "shards", arr);
+    json_object_set_new(o, "reshards", kdsim_reshards_json(w));
+    json_object_set_new(o, "capacity", kdsim_capacity_json(w));
+    json_object_set_new(o, "hot", kdsim_hot_json(w));
     return o;
 }
 
@@ -152,6 +161,10 @@ static json_t *consumer_json(const kds_consumer *c)
     json_object_set_new(o, "iterator_refreshes", u64(s->iterator_refreshes));
     json_object_set_new(o, "bytes_read_shared", u64(s->bytes_read_shared));
     json_object_set_new(o, "bytes_read_efo", u64(s->bytes_read_efo));
+    json_object_set_new(o, "children_started", u64(s->children_started));
+    json_object_set_new(o, "child_wait_ms_max", real3(s->child_wait_ms_max));
+    json_object_set_new(o, "child_wait_ms_mean",
+                        real3(s->children_started ? s->child_wait_ms_sum / (double)s->children_started : 0));
     if (c->ops->figures) {
         json_t *k = json_object();
         c->ops->figures(c, add_figure, k);
@@ -218,9 +231,39 @@ static json_t *assumptions_json(const kds_world *w)
            "a PutRecords sub-batch for one shard is admitted as records of its average size");
     assume(a, "model", "the service stores records when the reply is sent",
            "a request's records are written one round trip after the send");
-    if (s->mode != KDS_MODE_PROVISIONED)
-        assume(a, "stream.mode", kds_mode_name(s->mode),
-               "on-demand scaling is not modelled yet: the stream keeps its initial shards");
+    const kds_capacity_stats *cst = kds_capacity_stats_get(w->capacity);
+    if (s->mode != KDS_MODE_PROVISIONED || cst->mode_switches > 0) {
+        const kds_ondemand_cfg *o = &kds_capacity_cfg_get(w->capacity)->od;
+        snprintf(v, sizeof v, "%g", o->peak_factor);
+        assume(a, "stream.on_demand.peak_factor", v,
+               "on-demand capacity kept for this many times the peak write rate of the "
+               "look-back window (AWS: twice the previous 30 days' peak)");
+        sim_fmt_duration(v, sizeof v, o->scale_delay);
+        assume(a, "stream.on_demand.scale_delay", v,
+               "time for an on-demand stream to grow to new capacity (AWS: about 15 minutes)");
+        sim_fmt_bytes(v, sizeof v, o->hot_shard_bytes);
+        strcat(v, "/s");
+        assume(a, "stream.on_demand.hot_shard_above", v,
+               "a shard written faster than this is split (AWS: 500 KiB/s)");
+        sim_fmt_duration(v, sizeof v, o->hot_shard_delay);
+        assume(a, "stream.on_demand.hot_shard_delay", v,
+               "time until such a split is done (AWS: about 15 minutes)");
+        sim_fmt_duration(v, sizeof v, o->scale_down_delay);
+        assume(a, "stream.on_demand.scale_down_delay", v,
+               "capacity in excess this long before the stream shrinks (AWS publishes no "
+               "figure)");
+        assume(a, "model", "on-demand capacity is checked once a minute",
+               "on the write rate offered in the minute before (stored plus throttled)");
+    }
+    if (w->stream.n_ops > 0) {
+        sim_fmt_duration(v, sizeof v, s->reshard_duration);
+        assume(a, "stream.resharding.duration", v,
+               "the stream is UPDATING this long after SplitShard or MergeShards (AWS: "
+               "seconds to minutes)");
+        sim_fmt_duration(v, sizeof v, s->update_count_duration);
+        assume(a, "stream.resharding.update_shard_count_duration", v,
+               "UPDATING time of UpdateShardCount (AWS: minutes)");
+    }
     return a;
 }
 
@@ -373,6 +416,41 @@ void kdsim_report_text(const json_t *r, FILE *out)
                 strcmp(js(sh, "state"), "OPEN") ? " (closed)" : "");
     }
 
+    const json_t *ops = json_object_get(st, "reshards");
+    if (json_array_size(ops) > 0) {
+        fprintf(out, "\nResharding\n");
+        const json_t *op;
+        json_array_foreach(ops, i, op)
+        {
+            char at[32];
+            sim_fmt_duration(at, sizeof at, (sim_time)llround(jr(op, "requested_s") * 1e9));
+            fprintf(out, "  at %-8s %-17s (%s): %s", at, js(op, "operation"), js(op, "cause"),
+                    js(op, "status"));
+            if (*js(op, "message"))
+                fprintf(out, ": %s", js(op, "message"));
+            const json_t *ch = json_object_get(op, "children");
+            if (json_array_size(ch) > 0) {
+                char done[32];
+                sim_fmt_duration(done, sizeof done,
+                                 (sim_time)llround(jr(op, "completed_s") * 1e9));
+                fprintf(out, ", done at %s, %zu new shard%s", done, json_array_size(ch),
+                        json_array_size(ch) == 1 ? "" : "s");
+            }
+            fputc('\n', out);
+        }
+    }
+    const json_t *hot = json_object_get(st, "hot");
+    const json_t *hk;
+    json_array_foreach(json_object_get(hot, "hot_keys"), i, hk)
+        fprintf(out, "  hot key %s (%s): %.0f records/s into %s\n", js(hk, "key"),
+                js(hk, "producer"), jr(hk, "offered_records_per_s"), js(hk, "shard_id"));
+    const json_t *h0 = json_array_get(json_object_get(hot, "hottest_shards"), 0);
+    if (h0)
+        fprintf(out, "  hottest shard %s: %.0f records/s offered at its peak minute (budget %" PRIu64
+                     ")\n",
+                js(h0, "shard_id"), jr(h0, "peak_offered_records_per_s"),
+                ju(h0, "budget_records_per_s"));
+
     fprintf(out, "\nProducers\n  %-18s %12s %12s %11s %9s %9s %10s\n", "name", "attempted",
             "written", "throttled", "failed", "given up", "duplicates");
     const json_t *p;
@@ -417,13 +495,9 @@ void kdsim_report_text(const json_t *r, FILE *out)
 /* ---- files ------------------------------------------------------------------------ */
 
 /* A file being written under a temporary name, renamed into place when complete. */
-typedef struct afile {
-    FILE *f;
-    char tmp[4096];
-    char final[4096];
-} afile;
+typedef kdsim_afile afile;
 
-static int aopen(afile *a, const char *dir, const char *name)
+int kdsim_aopen(kdsim_afile *a, const char *dir, const char *name)
 {
     snprintf(a->final, sizeof a->final, "%s/%s", dir, name);
     snprintf(a->tmp, sizeof a->tmp, "%s/.%s.tmp", dir, name);
@@ -435,7 +509,7 @@ static int aopen(afile *a, const char *dir, const char *name)
     return 0;
 }
 
-static int aclose(afile *a)
+int kdsim_aclose(kdsim_afile *a)
 {
     int bad = ferror(a->f);
     if (fclose(a->f) != 0 || bad) {
@@ -456,44 +530,45 @@ static int write_csvs(const kds_world *w, const char *dir)
     const kds_stream *st = &w->stream;
     afile a;
     int rc;
-    if ((rc = aopen(&a, dir, "stream_per_second.csv")))
+    if ((rc = kdsim_aopen(&a, dir, "stream_per_second.csv")))
         return rc;
     fprintf(a.f, "second,records_in,bytes_in,write_throttled_records\n");
     for (size_t i = 0; i < st->st.in_records_s.n; i++)
         fprintf(a.f, "%zu,%.0f,%.0f,%.0f\n", i, sim_series_get(&st->st.in_records_s, i),
                 sim_series_get(&st->st.in_bytes_s, i), sim_series_get(&st->st.throttled_s, i));
-    if ((rc = aclose(&a)))
+    if ((rc = kdsim_aclose(&a)))
         return rc;
 
-    if ((rc = aopen(&a, dir, "stream_per_minute.csv")))
+    if ((rc = kdsim_aopen(&a, dir, "stream_per_minute.csv")))
         return rc;
     fprintf(a.f, "minute,records_in,bytes_in,write_throttled_records,read_throttled_calls\n");
     for (size_t i = 0; i < st->st.in_records_min.n; i++)
         fprintf(a.f, "%zu,%.0f,%.0f,%.0f,%.0f\n", i, sim_series_get(&st->st.in_records_min, i),
                 sim_series_get(&st->st.in_bytes_min, i), sim_series_get(&st->st.throttled_min, i),
                 sim_series_get(&st->st.read_throttled_min, i));
-    if ((rc = aclose(&a)))
+    if ((rc = kdsim_aclose(&a)))
         return rc;
 
-    if ((rc = aopen(&a, dir, "shards_per_minute.csv")))
+    if ((rc = kdsim_aopen(&a, dir, "shards_per_minute.csv")))
         return rc;
     fprintf(a.f, "minute,shard_id,records_in,bytes_in,write_throttled_records,"
-                 "read_throttled_calls\n");
+                 "read_throttled_calls,bytes_out\n");
     for (size_t s = 0; s < st->n_shards; s++) {
         const kds_shard *sh = st->shards[s];
         char id[32];
         kds_shard_id(id, sizeof id, sh->index);
         for (size_t i = 0; i < sh->st.in_records_min.n; i++)
-            fprintf(a.f, "%zu,%s,%.0f,%.0f,%.0f,%.0f\n", i, id,
+            fprintf(a.f, "%zu,%s,%.0f,%.0f,%.0f,%.0f,%.0f\n", i, id,
                     sim_series_get(&sh->st.in_records_min, i),
                     sim_series_get(&sh->st.in_bytes_min, i),
                     sim_series_get(&sh->st.throttled_min, i),
-                    sim_series_get(&sh->st.read_throttled_min, i));
+                    sim_series_get(&sh->st.read_throttled_min, i),
+                    sim_series_get(&sh->st.out_bytes_min, i));
     }
-    if ((rc = aclose(&a)))
+    if ((rc = kdsim_aclose(&a)))
         return rc;
 
-    if ((rc = aopen(&a, dir, "consumers_per_minute.csv")))
+    if ((rc = kdsim_aopen(&a, dir, "consumers_per_minute.csv")))
         return rc;
     fprintf(a.f, "minute,consumer,records_delivered,iterator_age_ms_max\n");
     for (size_t c = 0; c < w->n_consumers; c++) {
@@ -503,10 +578,10 @@ static int write_csvs(const kds_world *w, const char *dir)
                     sim_series_get(&cs->delivered_min, i),
                     sim_series_get(&cs->iterator_age_min, i));
     }
-    if ((rc = aclose(&a)))
+    if ((rc = kdsim_aclose(&a)))
         return rc;
 
-    if ((rc = aopen(&a, dir, "consumers_latency_cdf.csv")))
+    if ((rc = kdsim_aopen(&a, dir, "consumers_latency_cdf.csv")))
         return rc;
     fprintf(a.f, "consumer,latency_ms_upper,cumulative_fraction\n");
     for (size_t c = 0; c < w->n_consumers; c++) {
@@ -521,7 +596,7 @@ static int write_csvs(const kds_world *w, const char *dir)
             fprintf(a.f, "%s,%.6g,%.6f\n", w->consumers[c]->name, hi, cum / h->weight);
         }
     }
-    return aclose(&a);
+    return kdsim_aclose(&a);
 }
 
 int kdsim_report_write_dir(const kdsim_scenario *sc, const kds_world *w, const json_t *report,
@@ -542,18 +617,20 @@ int kdsim_report_write_dir(const kdsim_scenario *sc, const kds_world *w, const j
     char *js_text = kdsim_report_dump(report);
     if (!js_text)
         return SIM_ENOMEM;
-    if ((rc = aopen(&a, dir, "report.json"))) {
+    if ((rc = kdsim_aopen(&a, dir, "report.json"))) {
         free(js_text);
         return rc;
     }
     fputs(js_text, a.f);
     free(js_text);
-    if ((rc = aclose(&a)))
+    if ((rc = kdsim_aclose(&a)))
         return rc;
-    if ((rc = aopen(&a, dir, "report.txt")))
+    if ((rc = kdsim_aopen(&a, dir, "report.txt")))
         return rc;
     kdsim_report_text(report, a.f);
-    if ((rc = aclose(&a)))
+    if ((rc = kdsim_aclose(&a)))
         return rc;
-    return write_csvs(w, dir);
+    if ((rc = write_csvs(w, dir)))
+        return rc;
+    return kdsim_write_capacity_csv(w, dir);
 }

@@ -97,4 +97,7 @@ typedef struct kds_capacity_stats {
 
 const kds_capacity_stats *kds_capacity_stats_get(const kds_capacity *c);
 
+/* The settings in force (defaults filled in). */
+const kds_capacity_cfg *kds_capacity_cfg_get(const kds_capacity *c);
+
 #endif
