@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cost.h"
 #include "kds_hashkey.h"
 #include "kds_stream.h"
-#include "cost.h"
 #include "kds_world.h"
 #include "prices.h"
 #include "report.h"
