@@ -211,7 +211,16 @@ void kds_efo_sub_fini(kds_efo_sub *sub)
 
 /* ---- the `efo` consumer ----------------------------------------------------------- */
 
-typedef struct efo_consumer {
+typedef struct efo_consumer efo_consumer;
+
+/* A child shard waiting for its parents to be read to their end. */
+typedef struct child_wait {
+    efo_consumer *c;
+    kds_shard *sh;
+    sim_time created;        /* when the child appeared, ns */
+} child_wait;
+
+struct efo_consumer {
     kds_consumer base;       /* first */
     kds_efo_consumer_cfg cfg;
     sim *sim;
@@ -219,8 +228,12 @@ typedef struct efo_consumer {
     gsl_rng *rng;            /* sim-owned */
     kds_efo_sub **subs;      /* owned, one per shard */
     size_t n_subs, cap_subs;
+    kds_efo_sub **by_shard;  /* borrowed from subs: the subscription of shard i, or NULL */
+    size_t n_by_shard;
+    child_wait **waits;      /* owned: children waiting or started */
+    size_t n_waits;
     sim_time begin;          /* registration time */
-} efo_consumer;
+};
 
 void kds_efo_consumer_cfg_defaults(kds_efo_consumer_cfg *cfg)
 {
@@ -250,16 +263,51 @@ static void add_sub(efo_consumer *c, kds_shard *sh, kds_start_kind start)
     kds_efo_sub *sub = calloc(1, sizeof *sub);
     SIM_ASSERT(sub != NULL);
     c->subs[c->n_subs++] = sub;
+    if (sh->index >= c->n_by_shard) {
+        size_t n = sh->index + 1 > 2 * c->n_by_shard ? sh->index + 1 : 2 * c->n_by_shard;
+        c->by_shard = realloc(c->by_shard, n * sizeof *c->by_shard);
+        SIM_ASSERT(c->by_shard != NULL);
+        memset(c->by_shard + c->n_by_shard, 0, (n - c->n_by_shard) * sizeof *c->by_shard);
+        c->n_by_shard = n;
+    }
+    c->by_shard[sh->index] = sub;
     int rc = kds_efo_sub_start(sub, c->sim, c->st, sh, &c->cfg.efo, c->rng, &c->base.st, start,
                                c->cfg.start_time, c->cfg.start_pos, c, deliver);
     SIM_ASSERT(rc == 0);
 }
 
+static bool parent_done(void *arg, uint32_t shard)
+{
+    efo_consumer *c = arg;
+    return shard >= c->n_by_shard || !c->by_shard[shard] || c->by_shard[shard]->done;
+}
+
+/* A child starts (from its first record) once every parent was read to its end, as the
+ * KCL does it; it checks again every 10 s until then. */
+static void child_gate(sim *s, void *ctx)
+{
+    child_wait *cw = ctx;
+    efo_consumer *c = cw->c;
+    if (!kds_parents_done(c->st, cw->sh, parent_done, c)) {
+        sim_after(s, KDS_PARENT_POLL, child_gate, cw);
+        return;
+    }
+    kds_consumer_stats_child(&c->base.st, sim_now(s) - cw->created);
+    add_sub(c, cw->sh, KDS_START_TRIM_HORIZON);
+}
+
 static void on_new_shard(void *ctx, kds_shard *sh)
 {
     efo_consumer *c = ctx;
-    if (sim_now(c->sim) >= c->begin)
-        add_sub(c, sh, KDS_START_TRIM_HORIZON); /* children are read from their start */
+    if (sim_now(c->sim) < c->begin)
+        return;
+    child_wait *cw = malloc(sizeof *cw);
+    SIM_ASSERT(cw != NULL);
+    *cw = (child_wait){c, sh, sim_now(c->sim)};
+    c->waits = realloc(c->waits, (c->n_waits + 1) * sizeof *c->waits);
+    SIM_ASSERT(c->waits != NULL);
+    c->waits[c->n_waits++] = cw;
+    child_gate(c->sim, cw);
 }
 
 static void begin(sim *s, void *ctx)
@@ -344,6 +392,10 @@ static void free_consumer(kds_consumer *base)
         free(c->subs[i]);
     }
     free(c->subs);
+    free(c->by_shard);
+    for (size_t i = 0; i < c->n_waits; i++)
+        free(c->waits[i]);
+    free(c->waits);
     kds_consumer_stats_fini(&c->base.st);
     free(c);
 }
