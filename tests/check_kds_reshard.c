@@ -306,6 +306,43 @@ START_TEST(test_auto_distribution_spreads_a_hot_key)
 }
 END_TEST
 
+/* UpdateStreamMode: at most twice per rolling 24 h; the stream keeps its shards. */
+START_TEST(test_mode_switch_limit)
+{
+    kds_capacity_event ev[4] = {
+        {.at = SIM_HOUR(1), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_ON_DEMAND_STANDARD},
+        {.at = SIM_HOUR(2), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_PROVISIONED},
+        {.at = SIM_HOUR(3), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_ON_DEMAND_STANDARD},
+        {.at = SIM_HOUR(26), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_ON_DEMAND_STANDARD},
+    };
+    kds_world w;
+    kds_world_cfg wc;
+    kds_producer_cfg pc;
+    world(&w, &wc, &pc, KDS_MODE_PROVISIONED, 6, kds_rate_constant(100), SIM_HOUR(27));
+    kds_world_fini(&w);
+    wc.capacity.events = ev;
+    wc.capacity.n_events = 4;
+    ck_assert_int_eq(kds_world_init(&w, &wc), 0);
+    kds_world_run_until(&w, SIM_HOUR(1) + SIM_S(1));
+    ck_assert_int_eq(w.stream.cfg.mode, KDS_MODE_ON_DEMAND_STANDARD);
+    ck_assert_uint_eq(w.stream.n_open, 6); /* shards kept */
+    kds_world_run(&w);
+    ck_assert_uint_eq(w.stream.n_ops >= 4, 1);
+    int seen = 0;
+    for (size_t i = 0; i < w.stream.n_ops; i++) {
+        const kds_reshard_op *op = w.stream.ops[i];
+        if (op->kind != KDS_OP_MODE_SWITCH)
+            continue;
+        kds_api_status want = seen == 2 ? KDS_API_LIMIT_EXCEEDED : KDS_API_OK;
+        ck_assert_int_eq(op->status, want);
+        seen++;
+    }
+    ck_assert_int_eq(seen, 4);
+    ck_assert_int_eq(w.stream.cfg.mode, KDS_MODE_ON_DEMAND_STANDARD);
+    kds_world_fini(&w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kds_reshard");
@@ -325,6 +362,7 @@ int main(void)
     tcase_add_test(cap, test_on_demand_steady_never_throttled);
     tcase_add_test(cap, test_hot_key_throttles_in_every_mode);
     tcase_add_test(cap, test_auto_distribution_spreads_a_hot_key);
+    tcase_add_test(cap, test_mode_switch_limit);
     suite_add_tcase(s, cap);
     return tu_run_suite(s);
 }
