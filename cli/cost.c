@@ -120,7 +120,8 @@ static json_t *assumptions_json(const kds_meters *m, const kds_bill *b, const kd
         "shard until its records expire); provisioned_sizing_rule: AWS's rule, shards = "
         "ceil(max(write MiB/s / %g, shared read MiB/s / %g, records/s / %" PRIu64
         ") x (1 + headroom)) at the busiest minute of the run, the read rate estimated as "
-        "that minute's writes times the run's read fan-out",
+        "that minute's writes times the run's read fan-out, and its EFO consumer-shard-hours "
+        "the run's scaled to its shards",
         (double)m->shard_write_bytes_per_s / (double)(1 << 20),
         (double)m->shard_read_bytes_per_s / (double)(1 << 20), m->shard_write_records_per_s);
     say(a,
@@ -254,11 +255,12 @@ static void mode_label(char *buf, size_t n, const char *name, const json_t *md,
     const json_t *sh = json_object_get(md, "shards");
     bool here = strcmp(name, scenario_mode) == 0;
     if (!strcmp(name, "provisioned"))
-        snprintf(buf, n, "provisioned, %lld shards%s", (long long)json_integer_value(sh),
+        snprintf(buf, n, "provisioned, %lld shard%s%s", (long long)json_integer_value(sh),
+                 json_integer_value(sh) == 1 ? "" : "s",
                  here ? " (the scenario's)" : " (the scenario's count)");
     else if (!strcmp(name, "provisioned_sizing_rule"))
-        snprintf(buf, n, "provisioned, %lld shards (sizing rule)",
-                 (long long)json_integer_value(sh));
+        snprintf(buf, n, "provisioned, %lld shard%s (sizing rule)",
+                 (long long)json_integer_value(sh), json_integer_value(sh) == 1 ? "" : "s");
     else
         snprintf(buf, n, "%s%s", name, here ? " (the scenario's)" : "");
 }

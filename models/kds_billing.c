@@ -261,7 +261,8 @@ static kds_billing_qty q(kds_u128 base, uint64_t div)
 /* A metered quantity over the period, and the same scaled to the month. */
 #define METERED(base, div) q((base), (div)), q(scale(c, (base)), (div))
 
-static void provisioned(const ctx *c, kds_billing_mode *md, kds_u128 shard_ns)
+/* `shard_ns` shard-time, with `efo_ns` EFO consumer-shard-time. */
+static void provisioned(const ctx *c, kds_billing_mode *md, kds_u128 shard_ns, kds_u128 efo_ns)
 {
     const kds_meters *m = c->m;
     const kds_prices *p = c->p;
@@ -280,8 +281,7 @@ static void provisioned(const ctx *c, kds_billing_mode *md, kds_u128 shard_ns)
     add(md, "long_term_retrieval", "provisioned.long_term_retrieval", "GB",
         p->prov_long_term_retrieval, METERED(m->bytes_read_over_7d, KDS_BYTES_PER_GB));
     add(md, "efo_consumer_shard_hours", "provisioned.efo_consumer_shard_hour",
-        "consumer-shard-hour", p->prov_efo_consumer_shard_hour,
-        METERED(m->efo_consumer_shard_ns, KDS_NS_PER_HOUR));
+        "consumer-shard-hour", p->prov_efo_consumer_shard_hour, METERED(efo_ns, KDS_NS_PER_HOUR));
     add(md, "efo_data_retrieval", "provisioned.efo_data_retrieval", "GB",
         p->prov_efo_data_retrieval, METERED(m->bytes_read_efo, KDS_BYTES_PER_GB));
     add(md, "shared_reads", "provisioned.shared_read", "GB", p->prov_shared_read,
@@ -373,10 +373,20 @@ void kds_billing_compute(const kds_meters *m, const kds_prices *p, const kds_bil
     for (int i = 0; i < KDS_BILL_MODES; i++)
         out->modes[i].name = names[i];
     out->modes[KDS_BILL_PROVISIONED].shards = m->shards;
-    provisioned(&c, &out->modes[KDS_BILL_PROVISIONED], m->shard_ns);
+    provisioned(&c, &out->modes[KDS_BILL_PROVISIONED], m->shard_ns, m->efo_consumer_shard_ns);
+    /* The rule's stream: its shards for the whole period, and the EFO consumers
+     * registered on each of them as they were on the run's shards (consumer-shard-time
+     * scaled by the ratio of shard-times; a ratio of meters, so long double is exact
+     * enough). */
+    kds_u128 sizing_ns =
+        (kds_u128)out->sizing.shards * (uint64_t)(m->duration > 0 ? m->duration : 0);
+    kds_u128 sizing_efo = 0;
+    if (m->shard_ns > 0)
+        sizing_efo = (kds_u128)((long double)m->efo_consumer_shard_ns * (long double)sizing_ns /
+                                    (long double)m->shard_ns +
+                                0.5L);
     out->modes[KDS_BILL_PROVISIONED_SIZING].shards = out->sizing.shards;
-    provisioned(&c, &out->modes[KDS_BILL_PROVISIONED_SIZING],
-                (kds_u128)out->sizing.shards * (uint64_t)(m->duration > 0 ? m->duration : 0));
+    provisioned(&c, &out->modes[KDS_BILL_PROVISIONED_SIZING], sizing_ns, sizing_efo);
     on_demand_standard(&c, &out->modes[KDS_BILL_ON_DEMAND_STANDARD]);
     on_demand_advantage(&c, &out->modes[KDS_BILL_ON_DEMAND_ADVANTAGE]);
 

@@ -505,6 +505,15 @@ START_TEST(test_sizing_variant_bills_its_shards)
     ck_assert_qty(item(&b, KDS_BILL_PROVISIONED_SIZING, "shard_hours")->period, 3.0);
     ck_assert_qty(item(&b, KDS_BILL_PROVISIONED_SIZING, "extended_retention")->monthly, 2160.0);
     ck_assert_qty(item(&b, KDS_BILL_PROVISIONED, "shard_hours")->period, 8.0);
+    /* Two EFO consumers on every shard: 16 consumer-shard-hours on the scenario's 8
+     * shards, 6 on the rule's 3. */
+    m.efo_consumer_shard_ns = 16 * (uint64_t)SIM_HOUR(1);
+    b = bill_of(&m);
+    ck_assert_qty(item(&b, KDS_BILL_PROVISIONED, "efo_consumer_shard_hours")->period, 16.0);
+    ck_assert_qty(item(&b, KDS_BILL_PROVISIONED_SIZING, "efo_consumer_shard_hours")->period, 6.0);
+    ck_assert_int_eq(
+        item(&b, KDS_BILL_PROVISIONED_SIZING, "efo_consumer_shard_hours")->period_cents,
+        9); /* 6 x $0.015 */
 }
 END_TEST
 
