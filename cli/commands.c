@@ -1,6 +1,7 @@
 /* commands.c - parsing the command line and running the kdsim commands (commands.h). */
 #include "commands.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "cost.h"
 #include "kds_hashkey.h"
+#include "kds_trace.h"
 #include "kds_stream.h"
 #include "kds_world.h"
 #include "prices.h"
@@ -38,6 +40,12 @@ static const char HELP[] =
     "    --json           print the JSON report instead of the text report\n"
     "    --out DIR        also write report.json, report.txt and CSV time series in DIR\n"
     "    --timing         print wall-clock time and events/s on stderr\n"
+    "    --trace FILE     write a readable event trace (- for stderr): PutRecords with\n"
+    "                     their outcomes, GetRecords calls, pushes, resharding, ...\n"
+    "    --trace-kinds K  keep only these kinds (comma-separated: put, get, push,\n"
+    "                     reshard, and those of the consumer kinds)\n"
+    "    --trace-shard ID keep only lines about this shard (shardId-000000000002 or 2)\n"
+    "    --trace-names N  keep only these producers, consumers or workers\n"
     "    --prices FILE    bill with this price file instead of the scenario's\n"
     "                     billing.prices (default scenarios/prices/us-east-1-2026-09.yaml)\n"
     "  cost SCENARIO      simulate the scenario and print what its traffic costs as\n"
@@ -62,6 +70,10 @@ typedef struct args {
     int json;
     int timing;
     const char *out_dir;
+    const char *trace_path;    /* --trace FILE ("-" for stderr) */
+    const char **trace_kinds;  /* owned NULL-terminated list, or NULL */
+    const char **trace_names;  /* owned NULL-terminated list, or NULL */
+    int64_t trace_shard;       /* -1: every shard */
     uint64_t shards;
     const char **keys; /* route: the keys (borrowed from argv) */
     size_t n_keys;
@@ -99,13 +111,15 @@ static void add_set_owned(args *a, const char *key, const char *value)
 static bool takes_option(const char *cmd, const char *opt)
 {
     static const char *const run[] = {"--seed", "--duration", "--set", "--json", "--out",
-                                      "--timing", "--prices", NULL};
+                                      "--timing", "--prices", "--trace", "--trace-kinds",
+                                      "--trace-shard", "--trace-names", NULL};
     static const char *const cost[] = {"--seed", "--duration", "--set", "--json", "--prices",
                                        NULL};
     static const char *const validate[] = {"--seed", "--duration", "--set", "--prices", NULL};
     static const char *const route[] = {"--shards", NULL};
     static const char *const all[] = {"--seed", "--duration", "--set", "--json", "--out",
-                                      "--timing", "--shards", "--prices", NULL};
+                                      "--timing", "--shards", "--prices", "--trace",
+                                      "--trace-kinds", "--trace-shard", "--trace-names", NULL};
     bool known = false;
     for (size_t i = 0; all[i]; i++)
         known = known || !strcmp(all[i], opt);
@@ -121,15 +135,37 @@ static bool takes_option(const char *cmd, const char *opt)
     return false;
 }
 
+/* Split "a,b,c" into a NULL-terminated list of strings owned by `a`. */
+static const char **split_list(args *a, const char *val)
+{
+    size_t n = 1;
+    for (const char *p = val; *p; p++)
+        n += *p == ',';
+    const char **list = calloc(n + 1, sizeof *list);
+    char *copy = strdup(val);
+    SIM_ASSERT(list != NULL && copy != NULL);
+    a->owned = realloc(a->owned, (a->n_owned + 2) * sizeof *a->owned);
+    SIM_ASSERT(a->owned != NULL);
+    a->owned[a->n_owned++] = copy;
+    a->owned[a->n_owned++] = (char *)list; /* freed with the strings */
+    size_t k = 0;
+    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ","))
+        list[k++] = tok;
+    return list;
+}
+
 /* Parse options after the command. Returns 0 or prints a usage error and returns 2. */
 static int parse(int argc, char **argv, args *a, FILE *err)
 {
     a->shards = 4;
+    a->trace_shard = -1;
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
         const char *val = NULL;
         bool takes = !strcmp(s, "--seed") || !strcmp(s, "--duration") || !strcmp(s, "--set") ||
-                     !strcmp(s, "--out") || !strcmp(s, "--shards") || !strcmp(s, "--prices");
+                     !strcmp(s, "--out") || !strcmp(s, "--shards") || !strcmp(s, "--prices") ||
+                     !strcmp(s, "--trace") || !strcmp(s, "--trace-kinds") ||
+                     !strcmp(s, "--trace-shard") || !strcmp(s, "--trace-names");
         if (takes) {
             if (i + 1 >= argc) {
                 fprintf(err, "kdsim: %s needs a value\n%s", s, USAGE);
@@ -164,6 +200,22 @@ static int parse(int argc, char **argv, args *a, FILE *err)
             }
         } else if (!strcmp(s, "--out")) {
             a->out_dir = val;
+        } else if (!strcmp(s, "--trace")) {
+            a->trace_path = val;
+        } else if (!strcmp(s, "--trace-kinds")) {
+            a->trace_kinds = split_list(a, val);
+        } else if (!strcmp(s, "--trace-names")) {
+            a->trace_names = split_list(a, val);
+        } else if (!strcmp(s, "--trace-shard")) {
+            const char *d = strncmp(val, "shardId-", 8) == 0 ? val + 8 : val;
+            char *end;
+            unsigned long long v = strtoull(d, &end, 10);
+            if (*d < '0' || *d > '9' || *end || v > 1000000) {
+                fprintf(err, "kdsim: --trace-shard: expected a shard id like "
+                             "shardId-000000000002 or its index, got \"%s\"\n", val);
+                return KDSIM_EXIT_USAGE;
+            }
+            a->trace_shard = (int64_t)v;
         } else if (!strcmp(s, "--shards")) {
             char *end;
             unsigned long long v = strtoull(val, &end, 10);
@@ -262,16 +314,36 @@ static int cmd_run(args *a, FILE *out, FILE *err)
         kdsim_scenario_fini(&sc);
         return status;
     }
+    kds_trace trace = {0};
+    FILE *tf = NULL;
+    if (a->trace_path) {
+        tf = strcmp(a->trace_path, "-") == 0 ? err : fopen(a->trace_path, "w");
+        if (!tf) {
+            fprintf(err, "kdsim: --trace %s: %s\n", a->trace_path, strerror(errno));
+            kdsim_scenario_fini(&sc);
+            return KDSIM_EXIT_FAIL;
+        }
+        trace = (kds_trace){tf, a->trace_kinds, a->trace_names, a->trace_shard, 0};
+        fprintf(tf, "%14s  %-10s %-20s %-20s %s\n", "time (s)", "kind", "entity", "shard",
+                "what happened");
+        sc.world.trace = &trace;
+    }
     kds_world w;
     double t0 = wall_s();
     int rc = kds_world_init(&w, &sc.world);
     if (rc) {
         fprintf(err, "kdsim: cannot build the scenario: %s\n", sim_strerror(rc));
+        if (tf && tf != err)
+            fclose(tf);
         kdsim_scenario_fini(&sc);
         return KDSIM_EXIT_FAIL;
     }
     kds_world_run(&w);
     double t1 = wall_s();
+    if (tf && tf != err && fclose(tf) != 0) {
+        fprintf(err, "kdsim: error writing the trace %s\n", a->trace_path);
+        status = KDSIM_EXIT_FAIL;
+    }
     json_t *report = kdsim_report_json(&sc, &w);
     status = KDSIM_EXIT_FAIL;
     if (report) {

@@ -1,11 +1,13 @@
 /* kds_efo.c - enhanced fan-out subscriptions and the `efo` consumer (kds_efo.h). */
 #include "kds_efo.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kds_trace.h"
 #include "sim_err.h"
 
 void kds_efo_cfg_defaults(kds_efo_cfg *cfg)
@@ -69,6 +71,13 @@ static bool push_now(kds_efo_sub *sub)
         /* SubscribeToShardEvent.MillisBehindLatest: how far the last record pushed is
          * behind the tip of the shard; 0 once caught up. */
         kds_consumer_stats_age(sub->cs, now, caught_up ? 0.0 : sim_to_ms(now - tk.t_last));
+        if (KDS_TRACING(sub->st->trace, "push", ((kds_consumer *)sub->owner)->name, sub->sh->index))
+            kds_trace_emit(sub->st->trace, now, "push", ((kds_consumer *)sub->owner)->name,
+                           sub->sh->index,
+                           "SubscribeToShardEvent: %" PRIu64 " records, %" PRIu64
+                           " B, arrives at +%.0f ms, MillisBehindLatest %.0f",
+                           tk.records, tk.bytes, sim_to_ms(at - now),
+                           caught_up ? 0.0 : sim_to_ms(now - tk.t_last));
         sub->deliver(sub->owner, sub, sub->scratch, sub->n_scratch, at);
     }
     if (caught_up && sub->sh->state != KDS_SHARD_OPEN) {

@@ -1,12 +1,14 @@
 /* kds_poller.c - the polling consumer of kds_poller.h: one read loop per shard. */
 #include "kds_poller.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kds_trace.h"
 #include "sim_err.h"
 
 typedef struct reader {
@@ -104,6 +106,10 @@ static void poll(sim *s, void *ctx)
     cs->getrecords_calls++;
     if (!kds_stream_read_admit(p->st, rd->sh)) {
         cs->read_throttled_calls++;
+        if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index))
+            kds_trace_emit(p->st->trace, now, "get", c->name, rd->sh->index,
+                           "GetRecords: throttled (ReadProvisionedThroughputExceeded), next "
+                           "try in %.0f ms", sim_to_ms(lat + c->idle));
         sim_after(s, lat + c->idle, poll, rd);
         return;
     }
@@ -127,6 +133,12 @@ static void poll(sim *s, void *ctx)
     bool caught_up = rd->cur.pos >= rd->sh->log.end_pos;
     double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
     kds_consumer_stats_age(cs, now, age);
+    if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index))
+        kds_trace_emit(p->st->trace, now, "get", c->name, rd->sh->index,
+                       "GetRecords: %" PRIu64 " records, %" PRIu64 " B%s, iterator age %.0f ms, "
+                       "processed by +%.0f ms",
+                       tk.records, tk.bytes, tk.expired ? " (some expired unread)" : "", age,
+                       sim_to_ms(done - now));
     if (caught_up && rd->sh->state != KDS_SHARD_OPEN) {
         rd->done = 1; /* SHARD_END */
         return;

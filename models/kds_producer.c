@@ -10,6 +10,7 @@
 
 #include <gsl/gsl_randist.h>
 
+#include "kds_trace.h"
 #include "sim_err.h"
 
 /* Records of one request bound for one shard (retries keep their shard). */
@@ -158,6 +159,12 @@ static void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_t bytes
     kds_put_result res;
     kds_stream_put_metered(p->st, sh, count, bytes, stored_before, marks, p->index, units, kib,
                            &res);
+    if (KDS_TRACING(p->st->trace, "put", p->cfg.name, sh->index))
+        kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, sh->index,
+                       "%s: %u records -> %u stored, %u throttled, %u failed%s (attempt %u)",
+                       p->cfg.api == KDS_API_PUT_RECORD ? "PutRecord" : "PutRecords", count,
+                       res.stored, res.throttled, res.failed,
+                       r->timed_out ? ", reply lost" : "", r->attempt);
     uint32_t fresh = res.stored - res.stored_dups; /* first copies */
     p->stats.records_written += fresh;
     p->stats.duplicates_written += res.stored_dups;

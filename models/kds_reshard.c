@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kds_stream_int.h"
+#include "kds_trace.h"
 #include "sim_err.h"
 
 const char *kds_api_status_name(kds_api_status s)
@@ -62,6 +63,17 @@ static void close_shard(kds_stream *st, kds_shard *sh)
 
 static void notify(kds_stream *st, kds_shard *sh)
 {
+    if (KDS_TRACING(st->trace, "reshard", st->cfg.name, sh->index)) {
+        char lo[KDS_HASHKEY_DEC_LEN], hi[KDS_HASHKEY_DEC_LEN], p[32], q[32];
+        kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, sh->index,
+                       "new shard [%s, %s], parent %s%s%s",
+                       kds_hashkey_to_dec(lo, sh->lo), kds_hashkey_to_dec(hi, sh->hi),
+                       kds_shard_id(p, sizeof p, (uint32_t)sh->parent),
+                       sh->adjacent_parent >= 0 ? ", adjacent parent " : "",
+                       sh->adjacent_parent >= 0
+                           ? kds_shard_id(q, sizeof q, (uint32_t)sh->adjacent_parent)
+                           : "");
+    }
     for (size_t i = 0; i < st->n_listeners; i++)
         st->listeners[i].fn(st->listeners[i].ctx, sh);
 }

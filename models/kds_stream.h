@@ -147,6 +147,7 @@ typedef struct kds_listener {
 } kds_listener;
 
 struct kds_reshard_op; /* kds_reshard.h */
+struct kds_trace;      /* kds_trace.h */
 
 typedef struct kds_stream {
     kds_stream_cfg cfg;   /* copied at init; cfg.name borrowed */
@@ -166,6 +167,7 @@ typedef struct kds_stream {
     struct kds_reshard_op **ops; /* owned: every reshard request, in request order */
     size_t n_ops, cap_ops;
     sim_series open_shards_min;  /* open shards, maximum per minute */
+    struct kds_trace *trace;     /* borrowed: the event trace, or NULL (off) */
     kds_stream_stats st;
 } kds_stream;
 

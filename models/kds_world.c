@@ -23,6 +23,7 @@ int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
         w->sim = NULL;
         return rc;
     }
+    w->stream.trace = cfg->trace;
     w->producers = calloc(cfg->n_producers ? cfg->n_producers : 1, sizeof *w->producers);
     w->consumers = calloc(cfg->n_consumers ? cfg->n_consumers : 1, sizeof *w->consumers);
     if (!w->producers || !w->consumers) {

@@ -46,6 +46,7 @@ typedef struct kds_world_cfg {
     size_t n_consumers;
     kds_capacity_cfg capacity;   /* resharding requests, rules, on-demand scaling; all
                                     zero means kds_capacity_cfg_defaults() */
+    struct kds_trace *trace;     /* borrowed: the event trace, or NULL */
 } kds_world_cfg;
 
 typedef struct kds_world {

@@ -1,0 +1,48 @@
+/* kds_trace.c - the event trace's filters and line format (kds_trace.h). */
+#include "kds_trace.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+static bool in_list(const char *const *list, const char *s)
+{
+    if (!list)
+        return true;
+    for (size_t i = 0; list[i]; i++)
+        if (s && strcmp(list[i], s) == 0)
+            return true;
+    return false;
+}
+
+bool kds_trace_wants(const kds_trace *t, const char *kind, const char *entity, int64_t shard)
+{
+    if (!t)
+        return false;
+    if (!in_list(t->kinds, kind))
+        return false;
+    if (t->names && !in_list(t->names, entity))
+        return false;
+    if (t->shard >= 0 && shard != t->shard)
+        return false;
+    return true;
+}
+
+void kds_trace_emit(kds_trace *t, sim_time now, const char *kind, const char *entity,
+                    int64_t shard, const char *fmt, ...)
+{
+    if (!kds_trace_wants(t, kind, entity, shard))
+        return;
+    char sh[32];
+    if (shard >= 0)
+        snprintf(sh, sizeof sh, "shardId-%012" PRId64, shard);
+    else
+        snprintf(sh, sizeof sh, "-");
+    fprintf(t->out, "%14.6f  %-10s %-20s %-20s ", sim_to_s(now), kind, entity ? entity : "-", sh);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(t->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', t->out);
+    t->lines++;
+}

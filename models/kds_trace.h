@@ -1,0 +1,39 @@
+/* kds_trace.h - the event trace: one readable line per thing that happened (a
+ * PutRecords and how many records succeeded and were throttled, a GetRecords call and
+ * what it returned, a push, a lease taken or stolen, a split completed), for teaching
+ * step by step.
+ *
+ * Models hold a borrowed kds_trace pointer through their stream (st->trace); NULL
+ * means tracing is off, and every call site checks it first, so a run without --trace
+ * pays one branch per API call. Lines are
+ *   <time s>  <kind>  <entity>  <shard id or ->  <what happened>
+ * and filters keep only the kinds, shards or entities asked for.
+ */
+#ifndef KDS_TRACE_H
+#define KDS_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim.h"
+
+typedef struct kds_trace {
+    FILE *out;                /* borrowed */
+    const char *const *kinds; /* NULL-terminated list of kinds to keep, or NULL for all */
+    const char *const *names; /* entities (producer, consumer, worker names) to keep */
+    int64_t shard;            /* shard index to keep, or -1 for all */
+    uint64_t lines;           /* lines written */
+} kds_trace;
+
+/* Whether a line of this kind, entity and shard (-1: none) passes the filters. */
+bool kds_trace_wants(const kds_trace *t, const char *kind, const char *entity, int64_t shard);
+
+/* Write one line if it passes the filters: `what` is printf-formatted. */
+void kds_trace_emit(kds_trace *t, sim_time now, const char *kind, const char *entity,
+                    int64_t shard, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* The usual guard at a call site: tracing on and this line wanted. */
+#define KDS_TRACING(t, kind, entity, shard) ((t) && kds_trace_wants((t), (kind), (entity), (shard)))
+
+#endif
