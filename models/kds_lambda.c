@@ -1,0 +1,1157 @@
+/* kds_lambda.c - the AWS Lambda event source mapping of kds_lambda.h: per shard, a
+ * reader (GetRecords polls or an EFO subscription) filling a buffer, batches formed
+ * from it and invoked, and the failure handling that holds the shard. */
+#include "kds_lambda.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+
+typedef struct kds_lambda kds_lambda;
+typedef struct reader reader;
+
+/* A slice read from the shard and not yet in a batch; `avail` is when it reaches the
+ * mapping (the GetRecords reply, the EFO push). */
+typedef struct bslice {
+    kds_slice sl;
+    sim_time avail;
+} bslice;
+
+/* A batch of consecutive records of one shard. Batches are recycled through the
+ * mapping's pool; every batch ever allocated is also in `all` for freeing. */
+typedef struct batch {
+    struct batch *next;  /* in the shard's retry queue, or in the pool */
+    reader *rd;          /* the shard it came from */
+    kds_slice *sl;       /* owned, in position order */
+    size_t n, cap;
+    uint64_t count;      /* records */
+    uint64_t bytes;      /* their bytes */
+    uint32_t attempts;   /* retry attempts consumed (MaximumRetryAttempts) */
+    bool handed;         /* handed to the function before: handing again is a duplicate */
+    bool retry_attempt;  /* its next invocation consumes a retry (counted then) */
+    bool is_retry;       /* the running invocation holds the shard's retry slot */
+    bool fails;          /* the running invocation will fail */
+    bool timed_out;      /* ... because it ran into the function timeout */
+    uint64_t fail_pos;   /* first failed record (ReportBatchItemFailures) */
+} batch;
+
+struct reader {
+    kds_lambda *m;
+    kds_shard *sh;           /* borrowed */
+    bool started;            /* positioned and reading */
+    bool read_done;          /* SHARD_END read on a closed shard */
+    bool done;               /* read_done and everything settled: children may start */
+    kds_cursor cur;          /* polling: next record to read */
+    bool attached;           /* cur is attached to the shard's log */
+    kds_efo_sub *sub;        /* owned: EFO retrieval */
+    sim_time issued;         /* polling: when the shard iterator was issued */
+    sim_time reply_at;       /* polling: when the current call's reply arrives */
+    uint64_t start_pos;      /* first position to read (records before: skipped) */
+    uint64_t begin_pos;      /* log end when CreateEventSourceMapping was called */
+    /* Records read and not yet in a batch: a ring of cap (a power of two) slices. */
+    bslice *buf;
+    size_t b_head, b_n, b_cap;
+    uint64_t buf_count;
+    /* Timers. */
+    bool poll_pending;       /* a poll or its reply is scheduled */
+    sim_time last_poll;
+    bool window_pending;     /* a batching-window timer is scheduled */
+    bool throttle_pending;   /* a throttled fresh invocation will try again */
+    /* Batches. */
+    uint32_t inflight;       /* fresh batches being run (up to the parallelization) */
+    batch *failq;            /* failed batches waiting for a retry, in position order */
+    bool retry_inflight;     /* a retry is running */
+    bool retry_pending;      /* a retry timer is scheduled */
+    uint32_t streak;         /* consecutive failures (the retry backoff) */
+    sim_time blocked_since;  /* when failed batches began to hold the shard, or -1 */
+    bool ever_blocked;
+    uint64_t expired;        /* records found expired before being handed */
+    kds_lambda_shard_stats st;
+};
+
+struct kds_lambda {
+    kds_consumer base;       /* first: the run sees a kds_consumer */
+    kds_lambda_cfg cfg;
+    sim *sim;                /* borrowed */
+    kds_stream *st;          /* borrowed */
+    gsl_rng *rng;            /* sim-owned */
+    reader **readers;        /* owned, in the order shards were met */
+    size_t n_readers, cap_readers;
+    bool enabled;            /* the mapping has been created and reads */
+    sim_time enabled_at;
+    uint32_t inflight;       /* invocations running across the mapping */
+    batch *pool;             /* free batches */
+    batch **all;             /* owned: every batch allocated */
+    size_t n_all, cap_all;
+    kds_consumer_stats efo_st; /* EFO retrieval: what the subscriptions record (MillisBehindLatest,
+                                  EFO bytes, records expired before a push) */
+    kds_lambda_stats ls;
+};
+
+void kds_lambda_cfg_defaults(kds_lambda_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->name = "lambda";
+    cfg->retrieval = KDS_LAMBDA_POLLING;
+    kds_efo_cfg_defaults(&cfg->efo);
+    cfg->poll_interval = SIM_S(1);
+    cfg->call_latency_ms = (sim_dist){SIM_DIST_LOGNORMAL, 40.0, 0.4, 1.0, 10000.0};
+    cfg->batch_size = 100;
+    cfg->batching_window = 0;
+    cfg->record_overhead = 500;
+    cfg->parallelization = 1;
+    cfg->start = KDS_START_TRIM_HORIZON;
+    cfg->begin = 0;
+    cfg->creation_delay = 0;
+    cfg->duration_ms = (sim_dist){SIM_DIST_LOGNORMAL, 50.0, 0.5, 1.0, 900000.0};
+    cfg->duration_ms_per_record = 0;
+    cfg->timeout = SIM_S(3);
+    cfg->error_rate = 0;
+    cfg->concurrency = 1000;
+    cfg->throttle_retry = SIM_S(1);
+    cfg->max_retry_attempts = -1;
+    cfg->max_record_age = -1;
+    cfg->on_failure = KDS_LAMBDA_DEST_NONE;
+    cfg->retry_delay = SIM_S(1);
+    cfg->retry_delay_max = SIM_S(30);
+}
+
+static sim_time ms_to_ns(double ms)
+{
+    return ms <= 0 ? 0 : (sim_time)llround(ms * 1e6);
+}
+
+static bool failing(const reader *rd)
+{
+    return rd->failq != NULL || rd->retry_inflight;
+}
+
+/* ---- slices and the payload limit ------------------------------------------------ */
+
+/* The write time of record i (0-based) of slice s, its records spread evenly. */
+static sim_time slice_time(const kds_slice *s, uint64_t i)
+{
+    if (s->count <= 1 || s->t_last <= s->t_first)
+        return s->t_first;
+    return s->t_first + (sim_time)kds_prorate((uint64_t)(s->t_last - s->t_first), i, s->count - 1);
+}
+
+/* Cut slice s after its first k records (0 < k < count) into a and b. Marked records
+ * come first in a slice (kds_log.h), so they go to a first. */
+static void slice_cut(const kds_slice *s, uint64_t k, kds_slice *a, kds_slice *b)
+{
+    SIM_ASSERT(k > 0 && k < s->count);
+    kds_slice x = *s, y = *s;
+    x.count = (uint32_t)k;
+    x.dups = (uint32_t)kds_prorate(s->dups, k, s->count);
+    x.marks = s->marks < k ? s->marks : (uint32_t)k;
+    x.bytes = kds_prorate(s->bytes, k, s->count);
+    x.t_last = slice_time(s, k - 1);
+    y.first = s->first + k;
+    y.count = s->count - (uint32_t)k;
+    y.dups = s->dups - x.dups;
+    y.marks = s->marks - x.marks;
+    y.bytes = s->bytes - x.bytes;
+    y.t_first = slice_time(s, k);
+    *a = x;
+    *b = y;
+}
+
+/* Event payload of one record of slice s: its data in base64 plus the event's JSON
+ * around it (record_overhead). */
+static uint64_t record_payload(const kds_lambda *m, const kds_slice *s)
+{
+    uint64_t per = s->count ? (s->bytes + s->count - 1) / s->count : 0;
+    return (per * 4 + 2) / 3 + m->cfg.record_overhead;
+}
+
+/* ---- batches ---------------------------------------------------------------------- */
+
+static batch *batch_get(kds_lambda *m, reader *rd)
+{
+    batch *b = m->pool;
+    if (b) {
+        m->pool = b->next;
+    } else {
+        b = calloc(1, sizeof *b);
+        SIM_ASSERT(b != NULL);
+        if (m->n_all == m->cap_all) {
+            m->cap_all = m->cap_all ? m->cap_all * 2 : 16;
+            m->all = realloc(m->all, m->cap_all * sizeof *m->all);
+            SIM_ASSERT(m->all != NULL);
+        }
+        m->all[m->n_all++] = b;
+    }
+    kds_slice *sl = b->sl;
+    size_t cap = b->cap;
+    memset(b, 0, sizeof *b);
+    b->sl = sl;
+    b->cap = cap;
+    b->rd = rd;
+    return b;
+}
+
+static void batch_put(kds_lambda *m, batch *b)
+{
+    b->next = m->pool;
+    m->pool = b;
+}
+
+static void batch_add(batch *b, const kds_slice *s)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 4;
+        b->sl = realloc(b->sl, b->cap * sizeof *b->sl);
+        SIM_ASSERT(b->sl != NULL);
+    }
+    b->sl[b->n++] = *s;
+    b->count += s->count;
+    b->bytes += s->bytes;
+}
+
+/* Keep the first k records (0 < k < count) in b; return a new batch with the rest,
+ * which inherits b's history (handed, attempts). */
+static batch *batch_split(kds_lambda *m, batch *b, uint64_t k)
+{
+    SIM_ASSERT(k > 0 && k < b->count);
+    batch *t = batch_get(m, b->rd);
+    t->handed = b->handed;
+    t->attempts = b->attempts;
+    t->retry_attempt = b->retry_attempt;
+    size_t n = b->n;
+    b->n = 0;
+    b->count = 0;
+    b->bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        kds_slice s = b->sl[i];
+        if (b->count >= k) {
+            batch_add(t, &s);
+        } else if (b->count + s.count <= k) {
+            batch_add(b, &s);
+        } else {
+            kds_slice x, y;
+            slice_cut(&s, k - b->count, &x, &y);
+            batch_add(b, &x);
+            batch_add(t, &y);
+        }
+    }
+    return t;
+}
+
+static uint32_t batch_marks(const batch *b, uint64_t *first_marked)
+{
+    uint32_t marks = 0;
+    *first_marked = UINT64_MAX;
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->sl[i].marks && *first_marked == UINT64_MAX)
+            *first_marked = b->sl[i].first;
+        marks += b->sl[i].marks;
+    }
+    return marks;
+}
+
+/* Insert b into rd's retry queue, kept in position order. */
+static void failq_insert(reader *rd, batch *b)
+{
+    batch **pp = &rd->failq;
+    while (*pp && (*pp)->sl[0].first < b->sl[0].first)
+        pp = &(*pp)->next;
+    b->next = *pp;
+    *pp = b;
+}
+
+/* ---- the buffer of records read ---------------------------------------------------- */
+
+static bslice *buf_at(reader *rd, size_t i)
+{
+    return &rd->buf[(rd->b_head + i) & (rd->b_cap - 1)];
+}
+
+static void buf_push(reader *rd, const kds_slice *sl, sim_time avail)
+{
+    if (rd->b_n == rd->b_cap) {
+        size_t cap = rd->b_cap ? rd->b_cap * 2 : 16;
+        bslice *nb = malloc(cap * sizeof *nb);
+        SIM_ASSERT(nb != NULL);
+        for (size_t i = 0; i < rd->b_n; i++)
+            nb[i] = *buf_at(rd, i);
+        free(rd->buf);
+        rd->buf = nb;
+        rd->b_cap = cap;
+        rd->b_head = 0;
+    }
+    *buf_at(rd, rd->b_n) = (bslice){*sl, avail};
+    rd->b_n++;
+    rd->buf_count += sl->count;
+}
+
+static void buf_pop(reader *rd)
+{
+    rd->buf_count -= buf_at(rd, 0)->sl.count;
+    rd->b_head = (rd->b_head + 1) & (rd->b_cap - 1);
+    rd->b_n--;
+}
+
+/* Records left in the buffer past the retention period are lost (the mapping held
+ * them while the shard waited; the stream no longer has them). */
+static void buf_drop_expired(reader *rd)
+{
+    sim_time cutoff = sim_now(rd->m->sim) - rd->m->st->cfg.retention;
+    while (rd->b_n > 0 && buf_at(rd, 0)->sl.t_last <= cutoff) {
+        rd->expired += buf_at(rd, 0)->sl.count;
+        buf_pop(rd);
+    }
+}
+
+/* MaximumRecordAgeInSeconds: the buffered records older than the maximum age are
+ * given up (to the destination or discarded) without being handed to the function. */
+static void give_up(kds_lambda *m, reader *rd, batch *b);
+
+static void buf_drop_aged(reader *rd)
+{
+    kds_lambda *m = rd->m;
+    if (m->cfg.max_record_age < 0)
+        return;
+    sim_time now = sim_now(m->sim);
+    sim_time cutoff = now - m->cfg.max_record_age; /* older: written before cutoff */
+    batch *b = NULL;
+    while (rd->b_n > 0 && buf_at(rd, 0)->avail <= now && buf_at(rd, 0)->sl.t_first < cutoff) {
+        bslice *f = buf_at(rd, 0);
+        if (!b)
+            b = batch_get(m, rd);
+        if (f->sl.t_last < cutoff) {
+            batch_add(b, &f->sl);
+            buf_pop(rd);
+            continue;
+        }
+        /* Records of the slice older than the cutoff: the first k (binary search). */
+        uint64_t lo = 1, hi = f->sl.count - 1; /* record lo-1 is older; record hi is not */
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (slice_time(&f->sl, mid) < cutoff)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        kds_slice x, y;
+        slice_cut(&f->sl, lo, &x, &y);
+        batch_add(b, &x);
+        f->sl = y;
+        rd->buf_count -= lo;
+        break;
+    }
+    if (b)
+        give_up(m, rd, b);
+}
+
+/* ---- counting ------------------------------------------------------------------------ */
+
+/* The mapping hands b to the function (or gives it up without invoking). */
+static void hand(kds_lambda *m, batch *b)
+{
+    kds_consumer_stats *cs = &m->base.st;
+    sim_time now = sim_now(m->sim);
+    if (b->handed) {
+        cs->duplicates_delivered += b->count;
+        return;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        cs->records_delivered += b->sl[i].count;
+        cs->bytes_delivered += b->sl[i].bytes;
+        cs->duplicates_delivered += b->sl[i].dups;
+    }
+    sim_series_add(&cs->delivered_min, now, (double)b->count);
+    b->handed = true;
+}
+
+/* The function finished every record of b successfully at `done`. */
+static void processed(kds_lambda *m, reader *rd, const batch *b, sim_time done)
+{
+    kds_consumer_stats *cs = &m->base.st;
+    for (size_t i = 0; i < b->n; i++) {
+        const kds_slice *sl = &b->sl[i];
+        /* Records written evenly over [t_first, t_last]: their mean latency is done
+         * minus the midpoint, one weighted histogram entry per slice. */
+        sim_time mid = sl->t_first + (sl->t_last - sl->t_first) / 2;
+        sim_hist_add(&cs->latency_ms, sim_to_ms(done - mid), (double)sl->count);
+    }
+    m->ls.records_processed += b->count;
+    rd->st.records_processed += b->count;
+}
+
+static void give_up(kds_lambda *m, reader *rd, batch *b)
+{
+    if (!b->handed)
+        hand(m, b); /* counted as delivered: the mapping is done with these records */
+    if (m->cfg.on_failure != KDS_LAMBDA_DEST_NONE) {
+        m->ls.records_to_failure_destination += b->count;
+        m->ls.failure_destination_messages++;
+    } else {
+        m->ls.records_discarded += b->count;
+    }
+    rd->st.records_given_up += b->count;
+    batch_put(m, b);
+}
+
+/* Too old to be retried or handed: past MaximumRecordAgeInSeconds, or (with -1) its
+ * oldest record has expired from the stream. */
+static bool too_old(const kds_lambda *m, const batch *b)
+{
+    sim_time now = sim_now(m->sim);
+    sim_time oldest = b->sl[0].t_first;
+    if (m->cfg.max_record_age >= 0)
+        return now - oldest > m->cfg.max_record_age;
+    return oldest <= now - m->st->cfg.retention;
+}
+
+/* ---- invocations ----------------------------------------------------------------- */
+
+static void complete(sim *s, void *ctx);
+
+static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
+{
+    sim_time now = sim_now(m->sim);
+    m->inflight++;
+    if (is_retry)
+        rd->retry_inflight = true;
+    else
+        rd->inflight++;
+    b->is_retry = is_retry;
+    m->ls.invocations++;
+    rd->st.invocations++;
+    if (b->retry_attempt) {
+        m->ls.retries++;
+        b->retry_attempt = false;
+    }
+    hand(m, b);
+    if (b->count > m->ls.largest_batch)
+        m->ls.largest_batch = b->count;
+    /* Lambda's IteratorAge: the age of the batch's last record when it is invoked. */
+    double age = sim_to_ms(now - b->sl[b->n - 1].t_last);
+    kds_consumer_stats_age(&m->base.st, now, age);
+    if (age > rd->st.iterator_age_ms_max)
+        rd->st.iterator_age_ms_max = age;
+
+    double ms = sim_dist_sample(&m->cfg.duration_ms, m->rng) +
+                m->cfg.duration_ms_per_record * (double)b->count;
+    double limit = sim_to_ms(m->cfg.timeout);
+    b->timed_out = ms > limit;
+    if (b->timed_out)
+        ms = limit;
+    uint64_t first_marked;
+    b->fails = false;
+    b->fail_pos = b->sl[0].first;
+    if (batch_marks(b, &first_marked) > 0) {
+        /* A poison record fails every batch that holds it; a function that reports
+         * batch item failures names it. */
+        b->fails = true;
+        b->fail_pos = first_marked;
+    } else if (m->cfg.error_rate > 0 && gsl_rng_uniform(m->rng) < m->cfg.error_rate) {
+        b->fails = true;
+    } else if (b->timed_out) {
+        b->fails = true;
+    }
+    sim_after(m->sim, ms_to_ns(ms), complete, b);
+}
+
+static void dispatch(reader *rd);
+static void settle(reader *rd);
+static void try_retry(reader *rd);
+
+static void retry_event(sim *s, void *ctx)
+{
+    (void)s;
+    reader *rd = ctx;
+    rd->retry_pending = false;
+    try_retry(rd);
+}
+
+static void schedule_retry(reader *rd, sim_time delay)
+{
+    if (rd->retry_pending || rd->retry_inflight)
+        return;
+    rd->retry_pending = true;
+    sim_after(rd->m->sim, delay, retry_event, rd);
+}
+
+/* Backoff before the next retry after `streak` consecutive failures. */
+static sim_time backoff(const kds_lambda *m, uint32_t streak)
+{
+    sim_time d = m->cfg.retry_delay;
+    for (uint32_t i = 1; i < streak && d < m->cfg.retry_delay_max; i++)
+        d *= 2;
+    return d < m->cfg.retry_delay_max ? d : m->cfg.retry_delay_max;
+}
+
+/* Failed batches no longer hold the shard. */
+static void unblock(reader *rd)
+{
+    if (rd->blocked_since < 0)
+        return;
+    double held = sim_to_s(sim_now(rd->m->sim) - rd->blocked_since);
+    if (held > rd->st.longest_block_s)
+        rd->st.longest_block_s = held;
+    rd->blocked_since = -1;
+}
+
+/* Run the next retry of rd's queue, giving up the batches that are too old. */
+static void try_retry(reader *rd)
+{
+    kds_lambda *m = rd->m;
+    while (rd->failq && !rd->retry_inflight) {
+        batch *b = rd->failq;
+        if (too_old(m, b)) {
+            rd->failq = b->next;
+            give_up(m, rd, b);
+            continue;
+        }
+        if (m->inflight >= m->cfg.concurrency) {
+            m->ls.throttled_invocations++;
+            schedule_retry(rd, m->cfg.throttle_retry);
+            return;
+        }
+        rd->failq = b->next;
+        invoke(m, rd, b, true);
+        return;
+    }
+    if (!failing(rd)) {
+        unblock(rd);
+        dispatch(rd);
+        settle(rd);
+    }
+}
+
+/* Retry b later, or give it up when its retry attempts are spent. */
+static void retry_or_give_up(kds_lambda *m, reader *rd, batch *b)
+{
+    if (m->cfg.max_retry_attempts >= 0 && b->attempts >= (uint32_t)m->cfg.max_retry_attempts) {
+        give_up(m, rd, b);
+        return;
+    }
+    b->attempts++;
+    b->retry_attempt = true;
+    failq_insert(rd, b);
+}
+
+/* The invocation of b failed: settle what was processed, then bisect, retry or give
+ * up. */
+static void failed(kds_lambda *m, reader *rd, batch *b)
+{
+    sim_time now = sim_now(m->sim);
+    if (m->cfg.report_item_failures && b->fail_pos > b->sl[0].first) {
+        /* The function processed the records before the first failed one. */
+        batch *rest = batch_split(m, b, b->fail_pos - b->sl[0].first);
+        processed(m, rd, b, now);
+        batch_put(m, b);
+        b = rest;
+        if (too_old(m, b)) {
+            give_up(m, rd, b);
+        } else if (m->cfg.bisect_on_error) {
+            /* "The batch is bisected at the returned sequence number": no retry used. */
+            m->ls.batches_bisected++;
+            failq_insert(rd, b);
+        } else {
+            retry_or_give_up(m, rd, b);
+        }
+        return;
+    }
+    if (too_old(m, b)) {
+        give_up(m, rd, b);
+    } else if (m->cfg.bisect_on_error && b->count > 1) {
+        batch *half = batch_split(m, b, b->count / 2);
+        m->ls.batches_bisected++;
+        failq_insert(rd, b);
+        failq_insert(rd, half);
+    } else {
+        retry_or_give_up(m, rd, b);
+    }
+}
+
+static void complete(sim *s, void *ctx)
+{
+    batch *b = ctx;
+    reader *rd = b->rd;
+    kds_lambda *m = rd->m;
+    sim_time now = sim_now(s);
+    SIM_ASSERT(m->inflight > 0);
+    m->inflight--;
+    if (b->is_retry)
+        rd->retry_inflight = false;
+    else
+        rd->inflight--;
+    bool ok = !b->fails, was_retry = b->is_retry;
+    if (ok) {
+        processed(m, rd, b, now);
+        batch_put(m, b);
+        if (was_retry || !failing(rd))
+            rd->streak = 0;
+    } else {
+        m->ls.function_errors++;
+        rd->st.function_errors++;
+        if (b->timed_out)
+            m->ls.timeouts++;
+        rd->streak++;
+        if (rd->blocked_since < 0) {
+            rd->blocked_since = now;
+            rd->ever_blocked = true;
+        }
+        failed(m, rd, b);
+    }
+    if (failing(rd)) {
+        if (!ok)
+            schedule_retry(rd, backoff(m, rd->streak));
+        else if (was_retry)
+            try_retry(rd); /* the retry went through: the next queued batch at once */
+        return;
+    }
+    unblock(rd);
+    dispatch(rd);
+    settle(rd);
+}
+
+/* ---- reading and dispatching --------------------------------------------------------- */
+
+static void poll_event(sim *s, void *ctx);
+static void window_event(sim *s, void *ctx);
+static void throttle_event(sim *s, void *ctx);
+
+/* Keep reading while the shard is not held and the buffer has room for less than one
+ * batch per lane; otherwise stop (no GetRecords; the EFO subscription paused). */
+static void maybe_read(reader *rd)
+{
+    kds_lambda *m = rd->m;
+    if (!rd->started || rd->read_done)
+        return;
+    bool room = !failing(rd) &&
+                rd->buf_count < (uint64_t)m->cfg.batch_size * m->cfg.parallelization;
+    if (rd->sub) {
+        if (!room && !rd->sub->paused)
+            kds_efo_sub_pause(rd->sub);
+        else if (room && rd->sub->paused)
+            kds_efo_sub_resume(rd->sub);
+        return;
+    }
+    if (room && !rd->poll_pending) {
+        sim_time now = sim_now(m->sim);
+        sim_time t = rd->last_poll + m->cfg.poll_interval;
+        rd->poll_pending = true;
+        sim_at(m->sim, t > now ? t : now, poll_event, rd);
+    }
+}
+
+/* Start as many batches as the shard's lanes, the buffer and the concurrency allow. */
+static void dispatch(reader *rd)
+{
+    kds_lambda *m = rd->m;
+    const kds_lambda_cfg *c = &m->cfg;
+    sim_time now = sim_now(m->sim);
+    if (rd->sub && rd->sub->done)
+        rd->read_done = true;
+    if (!rd->started || failing(rd) || rd->throttle_pending) {
+        maybe_read(rd);
+        return;
+    }
+    buf_drop_expired(rd);
+    buf_drop_aged(rd);
+    while (rd->inflight < c->parallelization && rd->b_n > 0) {
+        /* Is a batch ready: full by count or payload, or its window over? */
+        uint64_t n = 0, pay = 0;
+        bool full = false;
+        sim_time oldest = buf_at(rd, 0)->avail;
+        if (oldest > now)
+            break;
+        for (size_t i = 0; i < rd->b_n; i++) {
+            const bslice *bs = buf_at(rd, i);
+            if (bs->avail > now)
+                break;
+            uint64_t pp = record_payload(m, &bs->sl);
+            if (n > 0 && pay + pp > KDS_LAMBDA_PAYLOAD_LIMIT) {
+                full = true;
+                break;
+            }
+            uint64_t fit = pay < KDS_LAMBDA_PAYLOAD_LIMIT ? (KDS_LAMBDA_PAYLOAD_LIMIT - pay) / pp : 0;
+            if (n == 0 && fit == 0)
+                fit = 1; /* one record above the limit still goes alone */
+            uint64_t k = bs->sl.count;
+            if (k > c->batch_size - n)
+                k = c->batch_size - n;
+            if (k > fit)
+                k = fit;
+            n += k;
+            pay += k * pp;
+            if (n >= c->batch_size || k < bs->sl.count) {
+                full = true;
+                break;
+            }
+        }
+        if (!full && c->batching_window > 0 && now < oldest + c->batching_window &&
+            !rd->read_done) {
+            if (!rd->window_pending) {
+                rd->window_pending = true;
+                sim_at(m->sim, oldest + c->batching_window, window_event, rd);
+            }
+            break;
+        }
+        if (m->inflight >= c->concurrency) {
+            m->ls.throttled_invocations++;
+            rd->throttle_pending = true;
+            sim_after(m->sim, c->throttle_retry, throttle_event, rd);
+            break;
+        }
+        /* Form the batch: the same walk, moving the records. */
+        batch *b = batch_get(m, rd);
+        while (rd->b_n > 0 && b->count < n) {
+            bslice *f = buf_at(rd, 0);
+            uint64_t k = f->sl.count;
+            if (k > n - b->count)
+                k = n - b->count;
+            if (k < f->sl.count) {
+                kds_slice x, y;
+                slice_cut(&f->sl, k, &x, &y);
+                batch_add(b, &x);
+                f->sl = y;
+                rd->buf_count -= k;
+            } else {
+                batch_add(b, &f->sl);
+                buf_pop(rd);
+            }
+        }
+        invoke(m, rd, b, false);
+    }
+    maybe_read(rd);
+}
+
+static void window_event(sim *s, void *ctx)
+{
+    (void)s;
+    reader *rd = ctx;
+    rd->window_pending = false;
+    dispatch(rd);
+    settle(rd);
+}
+
+static void throttle_event(sim *s, void *ctx)
+{
+    (void)s;
+    reader *rd = ctx;
+    rd->throttle_pending = false;
+    dispatch(rd);
+    settle(rd);
+}
+
+static void collect(void *ctx, const kds_slice *sl)
+{
+    reader *rd = ctx;
+    buf_push(rd, sl, rd->reply_at);
+}
+
+static void poll_reply(sim *s, void *ctx)
+{
+    (void)s;
+    reader *rd = ctx;
+    rd->poll_pending = false;
+    dispatch(rd);
+    settle(rd);
+}
+
+/* One GetRecords call through the shard's shared budget: up to 10,000 records and
+ * 10 MiB, in the buffer when the reply arrives one round trip later. */
+static void poll_event(sim *s, void *ctx)
+{
+    reader *rd = ctx;
+    kds_lambda *m = rd->m;
+    kds_consumer_stats *cs = &m->base.st;
+    kds_stream *st = m->st;
+    sim_time now = sim_now(s);
+    rd->last_poll = now;
+    sim_time lat = ms_to_ns(sim_dist_sample(&m->cfg.call_latency_ms, m->rng));
+    if (now - rd->issued > st->cfg.iterator_ttl) {
+        /* ExpiredIteratorException (the shard was held for more than 5 minutes):
+         * one more round trip for a new iterator. */
+        cs->iterator_refreshes++;
+        lat += ms_to_ns(sim_dist_sample(&m->cfg.call_latency_ms, m->rng));
+    }
+    cs->getrecords_calls++;
+    if (!kds_stream_read_admit(st, rd->sh)) {
+        cs->read_throttled_calls++;
+        rd->issued = now;
+        sim_at(s, now + lat + m->cfg.poll_interval, poll_event, rd);
+        return;
+    }
+    kds_stream_trim(st, rd->sh);
+    kds_take tk;
+    rd->issued = now;
+    rd->reply_at = now + lat;
+    kds_log_take(&rd->sh->log, &rd->cur, st->cfg.max_records_per_call, st->cfg.max_bytes_per_call,
+                 collect, rd, &tk);
+    rd->expired += tk.expired;
+    kds_stream_read_charge(st, rd->sh, tk.records, tk.bytes);
+    cs->bytes_read_shared += tk.bytes;
+    if (tk.records == 0)
+        cs->empty_calls++;
+    if (rd->cur.pos >= rd->sh->log.end_pos && rd->sh->state != KDS_SHARD_OPEN)
+        rd->read_done = true; /* SHARD_END */
+    sim_at(s, now + lat, poll_reply, rd);
+}
+
+static void efo_arrive(sim *s, void *ctx)
+{
+    (void)s;
+    reader *rd = ctx;
+    dispatch(rd);
+    settle(rd);
+}
+
+/* An EFO push: the records reach the mapping at `at`. */
+static void efo_deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size_t n, sim_time at)
+{
+    reader *rd = owner;
+    (void)sub;
+    for (size_t i = 0; i < n; i++)
+        buf_push(rd, &sl[i], at);
+    sim_at(rd->m->sim, at, efo_arrive, rd);
+    maybe_read(rd); /* pause the subscription when the buffer is full enough */
+}
+
+/* ---- shards, parents and children ---------------------------------------------------- */
+
+static reader *reader_of(kds_lambda *m, int32_t shard)
+{
+    if (shard < 0)
+        return NULL;
+    for (size_t i = 0; i < m->n_readers; i++)
+        if (m->readers[i]->sh->index == (uint32_t)shard)
+            return m->readers[i];
+    return NULL;
+}
+
+/* Lambda reads a parent shard to its end before its children. */
+static bool parents_done(kds_lambda *m, const reader *rd)
+{
+    const reader *p = reader_of(m, rd->sh->parent);
+    const reader *q = reader_of(m, rd->sh->adjacent_parent);
+    return (!p || p->done) && (!q || q->done);
+}
+
+static void reader_start(reader *rd, kds_start_kind kind)
+{
+    kds_lambda *m = rd->m;
+    kds_stream *st = m->st;
+    sim_time now = sim_now(m->sim);
+    rd->started = true;
+    kds_stream_trim(st, rd->sh);
+    if (m->cfg.retrieval == KDS_LAMBDA_EFO) {
+        rd->sub = calloc(1, sizeof *rd->sub);
+        SIM_ASSERT(rd->sub != NULL);
+        int rc = kds_efo_sub_start(rd->sub, m->sim, st, rd->sh, &m->cfg.efo, m->rng, &m->efo_st,
+                                   kind, m->cfg.start_time, 0, rd, efo_deliver);
+        SIM_ASSERT(rc == 0);
+        rd->start_pos = rd->sub->start_pos;
+    } else {
+        const kds_log *l = &rd->sh->log;
+        if (kind == KDS_START_LATEST)
+            kds_log_seek_end(l, &rd->cur);
+        else if (kind == KDS_START_AT_TIMESTAMP)
+            kds_log_seek_time(l, &rd->cur, m->cfg.start_time);
+        else
+            kds_log_seek_head(l, &rd->cur);
+        SIM_ASSERT(kds_log_attach(&rd->sh->log, &rd->cur) == 0);
+        rd->attached = true;
+        rd->start_pos = rd->cur.pos;
+        /* The first call at a random phase within one poll interval. */
+        sim_time phase = (sim_time)(gsl_rng_uniform(m->rng) * (double)m->cfg.poll_interval);
+        rd->last_poll = now + phase - m->cfg.poll_interval;
+        rd->issued = now + phase;
+        maybe_read(rd);
+    }
+    if (kind == KDS_START_LATEST && rd->start_pos > rd->begin_pos)
+        m->ls.records_missed_at_creation += rd->start_pos - rd->begin_pos;
+}
+
+/* A reader whose shard is read to its end and whose batches are all settled is done;
+ * its children may start. */
+static void settle(reader *rd)
+{
+    kds_lambda *m = rd->m;
+    if (rd->done || !rd->read_done || rd->b_n > 0 || rd->inflight > 0 || failing(rd))
+        return;
+    rd->done = true;
+    for (size_t i = 0; i < m->n_readers; i++) {
+        reader *c = m->readers[i];
+        if (!c->started && m->enabled && parents_done(m, c))
+            reader_start(c, KDS_START_TRIM_HORIZON);
+    }
+}
+
+static reader *add_reader(kds_lambda *m, kds_shard *sh)
+{
+    reader *rd = calloc(1, sizeof *rd);
+    SIM_ASSERT(rd != NULL);
+    rd->m = m;
+    rd->sh = sh;
+    rd->blocked_since = -1;
+    rd->st.shard = sh->index;
+    if (m->n_readers == m->cap_readers) {
+        m->cap_readers = m->cap_readers ? m->cap_readers * 2 : 8;
+        m->readers = realloc(m->readers, m->cap_readers * sizeof *m->readers);
+        SIM_ASSERT(m->readers != NULL);
+    }
+    m->readers[m->n_readers++] = rd;
+    return rd;
+}
+
+static void on_new_shard(void *ctx, kds_shard *sh)
+{
+    kds_lambda *m = ctx;
+    reader *rd = add_reader(m, sh);
+    rd->begin_pos = sh->log.end_pos;
+    /* An EFO subscription that is caught up learns that its parent closed only at its
+     * next push: ask for one, then look. */
+    reader *ps[2] = {reader_of(m, sh->parent), reader_of(m, sh->adjacent_parent)};
+    for (size_t i = 0; i < 2; i++) {
+        if (ps[i] && ps[i]->sub && !ps[i]->sub->paused) {
+            kds_efo_sub_resume(ps[i]->sub);
+            sim_at(m->sim, sim_now(m->sim), efo_arrive, ps[i]);
+        }
+    }
+    if (m->enabled && parents_done(m, rd))
+        reader_start(rd, KDS_START_TRIM_HORIZON); /* children are read from their start */
+}
+
+static void created_event(sim *s, void *ctx)
+{
+    (void)s;
+    kds_lambda *m = ctx;
+    for (size_t i = 0; i < m->n_readers; i++)
+        m->readers[i]->begin_pos = m->readers[i]->sh->log.end_pos;
+}
+
+static void enabled_event(sim *s, void *ctx)
+{
+    kds_lambda *m = ctx;
+    m->enabled = true;
+    m->enabled_at = sim_now(s);
+    for (size_t i = 0; i < m->n_readers; i++) {
+        reader *rd = m->readers[i];
+        if (!rd->started && parents_done(m, rd))
+            reader_start(rd, m->cfg.start);
+    }
+}
+
+/* ---- the consumer's operations ------------------------------------------------------- */
+
+static void finish(kds_consumer *base, sim_time end)
+{
+    kds_lambda *m = (kds_lambda *)base;
+    kds_consumer_stats *cs = &m->base.st;
+    uint64_t unread = 0, expired = 0, skipped = 0;
+    double hours = 0;
+    m->ls.shards_blocked = 0;
+    m->ls.longest_block_s = 0;
+    for (size_t i = 0; i < m->n_readers; i++) {
+        reader *rd = m->readers[i];
+        const kds_log *l = &rd->sh->log;
+        if (!rd->started) {
+            /* Never read: what is retained is unread, what was trimmed is lost. */
+            unread += l->end_pos - l->head_pos;
+            expired += l->head_pos;
+            continue;
+        }
+        uint64_t pos = rd->sub ? rd->sub->cur.pos : rd->cur.pos;
+        if (pos < l->head_pos) {
+            expired += l->head_pos - pos;
+            pos = l->head_pos;
+        }
+        unread += l->end_pos - pos + rd->buf_count;
+        expired += rd->expired;
+        skipped += rd->start_pos;
+        if (rd->ever_blocked)
+            m->ls.shards_blocked++;
+        double held = rd->st.longest_block_s;
+        if (rd->blocked_since >= 0 && sim_to_s(end - rd->blocked_since) > held)
+            held = sim_to_s(end - rd->blocked_since);
+        rd->st.longest_block_s = held;
+        if (held > m->ls.longest_block_s)
+            m->ls.longest_block_s = held;
+        if (rd->sub) {
+            /* Consumer-shard-hours: registered, for each shard while it is open. */
+            sim_time from = rd->sh->created > m->enabled_at ? rd->sh->created : m->enabled_at;
+            sim_time to = rd->sh->closed >= 0 && rd->sh->closed < end ? rd->sh->closed : end;
+            if (to > from)
+                hours += sim_to_s(to - from) / 3600.0;
+        }
+    }
+    if (m->cfg.retrieval == KDS_LAMBDA_EFO) {
+        expired += m->efo_st.records_expired_unread;
+        cs->bytes_read_efo = m->efo_st.bytes_read_efo;
+        cs->efo_consumer_shard_hours = hours;
+    }
+    cs->records_unread = unread;
+    cs->records_expired_unread = expired;
+    cs->records_skipped_at_start = skipped;
+    m->ls.iterator_age_ms_max = cs->iterator_age_ms_max;
+    sim_series_extend(&cs->iterator_age_min, end);
+    sim_series_extend(&cs->delivered_min, end);
+}
+
+static void figures(const kds_consumer *base, kds_figure_fn fn, void *arg)
+{
+    const kds_lambda *m = (const kds_lambda *)base;
+    const kds_lambda_stats *ls = &m->ls;
+    fn(arg, "invocations", (double)ls->invocations);
+    fn(arg, "function_errors", (double)ls->function_errors);
+    fn(arg, "timeouts", (double)ls->timeouts);
+    fn(arg, "retries", (double)ls->retries);
+    fn(arg, "batches_bisected", (double)ls->batches_bisected);
+    fn(arg, "records_processed", (double)ls->records_processed);
+    fn(arg, "largest_batch", (double)ls->largest_batch);
+    fn(arg, "records_to_failure_destination", (double)ls->records_to_failure_destination);
+    fn(arg, "failure_destination_messages", (double)ls->failure_destination_messages);
+    fn(arg, "records_discarded", (double)ls->records_discarded);
+    fn(arg, "throttled_invocations", (double)ls->throttled_invocations);
+    fn(arg, "records_missed_at_creation", (double)ls->records_missed_at_creation);
+    fn(arg, "shards_blocked", (double)ls->shards_blocked);
+    fn(arg, "longest_block_s", ls->longest_block_s);
+    fn(arg, "iterator_age_ms_max", ls->iterator_age_ms_max);
+    if (m->cfg.retrieval == KDS_LAMBDA_EFO) {
+        uint64_t sessions = 0;
+        for (size_t i = 0; i < m->n_readers; i++)
+            if (m->readers[i]->sub)
+                sessions += m->readers[i]->sub->sessions;
+        fn(arg, "subscriptions", (double)sessions);
+        fn(arg, "millis_behind_latest_max", m->efo_st.iterator_age_ms_max);
+        fn(arg, "consumer_shard_hours", m->base.st.efo_consumer_shard_hours);
+    }
+}
+
+static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
+{
+    const kds_lambda *m = (const kds_lambda *)base;
+    const kds_lambda_cfg *c = &m->cfg;
+    char v[160];
+    fn(arg, "function.duration", kds_dist_text(v, sizeof v, &c->duration_ms, "ms"),
+       "the function's run time per invocation: a property of your code; set it from the "
+       "function's Duration metric");
+    if (c->retrieval == KDS_LAMBDA_POLLING) {
+        fn(arg, "call_latency", kds_dist_text(v, sizeof v, &c->call_latency_ms, "ms"),
+           "GetRecords round trip; AWS publishes no figure");
+    } else {
+        fn(arg, "push_delay", kds_dist_text(v, sizeof v, &c->efo.push_delay_ms, "ms"),
+           "write-to-push delay; AWS says about 70 ms");
+        fn(arg, "subscribe_latency", kds_dist_text(v, sizeof v, &c->efo.subscribe_ms, "ms"),
+           "SubscribeToShard round trip at each 5-minute renewal; AWS publishes no figure");
+    }
+    snprintf(v, sizeof v, "%g s", sim_to_s(c->creation_delay));
+    fn(arg, "creation_delay", v,
+       "time from CreateEventSourceMapping until the mapping reads; AWS publishes no figure");
+    snprintf(v, sizeof v, "%g s, doubling per consecutive failure up to %g s",
+             sim_to_s(c->retry_delay), sim_to_s(c->retry_delay_max));
+    fn(arg, "retry_delay", v, "wait before retrying a failed batch; AWS publishes no figure");
+    snprintf(v, sizeof v, "%g s", sim_to_s(c->throttle_retry));
+    fn(arg, "throttle_retry", v,
+       "wait before a throttled invocation tries again; AWS publishes no figure");
+    snprintf(v, sizeof v, "%u B", c->record_overhead);
+    fn(arg, "record_overhead", v,
+       "event JSON around each record's base64 data, counted toward the 6 MB payload");
+    if (c->parallelization > 1)
+        fn(arg, "parallelization_factor", "batches of one shard run concurrently",
+           "kdsim does not track partition keys inside a shard, so per-key order is assumed "
+           "kept (AWS runs each key in one lane), not checked; a failed batch holds the whole "
+           "shard, not only its lane");
+    if (c->report_item_failures)
+        fn(arg, "report_batch_item_failures", "the first poison record",
+           "the function reports its first poison record as the first failure; an error "
+           "or a timeout fails the whole batch");
+}
+
+static void free_lambda(kds_consumer *base)
+{
+    kds_lambda *m = (kds_lambda *)base;
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_readers; i++) {
+        reader *rd = m->readers[i];
+        if (rd->attached)
+            kds_log_detach(&rd->sh->log, &rd->cur);
+        if (rd->sub) {
+            kds_efo_sub_fini(rd->sub);
+            free(rd->sub);
+        }
+        free(rd->buf);
+        free(rd);
+    }
+    free(m->readers);
+    for (size_t i = 0; i < m->n_all; i++) {
+        free(m->all[i]->sl);
+        free(m->all[i]);
+    }
+    free(m->all);
+    kds_consumer_stats_fini(&m->efo_st);
+    kds_consumer_stats_fini(&m->base.st);
+    free(m);
+}
+
+static const kds_consumer_ops LAMBDA_OPS = {
+    .kind = "lambda",
+    .finish = finish,
+    .figures = figures,
+    .assumptions = assumptions,
+    .free = free_lambda,
+};
+
+kds_consumer *kds_lambda_make(sim *s, kds_stream *st, const void *cfgp)
+{
+    const kds_lambda_cfg *cfg = cfgp;
+    SIM_ASSERT(cfg->batch_size >= 1 && cfg->batch_size <= KDS_LAMBDA_MAX_BATCH);
+    SIM_ASSERT(cfg->parallelization >= 1 && cfg->parallelization <= KDS_LAMBDA_MAX_PARALLEL);
+    SIM_ASSERT(cfg->concurrency >= 1 && cfg->poll_interval > 0);
+    kds_lambda *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->base.ops = &LAMBDA_OPS;
+    m->base.name = cfg->name;
+    m->cfg = *cfg;
+    m->sim = s;
+    m->st = st;
+    char name[160];
+    snprintf(name, sizeof name, "consumer/%s", cfg->name);
+    m->rng = sim_rng(s, name);
+    if (kds_consumer_stats_init(&m->base.st) != 0 || kds_consumer_stats_init(&m->efo_st) != 0 ||
+        kds_stream_on_new_shard(st, on_new_shard, m) != 0) {
+        free_lambda(&m->base);
+        return NULL;
+    }
+    for (size_t i = 0; i < st->n_shards; i++)
+        if (st->shards[i]->state != KDS_SHARD_EXPIRED)
+            add_reader(m, st->shards[i]);
+    sim_time begin = cfg->begin > sim_now(s) ? cfg->begin : sim_now(s);
+    m->enabled_at = begin + cfg->creation_delay;
+    sim_at(s, begin, created_event, m);
+    sim_at(s, m->enabled_at, enabled_event, m);
+    return &m->base;
+}
+
+const kds_lambda_stats *kds_lambda_stats_get(const kds_consumer *c)
+{
+    SIM_ASSERT(c->ops == &LAMBDA_OPS);
+    return &((const kds_lambda *)c)->ls;
+}
+
+size_t kds_lambda_shard_count(const kds_consumer *c)
+{
+    SIM_ASSERT(c->ops == &LAMBDA_OPS);
+    return ((const kds_lambda *)c)->n_readers;
+}
+
+int kds_lambda_shard_stats_get(const kds_consumer *c, size_t i, kds_lambda_shard_stats *out)
+{
+    SIM_ASSERT(c->ops == &LAMBDA_OPS);
+    const kds_lambda *m = (const kds_lambda *)c;
+    if (i >= m->n_readers)
+        return SIM_EINVAL;
+    *out = m->readers[i]->st;
+    return 0;
+}
