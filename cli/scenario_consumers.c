@@ -111,6 +111,7 @@ static const struct {
 } KINDS[] = {
     {"polling", load_polling},
     {"efo", load_efo},
+    {"lambda", kdsim_load_lambda},
 };
 #define N_KINDS (sizeof KINDS / sizeof KINDS[0])
 

@@ -1,0 +1,118 @@
+/* scenario_lambda.c - the `lambda` consumer kind of a scenario: an AWS Lambda event
+ * source mapping (models/kds_lambda.h), its keys checked against AWS's ranges. The
+ * key reference is docs/consumers-lambda.md.
+ */
+#include <string.h>
+
+#include "kds_lambda.h"
+#include "scenario_int.h"
+#include "sim_units.h"
+
+static const char *const RETRIEVALS[] = {"polling", "efo", NULL};
+/* Lambda takes these three starting positions (no sequence-number positions). */
+static const char *const LAMBDA_STARTS[] = {"trim_horizon", "latest", "at_timestamp", NULL};
+static const char *const DESTS[] = {"none", "sqs", "sns", "s3", NULL};
+
+/* maximum_record_age: -1 (no limit, the default) or a duration of 60 s to 7 days, as
+ * MaximumRecordAgeInSeconds. */
+static void load_record_age(ywalk *w, yaml_node_t *cm, const char *path, sim_time *out)
+{
+    if (!yw_get(w, cm, "maximum_record_age"))
+        return;
+    char kp[PATH];
+    yw_path(kp, sizeof kp, path, "maximum_record_age");
+    yaml_node_t *v = yw_get(w, cm, "maximum_record_age");
+    const char *text = yw_scalar(w, v, kp);
+    if (!text)
+        return;
+    if (strcmp(text, "-1") == 0) {
+        *out = -1;
+        return;
+    }
+    sim_time t;
+    if (sim_parse_duration(text, &t) == 0 && t >= KDS_LAMBDA_MIN_RECORD_AGE &&
+        t <= KDS_LAMBDA_MAX_RECORD_AGE) {
+        *out = t;
+        return;
+    }
+    yw_error(w, v, kp, "expected -1 (no limit) or a duration from 60s to 7d, got \"%s\"", text);
+}
+
+static void load_function(ywalk *w, yaml_node_t *cm, const char *path, kds_lambda_cfg *c)
+{
+    char kp[PATH];
+    yaml_node_t *f = yw_get(w, cm, "function");
+    if (!f || !yw_is_map(w, f, yw_path(kp, sizeof kp, path, "function")))
+        return;
+    static const char *const fkeys[] = {"duration", "per_record", "timeout", "error_rate",
+                                        "concurrency", NULL};
+    yw_check_keys(w, f, kp, fkeys);
+    yw_dist(w, f, kp, "duration", false, 'd', &c->duration_ms);
+    sim_time t;
+    if (yw_duration(w, f, kp, "per_record", false, 0, SIM_S(60), &t))
+        c->duration_ms_per_record = sim_to_ms(t);
+    /* Lambda's timeout: 1 s to 900 s. */
+    yw_duration(w, f, kp, "timeout", false, SIM_S(1), SIM_S(900), &c->timeout);
+    yw_double(w, f, kp, "error_rate", false, 0, 1, &c->error_rate);
+    uint64_t u;
+    if (yw_u64(w, f, kp, "concurrency", false, 1, 1000000, &u))
+        c->concurrency = (uint32_t)u;
+}
+
+void kdsim_load_lambda(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *path,
+                       kds_consumer_cfg *cc, bool *uses_efo)
+{
+    static const char *const keys[] = {
+        "name", "kind", "retrieval", "batch_size", "batching_window", "parallelization_factor",
+        "start_position", "start_timestamp", "start", "creation_delay", "function",
+        "maximum_retry_attempts", "maximum_record_age", "bisect_batch_on_function_error",
+        "report_batch_item_failures", "on_failure_destination", "poll_interval",
+        "call_latency", "push_delay", "subscribe_latency", "retry_delay", "retry_delay_max",
+        "throttle_retry", "record_overhead", NULL};
+    kds_lambda_cfg *c = kdsim_keep(sc, 1, sizeof *c);
+    kds_lambda_cfg_defaults(c);
+    cc->kind = KDS_CONSUMER_MODEL;
+    cc->make = kds_lambda_make;
+    cc->cfg = c;
+    yw_check_keys(w, cm, path, keys);
+    yw_str(w, cm, path, "name", false, &c->name);
+    int e = 0;
+    if (yw_enum(w, cm, path, "retrieval", false, RETRIEVALS, &e))
+        c->retrieval = (kds_lambda_retrieval)e;
+    /* A mapping reading through EFO registers a stream consumer (the 20 per stream). */
+    *uses_efo = c->retrieval == KDS_LAMBDA_EFO;
+    uint64_t u;
+    if (yw_u64(w, cm, path, "batch_size", false, 1, KDS_LAMBDA_MAX_BATCH, &u))
+        c->batch_size = (uint32_t)u;
+    yw_duration(w, cm, path, "batching_window", false, 0, KDS_LAMBDA_MAX_WINDOW,
+                &c->batching_window);
+    if (yw_u64(w, cm, path, "parallelization_factor", false, 1, KDS_LAMBDA_MAX_PARALLEL, &u))
+        c->parallelization = (uint32_t)u;
+    if (yw_enum(w, cm, path, "start_position", false, LAMBDA_STARTS, &e))
+        c->start = e == 0 ? KDS_START_TRIM_HORIZON : e == 1 ? KDS_START_LATEST
+                                                            : KDS_START_AT_TIMESTAMP;
+    yw_duration(w, cm, path, "start_timestamp", false, 0, MAX_DURATION, &c->start_time);
+    if (c->start == KDS_START_AT_TIMESTAMP && !yw_get(w, cm, "start_timestamp"))
+        yw_error(w, cm, path, "start_position at_timestamp needs start_timestamp (a time "
+                              "from the start of the run, like 10m)");
+    yw_duration(w, cm, path, "start", false, 0, MAX_DURATION, &c->begin);
+    yw_duration(w, cm, path, "creation_delay", false, 0, SIM_HOUR(1), &c->creation_delay);
+    load_function(w, cm, path, c);
+    int64_t i;
+    if (yw_i64(w, cm, path, "maximum_retry_attempts", false, -1, KDS_LAMBDA_MAX_RETRIES, &i))
+        c->max_retry_attempts = (int32_t)i;
+    load_record_age(w, cm, path, &c->max_record_age);
+    yw_bool(w, cm, path, "bisect_batch_on_function_error", false, &c->bisect_on_error);
+    yw_bool(w, cm, path, "report_batch_item_failures", false, &c->report_item_failures);
+    if (yw_enum(w, cm, path, "on_failure_destination", false, DESTS, &e))
+        c->on_failure = (kds_lambda_dest)e;
+    yw_duration(w, cm, path, "poll_interval", false, SIM_MS(100), SIM_MIN(10), &c->poll_interval);
+    yw_dist(w, cm, path, "call_latency", false, 'd', &c->call_latency_ms);
+    yw_dist(w, cm, path, "push_delay", false, 'd', &c->efo.push_delay_ms);
+    yw_dist(w, cm, path, "subscribe_latency", false, 'd', &c->efo.subscribe_ms);
+    yw_duration(w, cm, path, "retry_delay", false, 0, SIM_HOUR(1), &c->retry_delay);
+    yw_duration(w, cm, path, "retry_delay_max", false, 0, SIM_HOUR(1), &c->retry_delay_max);
+    yw_duration(w, cm, path, "throttle_retry", false, SIM_MS(1), SIM_HOUR(1), &c->throttle_retry);
+    if (yw_bytes(w, cm, path, "record_overhead", false, 0, 64 * KDS_KIB, &u))
+        c->record_overhead = (uint32_t)u;
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# cli_lambda_scenarios.sh - the two shipped Lambda scenarios tell their story in the
+# JSON report: with default settings a poison record holds its shard (and only it) until
+# it expires a day later; with bisection, bounded retries and a failure queue only the
+# bad record reaches the queue and the shard keeps flowing. Every run also keeps the
+# consumer conservation rule of docs/report-json.md.
+#
+# usage: bash tests/cli_lambda_scenarios.sh KDSIM SOURCE_DIR
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 KDSIM SOURCE_DIR" >&2
+    exit 2
+fi
+kdsim=$1
+case $kdsim in
+/*) ;;
+*) kdsim=$PWD/$kdsim ;;
+esac
+cd "$2" || exit 1
+command -v jq >/dev/null || {
+    echo "jq is needed"
+    exit 1
+}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+failed=0
+fail() {
+    echo "FAIL $1"
+    failed=$((failed + 1))
+}
+
+# run NAME SCENARIO ARGS...: kdsim run SCENARIO --json ARGS into $tmp/NAME.json; fails
+# the test unless the exit status is 0 and stderr is empty.
+run() {
+    local name=$1 scenario=$2
+    shift 2
+    "$kdsim" run "$scenario" --json "$@" >"$tmp/$name.json" 2>"$tmp/$name.err"
+    local rc=$?
+    if [ $rc -ne 0 ] || [ -s "$tmp/$name.err" ]; then
+        fail "kdsim run $scenario --json $*: exit status $rc"
+        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
+    fi
+}
+
+# check NAME WHAT JQ-EXPRESSION: the expression, applied to $tmp/NAME.json, is true.
+check() {
+    local name=$1 what=$2 expr=$3
+    if ! jq -e "$expr" "$tmp/$name.json" >/dev/null 2>&1; then
+        fail "$name: $what ($expr)"
+        jq -c '.consumers[0] | del(.latency_ms)' "$tmp/$name.json" 2>/dev/null | head -c 1500 |
+            sed 's/^/    consumer: /'
+        echo
+    fi
+}
+
+# Conservation: stored = skipped at start + delivered + unread + expired unread.
+conservation='.stream.records_in == (.consumers[0] | .records_skipped_at_start
+    + .records_delivered + .records_unread + .records_expired_unread)'
+
+# --- lambda-poison-record, the whole day ---------------------------------------------------
+s=scenarios/lambda-poison-record.yaml
+run poison "$s"
+check poison "a lambda consumer with a description" \
+    '.consumers[0].kind == "lambda" and (.description | length) > 100'
+check poison "one shard held, for the 24 h retention period" \
+    '.consumers[0].figures.shards_blocked == 1
+     and .consumers[0].figures.longest_block_s >= 86400 - 60
+     and .consumers[0].figures.longest_block_s <= 86400 + 60'
+check poison "IteratorAge grows to about 24 h" \
+    '.consumers[0].iterator_age_ms_max >= 86000000 and .consumers[0].iterator_age_ms_max <= 86500000
+     and .consumers[0].figures.iterator_age_ms_max == .consumers[0].iterator_age_ms_max'
+check poison "retried until the record expired, then the batch discarded" \
+    '.consumers[0].figures.retries >= 2800 and .consumers[0].figures.retries <= 2900
+     and .consumers[0].figures.records_discarded >= 1
+     and .consumers[0].figures.records_to_failure_destination == 0
+     and .consumers[0].figures.function_errors == .consumers[0].figures.retries + 1'
+check poison "retries re-deliver the batch: duplicates" \
+    '.consumers[0].duplicates_delivered == .consumers[0].figures.retries * .consumers[0].figures.records_discarded'
+check poison "records lost to expiry while the shard waited and caught up" \
+    '.consumers[0].records_expired_unread > 0 and .consumers[0].records_expired_unread < 1000'
+check poison "caught up by the end" '.consumers[0].records_unread < 200'
+check poison "conservation" "$conservation"
+
+# --- the same, two hours in: one shard of four stopped, the others flowed -------------------
+run poison2h "$s" --duration 2h
+check poison2h "the held shard's records since the poison record unread (a quarter of 1h50m)" \
+    '.consumers[0].records_unread >= 0.2 * .stream.records_in
+     and .consumers[0].records_unread <= 0.3 * .stream.records_in'
+check poison2h "IteratorAge about 1 h 50 min" \
+    '.consumers[0].iterator_age_ms_max >= 6500000 and .consumers[0].iterator_age_ms_max <= 6700000'
+check poison2h "nothing given up yet" \
+    '.consumers[0].figures.records_discarded == 0 and .consumers[0].figures.shards_blocked == 1'
+check poison2h "conservation" "$conservation"
+
+# --- lambda-poison-record-bisect ---------------------------------------------------------------
+b=scenarios/lambda-poison-record-bisect.yaml
+run bisect "$b" --duration 2h
+check bisect "a lambda consumer with a description" \
+    '.consumers[0].kind == "lambda" and (.description | length) > 100'
+check bisect "only the poison record goes to the queue" \
+    '.consumers[0].figures.records_to_failure_destination == 1
+     and .consumers[0].figures.failure_destination_messages == 1
+     and .consumers[0].figures.records_discarded == 0'
+check bisect "bisected without using retries, then 3 retries of the lone record" \
+    '.consumers[0].figures.batches_bisected >= 1 and .consumers[0].figures.retries == 3'
+check bisect "the shard held for minutes at most, and flowing at the end" \
+    '.consumers[0].figures.longest_block_s < 300 and .consumers[0].iterator_age_ms_max < 300000
+     and .consumers[0].records_unread < 200'
+check bisect "every other record handed to the function processed (but those still running)" \
+    '.consumers[0] | .records_delivered - .figures.records_processed
+     - .figures.records_to_failure_destination < 100'
+check bisect "conservation" "$conservation"
+
+if [ "$failed" -ne 0 ]; then
+    echo "$failed check(s) failed"
+    exit 1
+fi
+echo "all Lambda scenario checks passed"
