@@ -340,6 +340,13 @@ static int cmd_run(args *a, FILE *out, FILE *err)
     }
     kds_world_run(&w);
     double t1 = wall_s();
+    if (w.violated) {
+        fprintf(err, "kdsim: %s\nkdsim: the run stopped: this is a bug in kdsim; nothing was "
+                     "written\n", w.violation);
+        kds_world_fini(&w);
+        kdsim_scenario_fini(&sc);
+        return KDSIM_EXIT_FAIL;
+    }
     if (tf && tf != err && fclose(tf) != 0) {
         fprintf(err, "kdsim: error writing the trace %s\n", a->trace_path);
         status = KDSIM_EXIT_FAIL;

@@ -76,6 +76,8 @@ typedef struct kds_producer_stats {
     uint64_t put_calls;               /* API calls made */
     uint64_t calls_timed_out;         /* calls whose reply was lost */
     uint64_t records_in_flight;       /* at the end: sent, not yet stored nor given up */
+    uint64_t record_sends;            /* records in all sends, retries included */
+    uint64_t record_sends_pending;    /* at the end: records in sends not yet answered */
     uint64_t records_buffered;        /* at the end: generated, not yet sent */
     uint64_t marks_written;           /* marked records sent */
 } kds_producer_stats;

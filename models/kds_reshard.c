@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kds_invariant.h"
 #include "kds_stream_int.h"
 #include "kds_trace.h"
 #include "sim_err.h"
@@ -51,6 +52,12 @@ static int replace_open(kds_stream *st, size_t pos, size_t drop, const uint32_t 
     st->open = no;
     st->n_open = nn;
     st->topology_version++;
+    /* The cover invariant after every change: a violation is a bug, not an outcome. */
+    char msg[400];
+    if (kds_check_cover(st, msg, sizeof msg) != 0) {
+        fprintf(stderr, "kdsim: %s\n", msg);
+        SIM_ASSERT(!"the open shards must cover the key space");
+    }
     sim_series_add(&st->open_shards_min, sim_now(st->sim), (double)nn);
     return 0;
 }

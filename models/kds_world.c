@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kds_invariant.h"
 #include "sim_err.h"
 
 static void meter_hourly(sim *s, void *ctx);
@@ -107,6 +108,7 @@ void kds_world_finish(kds_world *w)
         kds_producer_finish(w->producers[i], end);
     for (size_t i = 0; i < w->n_consumers; i++)
         w->consumers[i]->ops->finish(w->consumers[i], end);
+    w->violated = kds_world_check(w, w->violation, sizeof w->violation) != 0;
 }
 
 void kds_world_run(kds_world *w)

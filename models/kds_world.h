@@ -59,6 +59,8 @@ typedef struct kds_world {
     size_t n_consumers;
     kds_capacity *capacity;   /* owned */
     int finished;             /* kds_world_finish() ran */
+    int violated;             /* a conservation invariant failed (kds_invariant.h) */
+    char violation[512];      /* ...its name and details */
 } kds_world;
 
 /* Build everything at time 0. Returns 0, SIM_ENOMEM or SIM_EINVAL (a config the loader
@@ -72,7 +74,9 @@ uint64_t kds_world_run_until(kds_world *w, sim_time t);
 /* Run to cfg->duration and settle every end-of-run figure. */
 void kds_world_run(kds_world *w);
 
-/* Settle end-of-run figures at the current time (idempotent). */
+/* Settle end-of-run figures at the current time (idempotent), then check the
+ * conservation invariants (kds_invariant.h): a violation sets w->violated and
+ * w->violation, which the front end reports before writing anything. */
 void kds_world_finish(kds_world *w);
 
 void kds_world_fini(kds_world *w); /* NULL-safe */
