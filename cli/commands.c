@@ -400,6 +400,13 @@ static int cmd_cost(args *a, FILE *out, FILE *err)
         return KDSIM_EXIT_FAIL;
     }
     kds_world_run(&w);
+    if (w.violated) {
+        fprintf(err, "kdsim: %s\nkdsim: the run stopped: this is a bug in kdsim; nothing was "
+                     "written\n", w.violation);
+        kds_world_fini(&w);
+        kdsim_scenario_fini(&sc);
+        return KDSIM_EXIT_FAIL;
+    }
     /* The whole report, so that the figures are the ones `run` reports. */
     json_t *report = kdsim_report_json(&sc, &w);
     const json_t *cost = report ? json_object_get(report, "cost") : NULL;

@@ -454,8 +454,23 @@ static void check_unique(ywalk *w, yaml_node_t *seq, const char *list, const cha
             }
 }
 
+static int load_any(kdsim_scenario *sc, const char *path, const char *text, size_t len,
+                    const char *const *sets, size_t n_sets, ydiag *g);
+
 int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const *sets,
                         size_t n_sets, ydiag *g)
+{
+    return load_any(sc, path, NULL, 0, sets, n_sets, g);
+}
+
+int kdsim_scenario_load_text(kdsim_scenario *sc, const char *name, const char *text, size_t len,
+                             const char *const *sets, size_t n_sets, ydiag *g)
+{
+    return load_any(sc, name, text, len, sets, n_sets, g);
+}
+
+static int load_any(kdsim_scenario *sc, const char *path, const char *text, size_t len,
+                    const char *const *sets, size_t n_sets, ydiag *g)
 {
     memset(sc, 0, sizeof *sc);
     sc->path = path;
@@ -468,7 +483,7 @@ int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const 
     kds_stream_cfg_defaults(&wc->stream);
 
     size_t before = g->n;
-    int rc = ydoc_load_file(&sc->doc, path, g);
+    int rc = text ? ydoc_load_string(&sc->doc, path, text, len, g) : ydoc_load_file(&sc->doc, path, g);
     if (rc)
         return rc;
     /* An empty file is one error, not one per missing key (checked before --set, which

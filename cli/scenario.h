@@ -37,6 +37,11 @@ typedef struct kdsim_scenario {
 int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const *sets,
                         size_t n_sets, ydiag *g);
 
+/* The same from memory: `text` (len bytes) is the YAML, `name` stands for the file in
+ * messages and for resolving relative paths. For tests and the fuzz targets. */
+int kdsim_scenario_load_text(kdsim_scenario *sc, const char *name, const char *text, size_t len,
+                             const char *const *sets, size_t n_sets, ydiag *g);
+
 void kdsim_scenario_fini(kdsim_scenario *sc); /* NULL-safe */
 
 #endif

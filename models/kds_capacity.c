@@ -237,7 +237,9 @@ static void check(sim *s, void *ctx)
         if (on_demand(st) && rb > (double)c->cfg.od.hot_shard_bytes && !t->hot_pending) {
             if (c->hot_head + c->hot_n == c->hot_cap) {
                 /* Compact the queue, then grow it. */
-                memmove(c->hot_queue, c->hot_queue + c->hot_head, c->hot_n * sizeof *c->hot_queue);
+                if (c->hot_n > 0)
+                    memmove(c->hot_queue, c->hot_queue + c->hot_head,
+                            c->hot_n * sizeof *c->hot_queue);
                 c->hot_head = 0;
                 c->hot_cap = c->hot_cap ? c->hot_cap * 2 : 16;
                 c->hot_queue = realloc(c->hot_queue, c->hot_cap * sizeof *c->hot_queue);
