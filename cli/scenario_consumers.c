@@ -112,6 +112,7 @@ static const struct {
     {"polling", load_polling},
     {"efo", load_efo},
     {"lambda", kdsim_load_lambda},
+    {"firehose", kdsim_load_firehose},
 };
 #define N_KINDS (sizeof KINDS / sizeof KINDS[0])
 

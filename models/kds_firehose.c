@@ -1,0 +1,634 @@
+/* kds_firehose.c - the Amazon Data Firehose consumer of kds_firehose.h: one read loop
+ * per shard (two with full backup), one buffer, S3 objects with retries. */
+#include "kds_firehose.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kds_slice.h"
+#include "kds_trace.h"
+#include "sim_err.h"
+#include "sim_units.h"
+
+typedef struct kds_firehose kds_firehose;
+
+/* A growable array of slices (a batch, the buffer, an object). */
+typedef struct slices {
+    kds_slice *v;   /* owned */
+    size_t n, cap;
+    uint64_t records, bytes;
+} slices;
+
+static void slices_push(slices *a, const kds_slice *sl)
+{
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 16;
+        a->v = realloc(a->v, a->cap * sizeof *a->v);
+        SIM_ASSERT(a->v != NULL);
+    }
+    a->v[a->n++] = *sl;
+    a->records += sl->count;
+    a->bytes += sl->bytes;
+}
+
+/* One GetRecords loop on one shard: the delivery reader, or the backup reader. */
+typedef struct reader {
+    kds_firehose *f;
+    kds_shard *sh;
+    kds_cursor cur;     /* attached to the shard's log */
+    uint64_t start_pos; /* records before it were not this consumer's to read */
+    bool backup;        /* the full-backup reader: reads, charges, delivers nothing */
+    bool at_end;        /* the call in flight reached SHARD_END of a closed shard */
+    bool done;          /* SHARD_END: no more calls */
+    sim_time call_at;   /* when the call in flight was made, ns */
+    slices batch;       /* the records of the call in flight */
+} reader;
+
+/* An S3 object being written or waiting for a retry. */
+typedef struct object {
+    kds_firehose *f;
+    slices recs;             /* its records */
+    bool by_size;            /* closed by the size hint (else by the interval) */
+    sim_time first_failure;  /* time of its first failed attempt, or -1 */
+    struct object *prev, *next; /* the consumer's list of live objects */
+} object;
+
+struct kds_firehose {
+    kds_consumer base;       /* first: the run sees a kds_consumer */
+    kds_firehose_cfg cfg;
+    sim *sim;
+    kds_stream *st;
+    gsl_rng *rng;            /* sim-owned */
+    bool started;            /* the begin event ran */
+    reader **readers;        /* owned: delivery and backup readers, creation order */
+    size_t n_readers, cap_readers;
+    slices buf;              /* the Firehose stream's buffer */
+    sim_time buf_first;      /* when the buffer's interval started counting, ns */
+    sim_time last_flush;     /* when the buffer was last emptied into an object, or -1 */
+    sim_event_id buf_timer;  /* the interval flush, or 0 */
+    object *live;            /* objects being written or retried (list head) */
+    kds_firehose_stats fs;
+};
+
+void kds_firehose_cfg_defaults(kds_firehose_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->name = "firehose";
+    cfg->start = KDS_START_LATEST;
+    cfg->poll_period = SIM_S(1);
+    cfg->max_records = 10000;
+    cfg->call_latency_ms = (sim_dist){SIM_DIST_LOGNORMAL, 40.0, 0.4, 1.0, 10000.0};
+    cfg->aggregation = 1.0;
+    cfg->buffer_size = 5 * KDS_MIB;
+    cfg->buffer_interval = SIM_S(300);
+    cfg->put_ms = (sim_dist){SIM_DIST_LOGNORMAL, 200.0, 0.5, 10.0, 60000.0};
+    cfg->failure_rate = 0.0;
+    cfg->retry_interval = SIM_S(5);
+    cfg->retry_duration = -1;
+}
+
+static sim_time draw_ms(const sim_dist *d, gsl_rng *r)
+{
+    double ms = sim_dist_sample(d, r);
+    return ms <= 0 ? 0 : (sim_time)llround(ms * 1e6);
+}
+
+/* ---- objects -------------------------------------------------------------------- */
+
+static void put_done(sim *s, void *ctx);
+static void retry(sim *s, void *ctx);
+
+static void object_free(object *o)
+{
+    kds_firehose *f = o->f;
+    if (o->prev)
+        o->prev->next = o->next;
+    else
+        f->live = o->next;
+    if (o->next)
+        o->next->prev = o->prev;
+    free(o->recs.v);
+    free(o);
+}
+
+/* One PutObject attempt: its outcome is known when it completes. */
+static void attempt(kds_firehose *f, object *o)
+{
+    sim_after(f->sim, draw_ms(&f->cfg.put_ms, f->rng), put_done, o);
+}
+
+/* Records of `o` lost: counted, and (for the conservation rule) expired unread. */
+static void lose(kds_firehose *f, uint64_t records)
+{
+    f->fs.records_lost_after_retries += records;
+    f->base.st.records_expired_unread += records;
+}
+
+static void written(kds_firehose *f, object *o, sim_time now)
+{
+    kds_firehose_stats *fs = &f->fs;
+    sim_time oldest = SIM_TIME_MAX;
+    for (size_t i = 0; i < o->recs.n; i++) {
+        const kds_slice *sl = &o->recs.v[i];
+        kds_consumer_stats_deliver(&f->base.st, sl, now, 0);
+        /* De-aggregation: a KPL record holds its producer's number of user records. */
+        double per = sl->src < f->cfg.n_src && f->cfg.aggregate_by_src
+                         ? (double)f->cfg.aggregate_by_src[sl->src]
+                         : f->cfg.aggregation;
+        fs->user_records_delivered += (double)sl->count * per;
+        if (o->recs.v[i].t_first < oldest)
+            oldest = o->recs.v[i].t_first;
+    }
+    fs->objects_written++;
+    fs->object_bytes_total += o->recs.bytes;
+    if (o->recs.bytes > fs->object_bytes_max)
+        fs->object_bytes_max = o->recs.bytes;
+    if (fs->objects_written == 1 || o->recs.bytes < fs->object_bytes_min)
+        fs->object_bytes_min = o->recs.bytes;
+    double delay = sim_to_ms(now - oldest);
+    fs->delivery_delay_ms_sum += delay;
+    if (delay > fs->delivery_delay_ms_max)
+        fs->delivery_delay_ms_max = delay;
+    if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1))
+        kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
+                       "PutObject: %" PRIu64 " records, %" PRIu64 " B (closed by %s) written, "
+                       "oldest record %.0f ms old",
+                       o->recs.records, o->recs.bytes, o->by_size ? "size" : "interval", delay);
+}
+
+static bool destination_fails(kds_firehose *f, sim_time now)
+{
+    const kds_firehose_cfg *c = &f->cfg;
+    if (c->outage_for > 0 && now >= c->outage_at && now < c->outage_at + c->outage_for)
+        return true;
+    /* Draw only when failures are on, so that other settings keep their draws. */
+    return c->failure_rate > 0 && gsl_rng_uniform(f->rng) < c->failure_rate;
+}
+
+static void put_done(sim *s, void *ctx)
+{
+    object *o = ctx;
+    kds_firehose *f = o->f;
+    sim_time now = sim_now(s);
+    if (!destination_fails(f, now)) {
+        written(f, o, now);
+        object_free(o);
+        return;
+    }
+    f->fs.delivery_failures++;
+    if (o->first_failure < 0)
+        o->first_failure = now;
+    if (f->cfg.retry_duration >= 0 && now - o->first_failure >= f->cfg.retry_duration) {
+        /* RetryOptions.DurationInSeconds spent: the object is given up. */
+        if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1))
+            kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
+                           "PutObject failed; retry duration spent: %" PRIu64 " records lost",
+                           o->recs.records);
+        f->fs.objects_given_up++;
+        lose(f, o->recs.records);
+        object_free(o);
+        return;
+    }
+    if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1))
+        kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
+                       "PutObject: %" PRIu64 " records failed, retry in %.0f ms",
+                       o->recs.records, sim_to_ms(f->cfg.retry_interval));
+    sim_after(s, f->cfg.retry_interval, retry, o);
+}
+
+/* Drop the records of `o` that the stream no longer holds (written at or before
+ * now - retention): Firehose cannot deliver them any more. */
+static void drop_expired(kds_firehose *f, object *o, sim_time now)
+{
+    if (now < f->st->cfg.retention)
+        return;
+    sim_time cutoff = now - f->st->cfg.retention;
+    size_t k = 0;
+    uint64_t lost = 0;
+    slices kept = {0};
+    for (size_t i = 0; i < o->recs.n; i++) {
+        kds_slice sl = o->recs.v[i];
+        if (sl.t_last <= cutoff) {
+            lost += sl.count;
+            continue;
+        }
+        if (sl.t_first <= cutoff) {
+            /* Records are spread evenly over [t_first, t_last]: those at or before the
+             * cutoff are gone. */
+            uint64_t j = kds_prorate((uint64_t)(cutoff - sl.t_first), (uint64_t)sl.count - 1,
+                                     (uint64_t)(sl.t_last - sl.t_first)) + 1;
+            while (j > 0 && kds_slice_time(&sl, j - 1) > cutoff)
+                j--;
+            while (j < sl.count && kds_slice_time(&sl, j) <= cutoff)
+                j++;
+            if (j > 0) {
+                kds_slice head, tail;
+                kds_slice_split(&sl, (uint32_t)j, &head, &tail);
+                lost += j;
+                sl = tail;
+            }
+        }
+        o->recs.v[k++] = sl;
+        kept.records += sl.count;
+        kept.bytes += sl.bytes;
+    }
+    o->recs.n = k;
+    o->recs.records = kept.records;
+    o->recs.bytes = kept.bytes;
+    if (lost) {
+        lose(f, lost);
+        if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1))
+            kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
+                           "%" PRIu64 " records of a failed object expired from the stream: "
+                           "lost",
+                           lost);
+    }
+}
+
+static void retry(sim *s, void *ctx)
+{
+    object *o = ctx;
+    kds_firehose *f = o->f;
+    drop_expired(f, o, sim_now(s));
+    if (o->recs.n == 0) {
+        f->fs.objects_given_up++;
+        object_free(o);
+        return;
+    }
+    f->fs.delivery_retries++;
+    attempt(f, o);
+}
+
+/* ---- the buffer --------------------------------------------------------------------- */
+
+static void interval_due(sim *s, void *ctx);
+
+/* Close the buffer into an S3 object and start writing it. */
+static void flush(kds_firehose *f, bool by_size)
+{
+    if (f->buf.n == 0)
+        return;
+    if (f->buf_timer) {
+        sim_cancel(f->sim, f->buf_timer);
+        f->buf_timer = 0;
+    }
+    object *o = calloc(1, sizeof *o);
+    SIM_ASSERT(o != NULL);
+    o->f = f;
+    o->recs = f->buf;
+    o->by_size = by_size;
+    o->first_failure = -1;
+    o->next = f->live;
+    if (f->live)
+        f->live->prev = o;
+    f->live = o;
+    memset(&f->buf, 0, sizeof f->buf);
+    f->last_flush = sim_now(f->sim);
+    if (by_size)
+        f->fs.objects_by_size++;
+    else
+        f->fs.objects_by_interval++;
+    attempt(f, o);
+}
+
+static void interval_due(sim *s, void *ctx)
+{
+    (void)s;
+    kds_firehose *f = ctx;
+    f->buf_timer = 0;
+    flush(f, false);
+}
+
+/* Add a slice that arrived now, closing objects at the size hint. */
+static void buffer_add(kds_firehose *f, kds_slice sl, sim_time now)
+{
+    const uint64_t size = f->cfg.buffer_size;
+    while (sl.count > 0) {
+        if (f->buf.n == 0) {
+            /* The interval counts from when the buffer was last emptied while records
+             * keep flowing (so that a steady stream gets one object per interval), or
+             * from the first record after a quiet spell of a whole interval. */
+            sim_time from = now;
+            if (f->last_flush >= 0 && now - f->last_flush < f->cfg.buffer_interval)
+                from = f->last_flush;
+            f->buf_first = from;
+            f->buf_timer = sim_at(f->sim, from + f->cfg.buffer_interval, interval_due, f);
+        }
+        uint64_t room = size - f->buf.bytes; /* > 0: a full buffer is flushed at once */
+        if (sl.bytes < room) {
+            slices_push(&f->buf, &sl);
+            return;
+        }
+        /* The fewest records that fill the buffer. */
+        __extension__ typedef unsigned __int128 u128;
+        uint64_t k = sl.bytes ? (uint64_t)(((u128)room * sl.count + sl.bytes - 1) / sl.bytes) : 1;
+        if (k < 1)
+            k = 1;
+        if (k > sl.count)
+            k = sl.count;
+        while (k > 1 && kds_prorate(sl.bytes, k - 1, sl.count) >= room)
+            k--;
+        while (k < sl.count && kds_prorate(sl.bytes, k, sl.count) < room)
+            k++;
+        if (k == sl.count) {
+            slices_push(&f->buf, &sl);
+            flush(f, true);
+            return;
+        }
+        kds_slice head, tail;
+        kds_slice_split(&sl, (uint32_t)k, &head, &tail);
+        slices_push(&f->buf, &head);
+        flush(f, true);
+        sl = tail;
+    }
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+static void collect(void *ctx, const kds_slice *sl)
+{
+    reader *rd = ctx;
+    slices_push(&rd->batch, sl);
+}
+
+static void arrive(sim *s, void *ctx);
+
+static void poll(sim *s, void *ctx)
+{
+    reader *rd = ctx;
+    kds_firehose *f = rd->f;
+    kds_consumer_stats *cs = &f->base.st;
+    sim_time now = sim_now(s);
+    const kds_firehose_cfg *c = &f->cfg;
+
+    rd->call_at = now;
+    cs->getrecords_calls++;
+    if (rd->backup)
+        f->fs.backup_calls++;
+    sim_time lat = draw_ms(&c->call_latency_ms, f->rng);
+    if (!kds_stream_read_admit(f->st, rd->sh)) {
+        cs->read_throttled_calls++;
+        if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index))
+            kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
+                           "GetRecords%s: throttled (ReadProvisionedThroughputExceeded)",
+                           rd->backup ? " (backup)" : "");
+        sim_at(s, now + (lat > c->poll_period ? lat : c->poll_period), poll, rd);
+        return;
+    }
+    kds_stream_trim(f->st, rd->sh);
+    rd->batch.n = 0;
+    rd->batch.records = rd->batch.bytes = 0;
+    kds_take tk;
+    kds_log_take(&rd->sh->log, &rd->cur, c->max_records, f->st->cfg.max_bytes_per_call,
+                 rd->backup ? NULL : collect, rd, &tk);
+    kds_stream_read_charge(f->st, rd->sh, tk.records, tk.bytes);
+    cs->bytes_read_shared += tk.bytes;
+    if (tk.records == 0)
+        cs->empty_calls++;
+    bool caught_up = rd->cur.pos >= rd->sh->log.end_pos;
+    rd->at_end = caught_up && rd->sh->state != KDS_SHARD_OPEN;
+    if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index))
+        kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
+                       "GetRecords%s: %" PRIu64 " records, %" PRIu64 " B%s",
+                       rd->backup ? " (backup)" : "", tk.records, tk.bytes,
+                       rd->backup ? "" : ", into the buffer");
+    if (rd->backup) {
+        /* The backup copy goes to the backup bucket; only its reads matter here. */
+        f->fs.backup_bytes += tk.bytes;
+        if (rd->at_end)
+            rd->done = true;
+        else
+            sim_at(s, now + (lat > c->poll_period ? lat : c->poll_period), poll, rd);
+        return;
+    }
+    cs->records_expired_unread += tk.expired;
+    double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
+    kds_consumer_stats_age(cs, now, age);
+    sim_at(s, now + lat, arrive, rd);
+}
+
+/* The reply of a delivery reader's call arrived: its records join the buffer. */
+static void arrive(sim *s, void *ctx)
+{
+    reader *rd = ctx;
+    kds_firehose *f = rd->f;
+    sim_time now = sim_now(s);
+    for (size_t i = 0; i < rd->batch.n; i++)
+        buffer_add(f, rd->batch.v[i], now);
+    rd->batch.n = 0;
+    rd->batch.records = rd->batch.bytes = 0;
+    if (rd->at_end) {
+        rd->done = true; /* SHARD_END */
+        return;
+    }
+    sim_time next = rd->call_at + f->cfg.poll_period;
+    sim_at(s, next > now ? next : now, poll, rd);
+}
+
+static reader *add_reader(kds_firehose *f, kds_shard *sh, bool backup, sim_time first)
+{
+    reader *rd = calloc(1, sizeof *rd);
+    SIM_ASSERT(rd != NULL);
+    rd->f = f;
+    rd->sh = sh;
+    rd->backup = backup;
+    if (f->n_readers == f->cap_readers) {
+        f->cap_readers = f->cap_readers ? f->cap_readers * 2 : 8;
+        f->readers = realloc(f->readers, f->cap_readers * sizeof *f->readers);
+        SIM_ASSERT(f->readers != NULL);
+    }
+    f->readers[f->n_readers++] = rd;
+    SIM_ASSERT(kds_log_attach(&sh->log, &rd->cur) == 0);
+    sim_at(f->sim, first, poll, rd);
+    return rd;
+}
+
+/* Position a shard's readers (delivery, and backup with full backup) and start their
+ * loops: the delivery call at a random phase within one period, the backup call half
+ * a period later. */
+static void start_shard(kds_firehose *f, kds_shard *sh, kds_start_kind start)
+{
+    const kds_firehose_cfg *c = &f->cfg;
+    sim_time now = sim_now(f->sim);
+    sim_time first = now + (sim_time)(gsl_rng_uniform(f->rng) * (double)c->poll_period);
+    int n = c->full_backup ? 2 : 1;
+    kds_stream_trim(f->st, sh);
+    for (int b = 0; b < n; b++) {
+        reader *rd = add_reader(f, sh, b == 1, first + (b == 1 ? c->poll_period / 2 : 0));
+        const kds_log *l = &sh->log;
+        switch (start) {
+        case KDS_START_TRIM_HORIZON:
+            kds_log_seek_head(l, &rd->cur);
+            break;
+        case KDS_START_LATEST:
+            kds_log_seek_end(l, &rd->cur);
+            break;
+        case KDS_START_AT_TIMESTAMP:
+            kds_log_seek_time(l, &rd->cur, c->start_time);
+            break;
+        case KDS_START_AT_SEQUENCE_NUMBER:
+            kds_log_seek_pos(l, &rd->cur, c->start_pos);
+            break;
+        case KDS_START_AFTER_SEQUENCE_NUMBER:
+            kds_log_seek_pos(l, &rd->cur, c->start_pos + 1);
+            break;
+        }
+        rd->start_pos = rd->cur.pos;
+    }
+}
+
+static void begin(sim *s, void *ctx)
+{
+    (void)s;
+    kds_firehose *f = ctx;
+    f->started = true;
+    for (size_t i = 0; i < f->st->n_shards; i++)
+        if (f->st->shards[i]->state != KDS_SHARD_EXPIRED)
+            start_shard(f, f->st->shards[i], f->cfg.start);
+}
+
+static void on_new_shard(void *ctx, kds_shard *sh)
+{
+    kds_firehose *f = ctx;
+    /* Shards that exist when the stream starts are found by begin(); a child created
+     * later is read from its start whatever the start position. */
+    if (f->started)
+        start_shard(f, sh, KDS_START_TRIM_HORIZON);
+}
+
+/* ---- the consumer interface ------------------------------------------------------------ */
+
+static void finish(kds_consumer *base, sim_time end)
+{
+    kds_firehose *f = (kds_firehose *)base;
+    kds_consumer_stats *cs = &f->base.st;
+    cs->records_unread = 0;
+    cs->records_skipped_at_start = 0;
+    f->fs.records_buffered = 0;
+    f->fs.records_in_objects = 0;
+    for (size_t i = 0; i < f->n_readers; i++) {
+        reader *rd = f->readers[i];
+        if (rd->backup)
+            continue;
+        const kds_log *l = &rd->sh->log;
+        if (rd->cur.pos < l->head_pos) {
+            cs->records_expired_unread += l->head_pos - rd->cur.pos;
+            rd->cur.pos = l->head_pos;
+        }
+        /* Read but not yet in the buffer: the reply of the call in flight. */
+        cs->records_unread += kds_log_unread(l, &rd->cur) + rd->batch.records;
+        cs->records_skipped_at_start += rd->start_pos;
+        f->fs.records_buffered += rd->batch.records;
+    }
+    f->fs.records_buffered += f->buf.records;
+    cs->records_unread += f->buf.records;
+    for (const object *o = f->live; o; o = o->next) {
+        f->fs.records_in_objects += o->recs.records;
+        cs->records_unread += o->recs.records;
+    }
+    sim_series_extend(&cs->iterator_age_min, end);
+    sim_series_extend(&cs->delivered_min, end);
+}
+
+static void figures(const kds_consumer *base, kds_figure_fn fn, void *arg)
+{
+    const kds_firehose *f = (const kds_firehose *)base;
+    const kds_firehose_stats *fs = &f->fs;
+    double n = (double)fs->objects_written;
+    fn(arg, "objects_written", n);
+    fn(arg, "objects_by_size", (double)fs->objects_by_size);
+    fn(arg, "objects_by_interval", (double)fs->objects_by_interval);
+    fn(arg, "object_bytes_mean", n > 0 ? (double)fs->object_bytes_total / n : 0.0);
+    fn(arg, "object_bytes_min", (double)fs->object_bytes_min);
+    fn(arg, "object_bytes_max", (double)fs->object_bytes_max);
+    fn(arg, "delivery_delay_ms_mean", n > 0 ? fs->delivery_delay_ms_sum / n : 0.0);
+    fn(arg, "delivery_delay_ms_max", fs->delivery_delay_ms_max);
+    fn(arg, "delivery_failures", (double)fs->delivery_failures);
+    fn(arg, "delivery_retries", (double)fs->delivery_retries);
+    fn(arg, "objects_given_up", (double)fs->objects_given_up);
+    fn(arg, "records_lost_after_retries", (double)fs->records_lost_after_retries);
+    fn(arg, "user_records_delivered", fs->user_records_delivered);
+    fn(arg, "backup_calls", (double)fs->backup_calls);
+    fn(arg, "backup_bytes_read", (double)fs->backup_bytes);
+    fn(arg, "records_buffered", (double)fs->records_buffered);
+    fn(arg, "records_in_objects", (double)fs->records_in_objects);
+}
+
+static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
+{
+    const kds_firehose *f = (const kds_firehose *)base;
+    char v[128];
+    fn(arg, "call_latency", kds_dist_text(v, sizeof v, &f->cfg.call_latency_ms, "ms"),
+       "GetRecords round trip of Firehose's reads; AWS publishes no figure");
+    fn(arg, "put_latency", kds_dist_text(v, sizeof v, &f->cfg.put_ms, "ms"),
+       "time to write one S3 object; AWS publishes no figure");
+    sim_fmt_duration(v, sizeof v, f->cfg.retry_interval);
+    fn(arg, "delivery.retry_interval", v,
+       "time between attempts to write a failed S3 object; AWS publishes no figure");
+    fn(arg, "buffering.interval_clock",
+       "from the last object while records flow, else from the first record",
+       "AWS does not say when the buffer interval starts counting");
+    fn(arg, "poll_phase", "uniform within one second per shard",
+       "when in the second Firehose calls GetRecords on each shard; AWS publishes no "
+       "figure");
+}
+
+static void free_firehose(kds_consumer *base)
+{
+    kds_firehose *f = (kds_firehose *)base;
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->n_readers; i++) {
+        kds_log_detach(&f->readers[i]->sh->log, &f->readers[i]->cur);
+        free(f->readers[i]->batch.v);
+        free(f->readers[i]);
+    }
+    free(f->readers);
+    while (f->live)
+        object_free(f->live);
+    free(f->buf.v);
+    kds_consumer_stats_fini(&f->base.st);
+    free(f);
+}
+
+static const kds_consumer_ops FIREHOSE_OPS = {
+    .kind = "firehose",
+    .finish = finish,
+    .figures = figures,
+    .assumptions = assumptions,
+    .free = free_firehose,
+};
+
+kds_consumer *kds_firehose_make(sim *s, kds_stream *st, const void *cfgp)
+{
+    const kds_firehose_cfg *cfg = cfgp;
+    SIM_ASSERT(cfg->buffer_size > 0 && cfg->poll_period > 0 && cfg->aggregation >= 1.0);
+    kds_firehose *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->base.ops = &FIREHOSE_OPS;
+    f->base.name = cfg->name;
+    f->cfg = *cfg;
+    f->sim = s;
+    f->st = st;
+    f->last_flush = -1;
+    char name[160];
+    snprintf(name, sizeof name, "consumer/%s", cfg->name);
+    f->rng = sim_rng(s, name);
+    if (kds_consumer_stats_init(&f->base.st) != 0 ||
+        kds_stream_on_new_shard(st, on_new_shard, f) != 0) {
+        free_firehose(&f->base);
+        return NULL;
+    }
+    sim_at(s, cfg->begin > sim_now(s) ? cfg->begin : sim_now(s), begin, f);
+    return &f->base;
+}
+
+const kds_firehose_stats *kds_firehose_stats_get(const kds_consumer *c)
+{
+    SIM_ASSERT(c->ops == &FIREHOSE_OPS);
+    return &((const kds_firehose *)c)->fs;
+}
