@@ -113,6 +113,7 @@ static const struct {
     {"efo", load_efo},
     {"lambda", kdsim_load_lambda},
     {"firehose", kdsim_load_firehose},
+    {"flink", kdsim_load_flink},
 };
 #define N_KINDS (sizeof KINDS / sizeof KINDS[0])
 

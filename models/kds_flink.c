@@ -1,0 +1,708 @@
+/* kds_flink.c - the Managed Apache Flink consumer of kds_flink.h: one reader per shard
+ * (a polling loop or an EFO subscription), checkpoints, failures and restarts, and
+ * parent-before-child shard order. */
+#include "kds_flink.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kds_slice.h"
+#include "kds_trace.h"
+#include "sim_err.h"
+#include "sim_units.h"
+
+typedef struct kds_flink kds_flink;
+
+typedef enum {
+    R_WAITING, /* not started: a parent is not read to its end yet */
+    R_READING, /* reading (or, after a failure, ready to read again at the restart) */
+    R_DONE     /* read to the end of a closed shard (SHARD_END) */
+} rstate;
+
+/* A slice fetched and being processed: it is processed at `done`. */
+typedef struct pending {
+    kds_slice sl;
+    sim_time done;
+} pending;
+
+typedef struct reader {
+    kds_flink *f;
+    kds_shard *sh;
+    rstate state;
+    bool waited;          /* it had to wait for a parent before starting */
+    uint64_t start_pos;   /* first position this application was to read */
+    uint64_t high;        /* records in [start_pos, high) were processed at least once */
+    uint64_t processed;   /* position after the last record processed */
+
+    /* Checkpoints. */
+    kds_cursor ckpt;      /* attached: the position in the last completed checkpoint (so
+                             that the log keeps the runs a replay will read exact) */
+    rstate ckpt_state;    /* the reader's state in it */
+    bool in_ckpt;         /* the reader existed at the last completed checkpoint */
+    uint64_t snap_pos;    /* the checkpoint in progress: position... */
+    rstate snap_state;    /* ...and state */
+    bool snap_valid;      /* the reader is in the checkpoint in progress */
+
+    /* Polling. */
+    kds_cursor cur;       /* attached: the next record to fetch */
+    sim_event_id ev;      /* the next poll, or 0 */
+    uint32_t throttles;   /* consecutive throttled calls */
+
+    /* Enhanced fan-out. */
+    kds_efo_sub sub;      /* the subscription, once started */
+    bool sub_started;
+    sim_time busy_until;  /* the end of the processing of the last push, ns */
+
+    /* Fetched, not yet processed, in order. */
+    pending *q;           /* owned */
+    size_t q_head, q_n, q_cap;
+} reader;
+
+struct kds_flink {
+    kds_consumer base;    /* first: the run sees a kds_consumer */
+    kds_flink_cfg cfg;
+    sim *sim;
+    kds_stream *st;
+    gsl_rng *rng;         /* sim-owned */
+    sim_time begin;       /* when the job started, ns */
+    bool started;         /* the begin event ran */
+    bool down;            /* failed, not restarted yet */
+    sim_time down_at;     /* when it failed, ns */
+    reader **readers;     /* owned, creation order */
+    size_t n_readers, cap_readers;
+    reader **by_shard;    /* borrowed from readers: by shard index, NULL if none */
+    size_t n_by_shard;
+    sim_time last_ckpt;   /* barrier time of the last completed checkpoint (begin if none) */
+    bool snap_running;    /* a checkpoint is in progress */
+    sim_time snap_at;     /* its barrier time */
+    sim_event_id snap_ev; /* its completion event, or 0 */
+    kds_flink_stats fs;
+};
+
+void kds_flink_cfg_defaults(kds_flink_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->name = "flink";
+    cfg->retrieval = KDS_FLINK_POLLING;
+    cfg->consumer_name = NULL;
+    kds_efo_cfg_defaults(&cfg->efo);
+    cfg->start = KDS_START_LATEST;
+    cfg->poll_interval = SIM_MS(200);
+    cfg->max_records = 10000;
+    cfg->call_latency_ms = (sim_dist){SIM_DIST_LOGNORMAL, 40.0, 0.4, 1.0, 10000.0};
+    cfg->backoff_base = SIM_MS(300);
+    cfg->backoff_max = SIM_S(1);
+    cfg->process_ms = sim_dist_const(0);
+    cfg->process_ms_per_record = 0;
+    cfg->checkpoint_interval = SIM_S(60);
+    cfg->checkpoint_duration = 0;
+    cfg->restart_delay = SIM_S(10);
+    cfg->discovery_interval = SIM_S(10);
+}
+
+static sim_time ms_to_ns(double ms)
+{
+    return ms <= 0 ? 0 : (sim_time)llround(ms * 1e6);
+}
+
+/* ---- processing ------------------------------------------------------------------------ */
+
+static void q_push(reader *rd, const kds_slice *sl, sim_time done)
+{
+    if (rd->q_head > 0 && rd->q_n == rd->q_cap) {
+        memmove(rd->q, rd->q + rd->q_head, (rd->q_n - rd->q_head) * sizeof *rd->q);
+        rd->q_n -= rd->q_head;
+        rd->q_head = 0;
+    }
+    if (rd->q_n == rd->q_cap) {
+        rd->q_cap = rd->q_cap ? rd->q_cap * 2 : 16;
+        rd->q = realloc(rd->q, rd->q_cap * sizeof *rd->q);
+        SIM_ASSERT(rd->q != NULL);
+    }
+    rd->q[rd->q_n++] = (pending){*sl, done};
+}
+
+static uint64_t q_records(const reader *rd)
+{
+    uint64_t n = 0;
+    for (size_t i = rd->q_head; i < rd->q_n; i++)
+        n += rd->q[i].sl.count;
+    return n;
+}
+
+/* Hand one processed slice to the statistics: the part below the high-water mark was
+ * processed before a failure and is a replay (duplicates); the rest is new. */
+static void processed(reader *rd, const kds_slice *sl, sim_time done)
+{
+    kds_flink *f = rd->f;
+    kds_consumer_stats *cs = &f->base.st;
+    uint64_t end = sl->first + sl->count;
+    if (end <= rd->high) {
+        kds_consumer_stats_deliver(cs, sl, done, 1);
+        f->fs.records_replayed += sl->count;
+    } else if (sl->first >= rd->high) {
+        kds_consumer_stats_deliver(cs, sl, done, 0);
+        rd->high = end;
+    } else {
+        kds_slice old, fresh;
+        kds_slice_split(sl, (uint32_t)(rd->high - sl->first), &old, &fresh);
+        kds_consumer_stats_deliver(cs, &old, done, 1);
+        f->fs.records_replayed += old.count;
+        kds_consumer_stats_deliver(cs, &fresh, done, 0);
+        rd->high = end;
+    }
+    rd->processed = end;
+}
+
+/* Everything whose processing ended by t is processed. */
+static void settle(reader *rd, sim_time t)
+{
+    while (rd->q_head < rd->q_n && rd->q[rd->q_head].done <= t) {
+        processed(rd, &rd->q[rd->q_head].sl, rd->q[rd->q_head].done);
+        rd->q_head++;
+    }
+    if (rd->q_head == rd->q_n)
+        rd->q_head = rd->q_n = 0;
+}
+
+static sim_time process_time(kds_flink *f, uint64_t records)
+{
+    return ms_to_ns(sim_dist_sample(&f->cfg.process_ms, f->rng) +
+                    f->cfg.process_ms_per_record * (double)records);
+}
+
+/* ---- polling ----------------------------------------------------------------------------- */
+
+static void poll(sim *s, void *ctx);
+
+static void collect(void *ctx, const kds_slice *sl)
+{
+    q_push(ctx, sl, SIM_TIME_MAX); /* the time is set once the batch is known */
+}
+
+static void poll(sim *s, void *ctx)
+{
+    reader *rd = ctx;
+    kds_flink *f = rd->f;
+    kds_consumer_stats *cs = &f->base.st;
+    const kds_flink_cfg *c = &f->cfg;
+    sim_time now = sim_now(s);
+    rd->ev = 0;
+    settle(rd, now);
+    cs->getrecords_calls++;
+    sim_time lat = ms_to_ns(sim_dist_sample(&c->call_latency_ms, f->rng));
+    if (!kds_stream_read_admit(f->st, rd->sh)) {
+        /* ProvisionedThroughputExceeded: the connector backs off with full jitter,
+         * base x 1.5^n up to the maximum. */
+        cs->read_throttled_calls++;
+        if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index))
+            kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
+                           "GetRecords: throttled (ReadProvisionedThroughputExceeded)");
+        double cap = (double)c->backoff_base * pow(1.5, (double)rd->throttles);
+        if (cap > (double)c->backoff_max)
+            cap = (double)c->backoff_max;
+        rd->throttles++;
+        rd->ev = sim_at(s, now + lat + (sim_time)(gsl_rng_uniform(f->rng) * cap), poll, rd);
+        return;
+    }
+    rd->throttles = 0;
+    kds_stream_trim(f->st, rd->sh);
+    size_t first = rd->q_n;
+    kds_take tk;
+    kds_log_take(&rd->sh->log, &rd->cur, c->max_records, f->st->cfg.max_bytes_per_call, collect,
+                 rd, &tk);
+    kds_stream_read_charge(f->st, rd->sh, tk.records, tk.bytes);
+    cs->bytes_read_shared += tk.bytes;
+    if (tk.records == 0)
+        cs->empty_calls++;
+    sim_time done = now + lat + (tk.records ? process_time(f, tk.records) : 0);
+    for (size_t i = first; i < rd->q_n; i++)
+        rd->q[i].done = done;
+    bool caught_up = rd->cur.pos >= rd->sh->log.end_pos;
+    double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
+    kds_consumer_stats_age(cs, now, age);
+    if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index))
+        kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
+                       "GetRecords: %" PRIu64 " records, %" PRIu64 " B, iterator age %.0f ms, "
+                       "processed by +%.0f ms",
+                       tk.records, tk.bytes, age, sim_to_ms(done - now));
+    if (caught_up && rd->sh->state != KDS_SHARD_OPEN) {
+        rd->state = R_DONE; /* SHARD_END: the children may start */
+        return;
+    }
+    rd->ev = sim_at(s, done + c->poll_interval, poll, rd);
+}
+
+/* ---- enhanced fan-out -------------------------------------------------------------------- */
+
+static void efo_deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size_t n, sim_time at)
+{
+    (void)sub;
+    reader *rd = owner;
+    kds_flink *f = rd->f;
+    settle(rd, sim_now(f->sim));
+    uint64_t records = 0;
+    for (size_t i = 0; i < n; i++)
+        records += sl[i].count;
+    /* Pushes are processed one after the other, in order. */
+    sim_time start = at > rd->busy_until ? at : rd->busy_until;
+    sim_time done = start + process_time(f, records);
+    rd->busy_until = done;
+    for (size_t i = 0; i < n; i++)
+        q_push(rd, &sl[i], done);
+}
+
+/* ---- starting, stopping ------------------------------------------------------------------ */
+
+/* Start (or, after a restart, resume) reading at rd->processed. */
+static void start_reading(reader *rd)
+{
+    kds_flink *f = rd->f;
+    sim_time now = sim_now(f->sim);
+    rd->state = R_READING;
+    rd->busy_until = now;
+    if (f->cfg.retrieval == KDS_FLINK_POLLING) {
+        kds_stream_trim(f->st, rd->sh);
+        kds_log_seek_pos(&rd->sh->log, &rd->cur, rd->processed);
+        sim_time phase = (sim_time)(gsl_rng_uniform(f->rng) * (double)f->cfg.poll_interval);
+        rd->ev = sim_at(f->sim, now + phase, poll, rd);
+    } else if (!rd->sub_started) {
+        int rc = kds_efo_sub_start(&rd->sub, f->sim, f->st, rd->sh, &f->cfg.efo, f->rng,
+                                   &f->base.st, KDS_START_AT_SEQUENCE_NUMBER, 0, rd->processed,
+                                   rd, efo_deliver);
+        SIM_ASSERT(rc == 0);
+        rd->sub_started = true;
+    } else {
+        kds_efo_sub_seek(&rd->sub, rd->processed);
+        kds_efo_sub_resume(&rd->sub);
+    }
+}
+
+static reader *reader_of(const kds_flink *f, int32_t index)
+{
+    if (index < 0 || (size_t)index >= f->n_by_shard)
+        return NULL;
+    return f->by_shard[index];
+}
+
+/* A shard may be read once each parent this application reads is read to its end. A
+ * parent it does not read (expired before the job started) does not hold it back. */
+static bool parents_done(const kds_flink *f, const reader *rd)
+{
+    const reader *p = reader_of(f, rd->sh->parent);
+    const reader *a = reader_of(f, rd->sh->adjacent_parent);
+    return (!p || p->state == R_DONE) && (!a || a->state == R_DONE);
+}
+
+/* Shard discovery: note the EFO readers that reached SHARD_END, and start the shards
+ * whose parents are done. */
+static void discover(kds_flink *f)
+{
+    for (size_t i = 0; i < f->n_readers; i++) {
+        reader *rd = f->readers[i];
+        if (rd->state == R_READING && rd->sub_started && rd->sub.done)
+            rd->state = R_DONE;
+    }
+    /* Creation order puts parents before children, so one pass starts a chain only one
+     * generation at a time, as the next discovery would. */
+    for (size_t i = 0; i < f->n_readers; i++) {
+        reader *rd = f->readers[i];
+        if (rd->state != R_WAITING)
+            continue;
+        if (parents_done(f, rd)) {
+            if (rd->waited)
+                f->fs.child_starts_delayed++;
+            start_reading(rd);
+        } else {
+            rd->waited = true;
+        }
+    }
+}
+
+static void discovery_tick(sim *s, void *ctx)
+{
+    kds_flink *f = ctx;
+    sim_after(s, f->cfg.discovery_interval, discovery_tick, f);
+    if (!f->down)
+        discover(f);
+}
+
+static reader *add_reader(kds_flink *f, kds_shard *sh, uint64_t pos)
+{
+    reader *rd = calloc(1, sizeof *rd);
+    SIM_ASSERT(rd != NULL);
+    rd->f = f;
+    rd->sh = sh;
+    rd->state = R_WAITING;
+    rd->start_pos = rd->high = rd->processed = pos;
+    if (f->n_readers == f->cap_readers) {
+        f->cap_readers = f->cap_readers ? f->cap_readers * 2 : 8;
+        f->readers = realloc(f->readers, f->cap_readers * sizeof *f->readers);
+        SIM_ASSERT(f->readers != NULL);
+    }
+    f->readers[f->n_readers++] = rd;
+    if (sh->index >= f->n_by_shard) {
+        size_t n = (size_t)sh->index + 1;
+        f->by_shard = realloc(f->by_shard, n * sizeof *f->by_shard);
+        SIM_ASSERT(f->by_shard != NULL);
+        for (size_t i = f->n_by_shard; i < n; i++)
+            f->by_shard[i] = NULL;
+        f->n_by_shard = n;
+    }
+    f->by_shard[sh->index] = rd;
+    kds_log_seek_pos(&sh->log, &rd->ckpt, pos);
+    SIM_ASSERT(kds_log_attach(&sh->log, &rd->ckpt) == 0);
+    if (f->cfg.retrieval == KDS_FLINK_POLLING) {
+        kds_log_seek_pos(&sh->log, &rd->cur, pos);
+        SIM_ASSERT(kds_log_attach(&sh->log, &rd->cur) == 0);
+    }
+    return rd;
+}
+
+static void begin(sim *s, void *ctx)
+{
+    (void)s;
+    kds_flink *f = ctx;
+    const kds_flink_cfg *c = &f->cfg;
+    f->started = true;
+    for (size_t i = 0; i < f->st->n_shards; i++) {
+        kds_shard *sh = f->st->shards[i];
+        if (sh->state == KDS_SHARD_EXPIRED)
+            continue;
+        kds_stream_trim(f->st, sh);
+        kds_cursor cur = {0, 0};
+        switch (c->start) {
+        case KDS_START_TRIM_HORIZON:
+            kds_log_seek_head(&sh->log, &cur);
+            break;
+        case KDS_START_LATEST:
+            kds_log_seek_end(&sh->log, &cur);
+            break;
+        case KDS_START_AT_TIMESTAMP:
+            kds_log_seek_time(&sh->log, &cur, c->start_time);
+            break;
+        case KDS_START_AT_SEQUENCE_NUMBER:
+            kds_log_seek_pos(&sh->log, &cur, c->start_pos);
+            break;
+        case KDS_START_AFTER_SEQUENCE_NUMBER:
+            kds_log_seek_pos(&sh->log, &cur, c->start_pos + 1);
+            break;
+        }
+        reader *rd = add_reader(f, sh, cur.pos);
+        rd->in_ckpt = true; /* the start positions stand for the first checkpoint */
+        rd->ckpt_state = R_WAITING; /* started again as its parents allow */
+    }
+    discover(f);
+    /* Parents that need waiting for were noted by discover(); a shard created closed and
+     * empty is done at once, which its first poll or push finds. */
+}
+
+static void on_new_shard(void *ctx, kds_shard *sh)
+{
+    kds_flink *f = ctx;
+    /* Shards that exist when the job starts are found by begin(). A child is read from
+     * its start once its parents are done (the next shard discovery). */
+    if (f->started) {
+        kds_stream_trim(f->st, sh);
+        add_reader(f, sh, sh->log.head_pos);
+    }
+}
+
+/* ---- checkpoints, failures, restarts ------------------------------------------------------ */
+
+static void checkpoint_complete(sim *s, void *ctx)
+{
+    kds_flink *f = ctx;
+    (void)s;
+    f->snap_ev = 0;
+    f->snap_running = false;
+    for (size_t i = 0; i < f->n_readers; i++) {
+        reader *rd = f->readers[i];
+        if (!rd->snap_valid)
+            continue;
+        /* The exact position, even below the head: the cursor is never read from,
+         * only kept attached so that the log does not compact what a replay reads. */
+        rd->ckpt.pos = rd->snap_pos;
+        rd->ckpt_state = rd->snap_state;
+        rd->in_ckpt = true;
+        rd->snap_valid = false;
+    }
+    f->last_ckpt = f->snap_at;
+    f->fs.checkpoints++;
+    if (KDS_TRACING(f->st->trace, "checkpoint", f->cfg.name, -1))
+        kds_trace_emit(f->st->trace, sim_now(f->sim), "checkpoint", f->cfg.name, -1,
+                       "checkpoint %" PRIu64 " (barrier at %.3f s) completed",
+                       f->fs.checkpoints, sim_to_s(f->snap_at));
+}
+
+static void checkpoint_tick(sim *s, void *ctx)
+{
+    kds_flink *f = ctx;
+    sim_time now = sim_now(s);
+    sim_after(s, f->cfg.checkpoint_interval, checkpoint_tick, f);
+    if (f->down || f->snap_running)
+        return; /* no checkpoint while the job is down; one at a time */
+    /* The barrier: each shard's position after the records processed so far. */
+    for (size_t i = 0; i < f->n_readers; i++) {
+        reader *rd = f->readers[i];
+        settle(rd, now);
+        rd->snap_pos = rd->processed;
+        bool at_end = rd->sh->state != KDS_SHARD_OPEN && rd->processed >= rd->sh->log.end_pos;
+        rd->snap_state = rd->state == R_WAITING ? R_WAITING : at_end ? R_DONE : R_READING;
+        rd->snap_valid = true;
+    }
+    f->snap_running = true;
+    f->snap_at = now;
+    if (f->cfg.checkpoint_duration == 0)
+        checkpoint_complete(s, f);
+    else
+        f->snap_ev = sim_at(s, now + f->cfg.checkpoint_duration, checkpoint_complete, f);
+}
+
+static void restart(sim *s, void *ctx);
+
+static void fail(sim *s, void *ctx)
+{
+    kds_flink *f = ctx;
+    sim_time now = sim_now(s);
+    if (!f->started || f->down)
+        return; /* not running: nothing to fail */
+    if (f->snap_running) {
+        if (f->snap_ev)
+            sim_cancel(s, f->snap_ev);
+        f->snap_ev = 0;
+        f->snap_running = false;
+        f->fs.checkpoints_aborted++;
+        for (size_t i = 0; i < f->n_readers; i++)
+            f->readers[i]->snap_valid = false;
+    }
+    uint64_t since = 0;
+    for (size_t i = 0; i < f->n_readers; i++) {
+        reader *rd = f->readers[i];
+        settle(rd, now);
+        uint64_t from = rd->in_ckpt ? rd->ckpt.pos : rd->start_pos;
+        since += rd->processed - from;
+        /* Fetched but not processed: dropped, fetched again after the restart. */
+        f->fs.records_dropped_in_flight += q_records(rd);
+        rd->q_head = rd->q_n = 0;
+        if (rd->ev) {
+            sim_cancel(s, rd->ev);
+            rd->ev = 0;
+        }
+        if (rd->sub_started)
+            kds_efo_sub_pause(&rd->sub);
+    }
+    f->fs.records_processed_since_checkpoint += since;
+    f->fs.last_checkpoint_age_ms = sim_to_ms(now - f->last_ckpt);
+    if (KDS_TRACING(f->st->trace, "failure", f->cfg.name, -1))
+        kds_trace_emit(f->st->trace, now, "failure", f->cfg.name, -1,
+                       "job failed: %" PRIu64 " records processed since the checkpoint of "
+                       "%.3f s will be replayed; restart in %.0f ms",
+                       since, sim_to_s(f->last_ckpt), sim_to_ms(f->cfg.restart_delay));
+    f->down = true;
+    f->down_at = now;
+    sim_after(s, f->cfg.restart_delay, restart, f);
+}
+
+static void restart(sim *s, void *ctx)
+{
+    kds_flink *f = ctx;
+    sim_time now = sim_now(s);
+    f->down = false;
+    f->fs.restarts++;
+    f->fs.downtime_ms += sim_to_ms(now - f->down_at);
+    if (KDS_TRACING(f->st->trace, "failure", f->cfg.name, -1))
+        kds_trace_emit(f->st->trace, now, "failure", f->cfg.name, -1,
+                       "job restarted from the checkpoint of %.3f s", sim_to_s(f->last_ckpt));
+    /* Restore every position and state of the last completed checkpoint; shards found
+     * after it start over, waiting for their parents again. */
+    for (size_t i = 0; i < f->n_readers; i++) {
+        reader *rd = f->readers[i];
+        rd->processed = rd->in_ckpt ? rd->ckpt.pos : rd->start_pos;
+        rd->state = rd->in_ckpt ? rd->ckpt_state : R_WAITING;
+        rd->throttles = 0;
+        if (rd->state == R_READING)
+            start_reading(rd);
+    }
+    discover(f);
+}
+
+/* ---- the consumer interface ------------------------------------------------------------ */
+
+static void finish(kds_consumer *base, sim_time end)
+{
+    kds_flink *f = (kds_flink *)base;
+    kds_consumer_stats *cs = &f->base.st;
+    /* Recomputed from the high-water marks rather than accumulated: a replay passes
+     * records already delivered, and a subscription counts what it skips as expired. */
+    cs->records_unread = 0;
+    cs->records_skipped_at_start = 0;
+    cs->records_expired_unread = 0;
+    cs->efo_consumer_shard_hours = 0;
+    f->fs.shards_waiting_for_parent = 0;
+    for (size_t i = 0; i < f->n_readers; i++) {
+        reader *rd = f->readers[i];
+        if (!f->down)
+            settle(rd, end);
+        const kds_log *l = &rd->sh->log;
+        cs->records_skipped_at_start += rd->start_pos;
+        if (rd->high < l->head_pos) {
+            cs->records_expired_unread += l->head_pos - rd->high;
+            cs->records_unread += l->end_pos - l->head_pos;
+        } else {
+            cs->records_unread += l->end_pos - rd->high;
+        }
+        if (rd->state == R_WAITING)
+            f->fs.shards_waiting_for_parent++;
+        if (f->cfg.retrieval == KDS_FLINK_EFO) {
+            /* Consumer-shard-hours: registered, for each shard while it is open. */
+            sim_time from = rd->sh->created > f->begin ? rd->sh->created : f->begin;
+            sim_time to = rd->sh->closed >= 0 && rd->sh->closed < end ? rd->sh->closed : end;
+            if (to > from)
+                cs->efo_consumer_shard_hours += sim_to_s(to - from) / 3600.0;
+        }
+    }
+    sim_series_extend(&cs->iterator_age_min, end);
+    sim_series_extend(&cs->delivered_min, end);
+}
+
+static void figures(const kds_consumer *base, kds_figure_fn fn, void *arg)
+{
+    const kds_flink *f = (const kds_flink *)base;
+    const kds_flink_stats *fs = &f->fs;
+    fn(arg, "checkpoints", (double)fs->checkpoints);
+    fn(arg, "checkpoints_aborted", (double)fs->checkpoints_aborted);
+    fn(arg, "restarts", (double)fs->restarts);
+    fn(arg, "records_replayed", (double)fs->records_replayed);
+    fn(arg, "records_processed_since_checkpoint", (double)fs->records_processed_since_checkpoint);
+    fn(arg, "records_dropped_in_flight", (double)fs->records_dropped_in_flight);
+    fn(arg, "last_checkpoint_age_ms", fs->last_checkpoint_age_ms);
+    fn(arg, "downtime_ms", fs->downtime_ms);
+    fn(arg, "child_starts_delayed", (double)fs->child_starts_delayed);
+    fn(arg, "shards_waiting_for_parent", (double)fs->shards_waiting_for_parent);
+    if (f->cfg.retrieval == KDS_FLINK_EFO) {
+        uint64_t sessions = 0;
+        for (size_t i = 0; i < f->n_readers; i++)
+            if (f->readers[i]->sub_started)
+                sessions += f->readers[i]->sub.sessions;
+        fn(arg, "subscriptions", (double)sessions);
+        fn(arg, "millis_behind_latest_max", f->base.st.iterator_age_ms_max);
+        fn(arg, "consumer_shard_hours", f->base.st.efo_consumer_shard_hours);
+    }
+}
+
+static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
+{
+    const kds_flink *f = (const kds_flink *)base;
+    const kds_flink_cfg *c = &f->cfg;
+    char v[128];
+    if (c->retrieval == KDS_FLINK_POLLING) {
+        fn(arg, "call_latency", kds_dist_text(v, sizeof v, &c->call_latency_ms, "ms"),
+           "GetRecords round trip; AWS publishes no figure");
+        sim_fmt_duration(v, sizeof v, c->poll_interval);
+        fn(arg, "poll_interval", v,
+           "the Flink Kinesis connector's SHARD_GETRECORDS_INTERVAL_MILLIS default, not an "
+           "AWS figure");
+        char a[32], b[32];
+        sim_fmt_duration(a, sizeof a, c->backoff_base);
+        sim_fmt_duration(b, sizeof b, c->backoff_max);
+        snprintf(v, sizeof v, "full jitter, %s x 1.5^n, at most %s", a, b);
+        fn(arg, "throttle_backoff", v, "the Flink Kinesis connector's GetRecords backoff "
+                                       "defaults, not an AWS figure");
+    } else {
+        fn(arg, "push_delay", kds_dist_text(v, sizeof v, &c->efo.push_delay_ms, "ms"),
+           "write-to-push delay; AWS says about 70 ms");
+        fn(arg, "subscribe_latency", kds_dist_text(v, sizeof v, &c->efo.subscribe_ms, "ms"),
+           "SubscribeToShard round trip at each 5-minute renewal; AWS publishes no figure");
+    }
+    sim_fmt_duration(v, sizeof v, c->checkpoint_interval);
+    fn(arg, "checkpoint_interval", v,
+       "Managed Service for Apache Flink's default (Flink's own default is no "
+       "checkpoints); the application's own setting decides");
+    sim_fmt_duration(v, sizeof v, c->checkpoint_duration);
+    fn(arg, "checkpoint_duration", v,
+       "time from a checkpoint's barrier to its completion; depends on the state size, "
+       "AWS publishes no figure");
+    sim_fmt_duration(v, sizeof v, c->restart_delay);
+    fn(arg, "restart_delay", v,
+       "time from a failure to the restarted job reading again; AWS publishes no figure");
+    sim_fmt_duration(v, sizeof v, c->discovery_interval);
+    fn(arg, "shard_discovery_interval", v,
+       "the Flink Kinesis connector's shard discovery default, not an AWS figure");
+    fn(arg, "processing", "in order per shard, no back-pressure on EFO pushes",
+       "a simplification: a slow application shows as latency, not as MillisBehindLatest");
+}
+
+static void free_flink(kds_consumer *base)
+{
+    kds_flink *f = (kds_flink *)base;
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->n_readers; i++) {
+        reader *rd = f->readers[i];
+        kds_log_detach(&rd->sh->log, &rd->ckpt);
+        if (f->cfg.retrieval == KDS_FLINK_POLLING)
+            kds_log_detach(&rd->sh->log, &rd->cur);
+        if (rd->sub_started)
+            kds_efo_sub_fini(&rd->sub);
+        free(rd->q);
+        free(rd);
+    }
+    free(f->readers);
+    free(f->by_shard);
+    kds_consumer_stats_fini(&f->base.st);
+    free(f);
+}
+
+static const kds_consumer_ops FLINK_OPS = {
+    .kind = "flink",
+    .finish = finish,
+    .figures = figures,
+    .assumptions = assumptions,
+    .free = free_flink,
+};
+
+kds_consumer *kds_flink_make(sim *s, kds_stream *st, const void *cfgp)
+{
+    const kds_flink_cfg *cfg = cfgp;
+    SIM_ASSERT(cfg->poll_interval > 0 && cfg->checkpoint_interval > 0 &&
+               cfg->discovery_interval > 0 && cfg->checkpoint_duration >= 0 &&
+               cfg->checkpoint_duration < cfg->checkpoint_interval);
+    kds_flink *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->base.ops = &FLINK_OPS;
+    f->base.name = cfg->name;
+    f->cfg = *cfg;
+    if (!f->cfg.consumer_name)
+        f->cfg.consumer_name = cfg->name;
+    f->sim = s;
+    f->st = st;
+    char name[160];
+    snprintf(name, sizeof name, "consumer/%s", cfg->name);
+    f->rng = sim_rng(s, name);
+    if (kds_consumer_stats_init(&f->base.st) != 0 ||
+        kds_stream_on_new_shard(st, on_new_shard, f) != 0) {
+        free_flink(&f->base);
+        return NULL;
+    }
+    f->begin = cfg->begin > sim_now(s) ? cfg->begin : sim_now(s);
+    f->last_ckpt = f->begin;
+    sim_at(s, f->begin, begin, f);
+    sim_at(s, f->begin + cfg->checkpoint_interval, checkpoint_tick, f);
+    sim_at(s, f->begin + cfg->discovery_interval, discovery_tick, f);
+    for (size_t i = 0; i < cfg->n_failures; i++)
+        if (cfg->failures[i] >= f->begin)
+            sim_at(s, cfg->failures[i], fail, f);
+    return &f->base;
+}
+
+const kds_flink_stats *kds_flink_stats_get(const kds_consumer *c)
+{
+    SIM_ASSERT(c->ops == &FLINK_OPS);
+    return &((const kds_flink *)c)->fs;
+}
