@@ -172,12 +172,27 @@ static size_t read_section(ywalk *w, yaml_node_t *m, const char *path, const sec
 
 /* ---- price files ------------------------------------------------------------------ */
 
+static int prices_load_any(const char *path, const char *text, size_t len, kds_prices *out,
+                           char **region, char **as_of, ydiag *g);
+
 int kdsim_prices_load(const char *path, kds_prices *out, char **region, char **as_of, ydiag *g)
+{
+    return prices_load_any(path, NULL, 0, out, region, as_of, g);
+}
+
+int kdsim_prices_load_text(const char *name, const char *text, size_t len, kds_prices *out,
+                           char **region, char **as_of, ydiag *g)
+{
+    return prices_load_any(name, text, len, out, region, as_of, g);
+}
+
+static int prices_load_any(const char *path, const char *text, size_t len, kds_prices *out,
+                           char **region, char **as_of, ydiag *g)
 {
     size_t before = g->n;
     memset(out, 0, sizeof *out);
     ydoc d;
-    int rc = ydoc_load_file(&d, path, g);
+    int rc = text ? ydoc_load_string(&d, path, text, len, g) : ydoc_load_file(&d, path, g);
     if (rc)
         return rc;
     ywalk w = {&d, g};

@@ -56,6 +56,10 @@ int kdsim_parse_decimal(const char *text, kds_nano max, kds_nano *out);
  * SIM_EINVAL with every problem in `g`. */
 int kdsim_prices_load(const char *path, kds_prices *out, char **region, char **as_of, ydiag *g);
 
+/* The same from memory (`name` stands for the file in messages): for the fuzz target. */
+int kdsim_prices_load_text(const char *name, const char *text, size_t len, kds_prices *out,
+                           char **region, char **as_of, ydiag *g);
+
 /* Read the scenario's `billing` mapping `node` (NULL when absent) walked with `w`,
  * whose file is `scenario_path`, into `b`, loading its price file (billing.prices
  * resolved against the scenario's folder unless absolute; the default file otherwise)

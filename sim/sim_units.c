@@ -253,6 +253,8 @@ int sim_parse_duration(const char *text, sim_time *out)
     if (rc)
         return rc;
     p = skip_spaces(p);
+    if (p > end)
+        p = end; /* trailing blanks were already cut off at end (fuzz-found) */
     if (p == end) {
         /* A bare zero needs no unit; any other bare number is ambiguous. */
         if (n.v != 0)
@@ -280,6 +282,8 @@ int sim_parse_bytes(const char *text, uint64_t *out)
     if (rc)
         return rc;
     p = skip_spaces(p);
+    if (p > end)
+        p = end; /* trailing blanks were already cut off at end (fuzz-found) */
     const unit *u;
     if (p == end) {
         /* A bare integer is a byte count; "1.5" alone names no unit to round in. */
@@ -322,6 +326,8 @@ int sim_parse_byte_rate(const char *text, double *bytes_per_s)
     if (rc)
         return rc;
     p = skip_spaces(p);
+    if (p > end)
+        p = end; /* trailing blanks were already cut off at end (fuzz-found) */
     if (p == end && n.v == 0) {
         *bytes_per_s = 0;
         return SIM_OK;
@@ -354,6 +360,8 @@ int sim_parse_count_rate(const char *text, const char *word, double *per_s)
     if (rc)
         return rc;
     p = skip_spaces(p);
+    if (p > end)
+        p = end; /* trailing blanks were already cut off at end (fuzz-found) */
     if (p == end && n.v == 0) {
         *per_s = 0;
         return SIM_OK;
