@@ -18,6 +18,8 @@
 #include "report.h"
 #include "scenario.h"
 #include "sim_err.h"
+#include "sim_mem.h"
+#include "sim_units.h"
 
 static const char USAGE[] =
     "usage: kdsim run SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
@@ -40,6 +42,8 @@ static const char HELP[] =
     "    --json           print the JSON report instead of the text report\n"
     "    --out DIR        also write report.json, report.txt and CSV time series in DIR\n"
     "    --timing         print wall-clock time and events/s on stderr\n"
+    "    --max-memory S   stop cleanly if the run needs more memory than S (default: half\n"
+    "                     of the machine's memory)\n"
     "    --trace FILE     write a readable event trace (- for stderr): PutRecords with\n"
     "                     their outcomes, GetRecords calls, pushes, resharding, ...\n"
     "    --trace-kinds K  keep only these kinds (comma-separated: put, get, push,\n"
@@ -74,6 +78,7 @@ typedef struct args {
     const char **trace_kinds;  /* owned NULL-terminated list, or NULL */
     const char **trace_names;  /* owned NULL-terminated list, or NULL */
     int64_t trace_shard;       /* -1: every shard */
+    uint64_t max_memory;       /* --max-memory, B (0: half the machine's memory) */
     uint64_t shards;
     const char **keys; /* route: the keys (borrowed from argv) */
     size_t n_keys;
@@ -112,14 +117,15 @@ static bool takes_option(const char *cmd, const char *opt)
 {
     static const char *const run[] = {"--seed", "--duration", "--set", "--json", "--out",
                                       "--timing", "--prices", "--trace", "--trace-kinds",
-                                      "--trace-shard", "--trace-names", NULL};
+                                      "--trace-shard", "--trace-names", "--max-memory", NULL};
     static const char *const cost[] = {"--seed", "--duration", "--set", "--json", "--prices",
                                        NULL};
     static const char *const validate[] = {"--seed", "--duration", "--set", "--prices", NULL};
     static const char *const route[] = {"--shards", NULL};
     static const char *const all[] = {"--seed", "--duration", "--set", "--json", "--out",
                                       "--timing", "--shards", "--prices", "--trace",
-                                      "--trace-kinds", "--trace-shard", "--trace-names", NULL};
+                                      "--trace-kinds", "--trace-shard", "--trace-names",
+                                      "--max-memory", NULL};
     bool known = false;
     for (size_t i = 0; all[i]; i++)
         known = known || !strcmp(all[i], opt);
@@ -165,7 +171,8 @@ static int parse(int argc, char **argv, args *a, FILE *err)
         bool takes = !strcmp(s, "--seed") || !strcmp(s, "--duration") || !strcmp(s, "--set") ||
                      !strcmp(s, "--out") || !strcmp(s, "--shards") || !strcmp(s, "--prices") ||
                      !strcmp(s, "--trace") || !strcmp(s, "--trace-kinds") ||
-                     !strcmp(s, "--trace-shard") || !strcmp(s, "--trace-names");
+                     !strcmp(s, "--trace-shard") || !strcmp(s, "--trace-names") ||
+                     !strcmp(s, "--max-memory");
         if (takes) {
             if (i + 1 >= argc) {
                 fprintf(err, "kdsim: %s needs a value\n%s", s, USAGE);
@@ -200,6 +207,12 @@ static int parse(int argc, char **argv, args *a, FILE *err)
             }
         } else if (!strcmp(s, "--out")) {
             a->out_dir = val;
+        } else if (!strcmp(s, "--max-memory")) {
+            if (sim_parse_bytes(val, &a->max_memory) != 0 || a->max_memory == 0) {
+                fprintf(err, "kdsim: --max-memory: expected a size like 2 GiB or 512 MiB, got "
+                             "\"%s\"\n", val);
+                return KDSIM_EXIT_USAGE;
+            }
         } else if (!strcmp(s, "--trace")) {
             a->trace_path = val;
         } else if (!strcmp(s, "--trace-kinds")) {
@@ -328,6 +341,9 @@ static int cmd_run(args *a, FILE *out, FILE *err)
                 "what happened");
         sc.world.trace = &trace;
     }
+    /* The memory guard: by default half of the machine, so that a run too large for it
+     * stops with a message instead of being killed. */
+    sc.world.max_memory = a->max_memory ? a->max_memory : sim_phys_bytes() / 2;
     kds_world w;
     double t0 = wall_s();
     int rc = kds_world_init(&w, &sc.world);
@@ -340,6 +356,22 @@ static int cmd_run(args *a, FILE *out, FILE *err)
     }
     kds_world_run(&w);
     double t1 = wall_s();
+    if (w.out_of_memory) {
+        char lim[32], at[32];
+        fprintf(err, "kdsim: the run stopped at %s simulated: it needed more than %s of memory "
+                     "(--max-memory); shorten --duration, use fewer shards or a shorter "
+                     "retention, or raise --max-memory; nothing was written\n",
+                sim_fmt_duration(at, sizeof at, sim_now(w.sim)),
+                sim_fmt_bytes(lim, sizeof lim, w.cfg->max_memory));
+        if (tf && tf != err)
+            fclose(tf);
+        kds_world_fini(&w);
+        kdsim_scenario_fini(&sc);
+        return KDSIM_EXIT_FAIL;
+    }
+    bool trace_bad = tf && tf != err && fclose(tf) != 0;
+    if (trace_bad)
+        fprintf(err, "kdsim: error writing the trace %s\n", a->trace_path);
     if (w.violated) {
         fprintf(err, "kdsim: %s\nkdsim: the run stopped: this is a bug in kdsim; nothing was "
                      "written\n", w.violation);
@@ -347,14 +379,10 @@ static int cmd_run(args *a, FILE *out, FILE *err)
         kdsim_scenario_fini(&sc);
         return KDSIM_EXIT_FAIL;
     }
-    if (tf && tf != err && fclose(tf) != 0) {
-        fprintf(err, "kdsim: error writing the trace %s\n", a->trace_path);
-        status = KDSIM_EXIT_FAIL;
-    }
     json_t *report = kdsim_report_json(&sc, &w);
     status = KDSIM_EXIT_FAIL;
     if (report) {
-        status = KDSIM_EXIT_OK;
+        status = trace_bad ? KDSIM_EXIT_FAIL : KDSIM_EXIT_OK;
         if (a->out_dir && kdsim_report_write_dir(&sc, &w, report, a->out_dir) != 0)
             status = KDSIM_EXIT_FAIL;
         if (status == KDSIM_EXIT_OK) {

@@ -8,6 +8,7 @@
  */
 #include "scenario.h"
 #include "scenario_int.h"
+#include "scenario_replay.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -121,7 +122,7 @@ static void load_stream(kdsim_scenario *sc, ywalk *w, yaml_node_t *m)
 
 /* ---- producers --------------------------------------------------------------------- */
 
-static const char *const RATE_KINDS[] = {"constant", "steps", "ramp", "daily", NULL};
+static const char *const RATE_KINDS[] = {"constant", "steps", "ramp", "daily", "replay", NULL};
 
 static void load_rate(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const char *path,
                       kds_rate *r)
@@ -211,6 +212,9 @@ static void load_rate(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const char 
         yw_duration(w, n, kp, "peak", false, 0, SIM_DAY(1) - 1, &r->peak);
         break;
     }
+    case KDS_RATE_TABLE: /* `replay`: a CloudWatch trace (scenario_replay.c) */
+        kdsim_load_replay(sc, w, pm, n, kp, r);
+        break;
     }
 }
 
@@ -288,7 +292,8 @@ static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const c
     int e = 0;
     if (yw_enum(w, pm, path, "arrivals", false, ARRIVALS, &e))
         c->poisson = e == 1;
-    yw_dist(w, pm, path, "record_size", true, 'b', &c->size);
+    if (!kdsim_replay_record_size(w, pm, path, &c->rate, &c->size))
+        yw_dist(w, pm, path, "record_size", true, 'b', &c->size);
     load_keys(w, pm, path, &c->keys);
     if (yw_enum(w, pm, path, "api", false, APIS, &e))
         c->api = (kds_api)e;
@@ -358,6 +363,11 @@ static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const c
 static void check_producer(ywalk *w, yaml_node_t *pm, const char *path,
                            const kds_producer_cfg *c, const kds_stream_cfg *s)
 {
+    if (c->size.kind == SIM_DIST_CONST && c->size.a < 1) {
+        char kp[PATH];
+        yw_error(w, yw_get(w, pm, "record_size"), yw_path(kp, sizeof kp, path, "record_size"),
+                 "a record holds at least its partition key: record_size must be at least 1 B");
+    }
     if (c->size.kind == SIM_DIST_CONST && c->size.a > (double)s->max_record_size) {
         char kp[PATH], a[32], b[32];
         yw_error(w, yw_get(w, pm, "record_size"), yw_path(kp, sizeof kp, path, "record_size"),

@@ -21,7 +21,7 @@
 #define MAX_PRODUCERS 10000
 #define MAX_CONSUMERS 1000
 #define MAX_CLIENTS 100000
-#define MAX_RATE 1e9
+#define MAX_RATE 1e7 /* records/s: what 10,000 shards take at 1,000 records/s each */
 
 /* Zeroed memory for n items of `size` bytes, freed with the scenario. Aborts when out
  * of memory (the loader has nothing useful to do without it). */
@@ -61,6 +61,11 @@ void kdsim_load_start(ywalk *w, yaml_node_t *cm, const char *path, kds_start_kin
 /* pause: {at, for}. */
 void kdsim_load_pause(ywalk *w, yaml_node_t *cm, const char *path, sim_time *at,
                       sim_time *len);
+
+/* The `kcl` consumer kind (scenario_kcl.c): a Kinesis Client Library application with
+ * its workers and lease table. Sets *uses_efo when it reads through enhanced fan-out. */
+void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *path,
+                    kds_consumer_cfg *cc, bool *uses_efo);
 
 /* The `lambda` consumer kind (scenario_lambda.c): an AWS Lambda event source mapping.
  * Sets *uses_efo when it reads through enhanced fan-out. */

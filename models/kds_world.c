@@ -6,8 +6,10 @@
 
 #include "kds_invariant.h"
 #include "sim_err.h"
+#include "sim_mem.h"
 
 static void meter_hourly(sim *s, void *ctx);
+static void memory_guard(sim *s, void *ctx);
 
 int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
 {
@@ -57,6 +59,8 @@ int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
         kds_world_fini(w);
         return SIM_ENOMEM;
     }
+    if (cfg->max_memory > 0)
+        sim_at(w->sim, SIM_S(10), memory_guard, w);
     if (cfg->stream.retention > SIM_HOUR(24) && cfg->duration > SIM_HOUR(24))
         sim_at(w->sim, SIM_HOUR(24), meter_hourly, w);
     for (size_t i = 0; i < cfg->n_consumers; i++) {
@@ -90,6 +94,21 @@ static void meter_hourly(sim *s, void *ctx)
     sim_after(s, SIM_HOUR(1), meter_hourly, w);
 }
 
+/* The --max-memory guard: stop cleanly rather than be killed by the kernel. */
+static void memory_guard(sim *s, void *ctx)
+{
+    kds_world *w = ctx;
+    uint64_t rss = sim_rss_bytes();
+    if (rss > w->rss_peak)
+        w->rss_peak = rss;
+    if (rss > w->cfg->max_memory) {
+        w->out_of_memory = 1;
+        sim_stop(s);
+        return;
+    }
+    sim_after(s, SIM_S(10), memory_guard, w);
+}
+
 uint64_t kds_world_run_until(kds_world *w, sim_time t)
 {
     if (t > w->cfg->duration)
@@ -114,6 +133,8 @@ void kds_world_finish(kds_world *w)
 void kds_world_run(kds_world *w)
 {
     kds_world_run_until(w, w->cfg->duration);
+    if (w->out_of_memory)
+        return; /* stopped: the figures are not those of a finished run */
     kds_world_finish(w);
 }
 

@@ -47,6 +47,8 @@ typedef struct kds_world_cfg {
     kds_capacity_cfg capacity;   /* resharding requests, rules, on-demand scaling; all
                                     zero means kds_capacity_cfg_defaults() */
     struct kds_trace *trace;     /* borrowed: the event trace, or NULL */
+    uint64_t max_memory;         /* stop the run when its resident memory exceeds this
+                                    many bytes (checked every simulated 10 s); 0 = none */
 } kds_world_cfg;
 
 typedef struct kds_world {
@@ -60,6 +62,8 @@ typedef struct kds_world {
     kds_capacity *capacity;   /* owned */
     int finished;             /* kds_world_finish() ran */
     int violated;             /* a conservation invariant failed (kds_invariant.h) */
+    int out_of_memory;        /* stopped by the max_memory guard */
+    uint64_t rss_peak;        /* highest resident memory the guard saw, B */
     char violation[512];      /* ...its name and details */
 } kds_world;
 

@@ -1,0 +1,24 @@
+/* sim_mem.c - resident memory and machine memory (sim_mem.h). */
+#define _DEFAULT_SOURCE
+#include "sim_mem.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+uint64_t sim_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return 0;
+    unsigned long long size = 0, resident = 0;
+    int n = fscanf(f, "%llu %llu", &size, &resident);
+    fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return n == 2 && page > 0 ? (uint64_t)resident * (uint64_t)page : 0;
+}
+
+uint64_t sim_phys_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}

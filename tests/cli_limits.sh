@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# cli_limits.sh - absurd input gets a clear error or a documented limit, never a crash,
+# a hang or an out-of-memory kill (issue 9); the --max-memory guard stops a run
+# cleanly and writes nothing.
+# usage: bash tests/cli_limits.sh KDSIM SRCDIR
+set -u
+kdsim=$1
+cd "$2" || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+f=scenarios/acme-clickstream.yaml
+
+expect() { # want-status description command...
+    local want=$1 what=$2
+    shift 2
+    timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" != "$want" ]; then
+        echo "FAIL $what: exit status $rc, expected $want; stderr: $(head -c 400 "$tmp/err")"
+        fail=1
+        return 1
+    fi
+    return 0
+}
+expect_msg() { # text description
+    grep -qF -- "$1" "$tmp/err" || { echo "FAIL $2: stderr lacks '$1': $(head -c 400 "$tmp/err")"; fail=1; }
+}
+
+expect 2 "100 years" "$kdsim" validate "$f" --duration 36500d
+expect_msg "must be between 1ms and 400d" "100 years"
+expect 2 "a billion clients" "$kdsim" validate "$f" --set 'producers[0].clients=1000000000'
+expect_msg "clients" "a billion clients"
+expect 2 "a record of 0 bytes" "$kdsim" validate "$f" --set 'producers[0].record_size=0 B'
+expect_msg "at least 1 B" "a record of 0 bytes"
+expect 2 "a negative rate" "$kdsim" validate "$f" --set 'producers[0].rate=-5 records/s'
+expect 2 "an absurd rate" "$kdsim" validate "$f" --set 'producers[0].rate=1000000000000 records/s'
+expect 2 "retention above 8,760 h" "$kdsim" validate "$f" --set stream.retention=9000h
+expect_msg "stream.retention" "retention above 8,760 h"
+expect 2 "100,000 shards" "$kdsim" validate "$f" --set stream.shards=100000
+expect 2 "a bad --max-memory" "$kdsim" run "$f" --max-memory lots
+expect_msg "--max-memory" "a bad --max-memory"
+
+# The memory guard: a budget far below what the run needs stops it, with a message,
+# exit status 1 and no output folder.
+expect 1 "--max-memory too small" "$kdsim" run "$f" --duration 1h --max-memory 1MiB --out "$tmp/o"
+expect_msg "--max-memory" "--max-memory too small"
+[ -e "$tmp/o" ] && { echo "FAIL --max-memory too small: wrote $tmp/o"; fail=1; }
+# ...and a sensible budget lets it finish.
+expect 0 "--max-memory 2 GiB" "$kdsim" run "$f" --duration 2m --max-memory 2GiB
+
+[ $fail -eq 0 ] && echo "cli_limits: all checks passed"
+exit $fail
