@@ -3,12 +3,42 @@
 
 #include <math.h>
 
+#include "sim_err.h"
+
 kds_rate kds_rate_constant(double per_s)
 {
     kds_rate r = {0};
     r.kind = KDS_RATE_CONSTANT;
     r.rate = per_s;
     return r;
+}
+
+kds_rate kds_rate_table(const double *counts, double *cum, size_t n, sim_time slot)
+{
+    SIM_ASSERT(slot > 0);
+    kds_rate r = {0};
+    r.kind = KDS_RATE_TABLE;
+    r.counts = counts;
+    r.cum = cum;
+    r.n_slots = n;
+    r.slot = slot;
+    cum[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        cum[i + 1] = cum[i] + counts[i];
+    return r;
+}
+
+/* Records of a table profile in [0, t): whole slots from the running sums, the slot in
+ * progress pro rata, so that F at a slot boundary is that running sum exactly. */
+static double table_before(const kds_rate *r, sim_time t)
+{
+    if (t <= 0 || r->n_slots == 0)
+        return 0;
+    sim_time i = t / r->slot;
+    if ((size_t)i >= r->n_slots)
+        return r->cum[r->n_slots];
+    sim_time into = t - i * r->slot;
+    return r->cum[i] + r->counts[i] * ((double)into / (double)r->slot);
 }
 
 static const double DAY_S = 86400.0;
@@ -34,6 +64,11 @@ double kds_rate_at(const kds_rate *r, sim_time t)
     case KDS_RATE_DAILY: {
         double x = 2.0 * M_PI * sim_to_s(t - r->peak) / DAY_S;
         return r->rate * (1.0 + r->amplitude * cos(x));
+    }
+    case KDS_RATE_TABLE: {
+        if (t < 0 || t / r->slot >= (sim_time)r->n_slots)
+            return 0;
+        return r->counts[t / r->slot] / sim_to_s(r->slot);
     }
     }
     return 0;
@@ -86,6 +121,8 @@ double kds_rate_integral(const kds_rate *r, sim_time a, sim_time b)
         double xa = sim_to_s(a - r->peak), xb = sim_to_s(b - r->peak);
         return r->rate * ((xb - xa) + r->amplitude * (sin(w * xb) - sin(w * xa)) / w);
     }
+    case KDS_RATE_TABLE:
+        return table_before(r, b) - table_before(r, a);
     }
     return 0;
 }
@@ -110,6 +147,14 @@ double kds_rate_peak(const kds_rate *r, sim_time a, sim_time b)
         /* Within a day the cycle reaches its peak; shorter windows are rare enough in
          * sizing that the bound is fine. */
         return r->rate * (1.0 + r->amplitude);
+    case KDS_RATE_TABLE: {
+        double m = 0;
+        sim_time lo = a < 0 ? 0 : a / r->slot, hi = b <= 0 ? 0 : (b - 1) / r->slot + 1;
+        for (sim_time i = lo; i < hi && (size_t)i < r->n_slots; i++)
+            if (r->counts[i] > m)
+                m = r->counts[i];
+        return m / sim_to_s(r->slot);
+    }
     }
     return 0;
 }
