@@ -1,0 +1,315 @@
+/* kds_lease.c - the DynamoDB lease table of kds_lease.h: items, conditional writes,
+ * capacity and the owner registry. */
+#include "kds_lease.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+
+void kds_lease_table_cfg_defaults(kds_lease_table_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->billing = KDS_LEASE_ON_DEMAND;
+    cfg->rcu = 10;
+    cfg->wcu = 10;
+    cfg->burst_s = 300.0;
+    cfg->item_bytes = 300;
+}
+
+const char *kds_ckpt_kind_name(kds_ckpt_kind k)
+{
+    static const char *const names[] = {"TRIM_HORIZON", "LATEST", "AT_TIMESTAMP", "SEQUENCE",
+                                        "SHARD_END"};
+    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+const char *kds_ddb_op_name(kds_ddb_op op)
+{
+    static const char *const names[] = {"scan",       "get",    "renew", "take",
+                                        "checkpoint", "create", "delete"};
+    return (unsigned)op < sizeof names / sizeof names[0] ? names[op] : "?";
+}
+
+/* One capacity unit in the buckets' milli-units. */
+#define MILLI UINT64_C(1000)
+
+/* A bucket one second of capacity deep, or `burst_s` seconds when more. */
+static void bucket_init(kds_bucket *b, uint32_t units_per_s, double burst_s, sim_time now)
+{
+    uint64_t rate = (uint64_t)units_per_s * MILLI;
+    double d = floor((double)rate * (burst_s > 1.0 ? burst_s : 1.0));
+    uint64_t depth = d < (double)MILLI ? MILLI : (uint64_t)d;
+    kds_bucket_init(b, rate, depth, now);
+}
+
+kds_lease_table *kds_lease_table_new(sim *s, const char *name, const kds_lease_table_cfg *cfg)
+{
+    kds_lease_table *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->cfg = *cfg;
+    t->name = name;
+    t->sim = s;
+    t->refs = 1;
+    sim_time now = sim_now(s);
+    bucket_init(&t->rbucket, cfg->rcu, cfg->burst_s, now);
+    bucket_init(&t->wbucket, cfg->wcu, cfg->burst_s, now);
+    sim_series_init(&t->st.read_units_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&t->st.write_units_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&t->st.throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
+    return t;
+}
+
+void kds_lease_table_ref(kds_lease_table *t)
+{
+    t->refs++;
+}
+
+void kds_lease_table_unref(kds_lease_table *t)
+{
+    if (!t || --t->refs > 0)
+        return;
+    free(t->items);
+    free(t->by_shard);
+    free(t->owners);
+    sim_series_fini(&t->st.read_units_min);
+    sim_series_fini(&t->st.write_units_min);
+    sim_series_fini(&t->st.throttled_min);
+    free(t);
+}
+
+int32_t kds_lease_find(const kds_lease_table *t, uint32_t shard)
+{
+    if (shard >= t->n_by_shard)
+        return -1;
+    int32_t i = t->by_shard[shard];
+    return i >= 0 && !t->items[i].deleted ? i : -1;
+}
+
+/* Admit one request of `milli` capacity milli-units of kind `op`: on-demand always;
+ * provisioned while the bucket holds capacity, charging it in full. Counts it. */
+static bool admit(kds_lease_table *t, kds_ddb_op op, bool write, uint64_t milli)
+{
+    sim_time now = sim_now(t->sim);
+    t->st.requests[op]++;
+    if (t->cfg.billing == KDS_LEASE_PROVISIONED) {
+        kds_bucket *b = write ? &t->wbucket : &t->rbucket;
+        if (kds_bucket_avail(b, now) == 0) {
+            t->st.throttled[op]++;
+            if (write)
+                t->st.throttled_writes++;
+            else
+                t->st.throttled_reads++;
+            sim_series_add(&t->st.throttled_min, now, 1);
+            return false;
+        }
+        kds_bucket_charge(b, now, milli);
+    }
+    if (write) {
+        t->st.write_milli += milli;
+        sim_series_add(&t->st.write_units_min, now, (double)milli / 1000.0);
+    } else {
+        t->st.read_milli += milli;
+        sim_series_add(&t->st.read_units_min, now, (double)milli / 1000.0);
+    }
+    return true;
+}
+
+static uint64_t write_cost(const kds_lease_table *t)
+{
+    return ((t->cfg.item_bytes + 1023) / 1024 > 0 ? (t->cfg.item_bytes + 1023) / 1024 : 1) * MILLI;
+}
+
+static uint64_t get_cost(const kds_lease_table *t)
+{
+    return ((t->cfg.item_bytes + 4095) / 4096 > 0 ? (t->cfg.item_bytes + 4095) / 4096 : 1) * MILLI;
+}
+
+kds_ddb_status kds_lease_create(kds_lease_table *t, uint32_t shard, int32_t p0, int32_t p1,
+                                kds_ckpt_kind ckpt, sim_time ckpt_time, int32_t *index)
+{
+    if (!admit(t, KDS_DDB_CREATE, true, write_cost(t)))
+        return KDS_DDB_THROTTLED;
+    if (kds_lease_find(t, shard) >= 0) {
+        t->st.cond_failed[KDS_DDB_CREATE]++;
+        return KDS_DDB_CONDITION_FAILED;
+    }
+    if (shard >= t->n_by_shard) {
+        size_t n = t->n_by_shard ? t->n_by_shard : 8;
+        while (n <= shard)
+            n *= 2;
+        int32_t *nb = realloc(t->by_shard, n * sizeof *nb);
+        SIM_ASSERT(nb != NULL);
+        for (size_t i = t->n_by_shard; i < n; i++)
+            nb[i] = -1;
+        t->by_shard = nb;
+        t->n_by_shard = n;
+    }
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 16;
+        t->items = realloc(t->items, t->cap * sizeof *t->items);
+        SIM_ASSERT(t->items != NULL);
+    }
+    kds_lease *l = &t->items[t->n];
+    memset(l, 0, sizeof *l);
+    l->shard = shard;
+    l->owner = -1;
+    l->counter = 0;
+    l->ckpt = ckpt;
+    l->ckpt_time = ckpt_time;
+    l->parents[0] = p0;
+    l->parents[1] = p1;
+    l->created = sim_now(t->sim);
+    t->by_shard[shard] = (int32_t)t->n;
+    if (index)
+        *index = (int32_t)t->n;
+    t->n++;
+    t->n_live++;
+    t->version++;
+    return KDS_DDB_OK;
+}
+
+kds_ddb_status kds_lease_scan(kds_lease_table *t)
+{
+    /* Eventually consistent: half a unit per 4 KB of items scanned, at least half a
+     * unit for an empty table. */
+    uint64_t bytes = (uint64_t)t->n_live * t->cfg.item_bytes;
+    uint64_t blocks = (bytes + 4095) / 4096;
+    if (blocks == 0)
+        blocks = 1;
+    return admit(t, KDS_DDB_SCAN, false, blocks * MILLI / 2) ? KDS_DDB_OK : KDS_DDB_THROTTLED;
+}
+
+kds_ddb_status kds_lease_get(kds_lease_table *t, size_t i)
+{
+    (void)i;
+    return admit(t, KDS_DDB_GET, false, get_cost(t)) ? KDS_DDB_OK : KDS_DDB_THROTTLED;
+}
+
+/* The common part of the conditional UpdateItems: admission and the counter check. */
+static kds_ddb_status update(kds_lease_table *t, kds_ddb_op op, size_t i, uint64_t expected)
+{
+    SIM_ASSERT(i < t->n);
+    if (!admit(t, op, true, write_cost(t)))
+        return KDS_DDB_THROTTLED;
+    const kds_lease *l = &t->items[i];
+    if (l->deleted || l->counter != expected) {
+        t->st.cond_failed[op]++;
+        return KDS_DDB_CONDITION_FAILED;
+    }
+    return KDS_DDB_OK;
+}
+
+kds_ddb_status kds_lease_renew(kds_lease_table *t, size_t i, uint64_t expected)
+{
+    kds_ddb_status r = update(t, KDS_DDB_RENEW, i, expected);
+    if (r == KDS_DDB_OK)
+        t->items[i].counter++;
+    return r;
+}
+
+kds_ddb_status kds_lease_take(kds_lease_table *t, size_t i, uint64_t expected, int32_t owner)
+{
+    kds_ddb_status r = update(t, KDS_DDB_TAKE, i, expected);
+    if (r == KDS_DDB_OK) {
+        kds_lease *l = &t->items[i];
+        if (l->owner != owner)
+            l->owner_switches++;
+        l->owner = owner;
+        l->counter++;
+        t->version++;
+    }
+    return r;
+}
+
+kds_ddb_status kds_lease_checkpoint(kds_lease_table *t, size_t i, uint64_t expected,
+                                    kds_ckpt_kind kind, uint64_t pos)
+{
+    kds_ddb_status r = update(t, KDS_DDB_CHECKPOINT, i, expected);
+    if (r == KDS_DDB_OK) {
+        kds_lease *l = &t->items[i];
+        l->ckpt = kind;
+        l->ckpt_pos = pos;
+        l->owner_switches = 0;
+        l->counter++;
+    }
+    return r;
+}
+
+kds_ddb_status kds_lease_delete(kds_lease_table *t, size_t i)
+{
+    SIM_ASSERT(i < t->n);
+    if (!admit(t, KDS_DDB_DELETE, true, write_cost(t)))
+        return KDS_DDB_THROTTLED;
+    kds_lease *l = &t->items[i];
+    if (l->deleted) {
+        t->st.cond_failed[KDS_DDB_DELETE]++;
+        return KDS_DDB_CONDITION_FAILED;
+    }
+    l->deleted = true;
+    l->owner = -1;
+    t->n_live--;
+    t->version++;
+    return KDS_DDB_OK;
+}
+
+int32_t kds_lease_owner_add(kds_lease_table *t, const char *app, const char *worker,
+                            uint32_t incarnation)
+{
+    if (t->n_owners == t->cap_owners) {
+        size_t ncap = t->cap_owners ? t->cap_owners * 2 : 8;
+        kds_lease_owner *no = realloc(t->owners, ncap * sizeof *no);
+        if (!no)
+            return -1;
+        t->owners = no;
+        t->cap_owners = ncap;
+    }
+    t->owners[t->n_owners] = (kds_lease_owner){worker, app, incarnation, KDS_OWNER_RUNNING};
+    t->version++;
+    return (int32_t)t->n_owners++;
+}
+
+void kds_lease_owner_set(kds_lease_table *t, int32_t id, kds_owner_state state)
+{
+    SIM_ASSERT(id >= 0 && (size_t)id < t->n_owners);
+    t->owners[id].state = state;
+    t->version++;
+}
+
+bool kds_lease_balanced(const kds_lease_table *t)
+{
+    if (t->n_live == 0)
+        return true;
+    uint32_t *count = calloc(t->n_owners ? t->n_owners : 1, sizeof *count);
+    SIM_ASSERT(count != NULL);
+    bool ok = true;
+    for (size_t i = 0; i < t->n && ok; i++) {
+        const kds_lease *l = &t->items[i];
+        if (l->deleted)
+            continue;
+        if (l->owner < 0 || t->owners[l->owner].state != KDS_OWNER_RUNNING)
+            ok = false;
+        else
+            count[l->owner]++;
+    }
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t o = 0; o < t->n_owners && ok; o++) {
+        if (t->owners[o].state != KDS_OWNER_RUNNING)
+            continue;
+        if (count[o] < lo)
+            lo = count[o];
+        if (count[o] > hi)
+            hi = count[o];
+    }
+    free(count);
+    return ok && hi - lo <= 1;
+}
+
+void kds_lease_table_finish(kds_lease_table *t, sim_time end)
+{
+    sim_series_extend(&t->st.read_units_min, end);
+    sim_series_extend(&t->st.write_units_min, end);
+    sim_series_extend(&t->st.throttled_min, end);
+}

@@ -1,0 +1,210 @@
+/* kds_lease.h - the KCL's DynamoDB lease table: one item per shard, conditional
+ * writes, and read and write capacity that throttles.
+ *
+ * model.md section 5 and kcl.md sections 1-3 and 6. The table holds one lease per
+ * shard (leaseKey = the shard), with its owner, its leaseCounter (the heartbeat), its
+ * checkpoint, ownerSwitchesSinceCheckpoint and its parents. Every renewal, take and
+ * checkpoint is a conditional UpdateItem on leaseCounter: it fails when another worker
+ * changed the lease since the caller last saw it. Every taker pass scans the whole
+ * table.
+ *
+ * Capacity: on-demand tables never throttle (their own limits are far above a lease
+ * table's traffic); provisioned tables have read and write capacity units as token
+ * buckets that keep up to `burst` seconds of unused capacity (DynamoDB keeps five
+ * minutes). A request is admitted while its bucket holds capacity and is then charged
+ * in full (a large scan may overdraw it); a refused request is throttled
+ * (ProvisionedThroughputExceededException) and consumes nothing. A write whose
+ * condition fails still consumes its write units, as DynamoDB charges it.
+ *
+ * Costs (DynamoDB): a write of an item up to 1 KB is 1 write unit; a strongly
+ * consistent read of up to 4 KB is 1 read unit; the scan is eventually consistent: half
+ * a unit per 4 KB of items scanned. Items are taken to weigh `item_bytes` each.
+ *
+ * The table also keeps the registry of owners (worker incarnations) and their health,
+ * so that several KCL applications sharing one application name share one table and
+ * see each other's workers. DynamoDB calls take no simulated time.
+ */
+#ifndef KDS_LEASE_H
+#define KDS_LEASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kds_bucket.h"
+#include "sim.h"
+#include "sim_stats.h"
+
+typedef enum { KDS_LEASE_ON_DEMAND, KDS_LEASE_PROVISIONED } kds_lease_billing;
+
+typedef struct kds_lease_table_cfg {
+    kds_lease_billing billing; /* PAY_PER_REQUEST since KCL 2.3.7 (the default) */
+    uint32_t rcu;              /* provisioned read capacity units (10, the KCL's initial) */
+    uint32_t wcu;              /* provisioned write capacity units (10) */
+    double burst_s;            /* unused capacity kept, s (300: DynamoDB's five minutes;
+                                  at least one second's worth is always there) */
+    uint32_t item_bytes;       /* size of one lease item, B (300; an assumption) */
+} kds_lease_table_cfg;
+
+void kds_lease_table_cfg_defaults(kds_lease_table_cfg *cfg);
+
+/* What a lease's checkpoint holds: a sentinel or a position. */
+typedef enum {
+    KDS_CKPT_TRIM_HORIZON,
+    KDS_CKPT_LATEST,
+    KDS_CKPT_AT_TIMESTAMP,
+    KDS_CKPT_SEQUENCE,  /* ckpt_pos: the next record to process (the checkpointed
+                           sequence number's position + 1) */
+    KDS_CKPT_SHARD_END
+} kds_ckpt_kind;
+
+const char *kds_ckpt_kind_name(kds_ckpt_kind k);
+
+typedef struct kds_lease {
+    uint32_t shard;          /* leaseKey: the shard's index */
+    int32_t owner;           /* leaseOwner: an owner id (below), or -1 for none */
+    uint64_t counter;        /* leaseCounter */
+    kds_ckpt_kind ckpt;      /* checkpoint */
+    uint64_t ckpt_pos;       /* KDS_CKPT_SEQUENCE: next position to process */
+    sim_time ckpt_time;      /* KDS_CKPT_AT_TIMESTAMP: the timestamp, ns */
+    uint32_t owner_switches; /* ownerSwitchesSinceCheckpoint */
+    int32_t parents[2];      /* parentShardId: shard indices, or -1 */
+    bool deleted;            /* removed by lease cleanup (the slot stays, unused) */
+    sim_time created;        /* ns */
+} kds_lease;
+
+typedef enum {
+    KDS_DDB_OK,
+    KDS_DDB_THROTTLED,        /* ProvisionedThroughputExceededException */
+    KDS_DDB_CONDITION_FAILED  /* ConditionalCheckFailedException */
+} kds_ddb_status;
+
+typedef enum {
+    KDS_DDB_SCAN,       /* taker pass: Scan of the whole table */
+    KDS_DDB_GET,        /* GetItem: initialisation, parent checks */
+    KDS_DDB_RENEW,      /* UpdateItem leaseCounter + 1 */
+    KDS_DDB_TAKE,       /* UpdateItem leaseOwner = me (take or steal) */
+    KDS_DDB_CHECKPOINT, /* UpdateItem checkpoint */
+    KDS_DDB_CREATE,     /* PutItem of a new lease */
+    KDS_DDB_DELETE,     /* DeleteItem (cleanup of a finished parent) */
+    KDS_DDB_N_OPS
+} kds_ddb_op;
+
+const char *kds_ddb_op_name(kds_ddb_op op);
+
+/* Health of an owner, as the simulator knows it (the KCL does not: it only sees
+ * counters). Used to tell a lease taken from a dead worker from one taken from a
+ * healthy worker (churn), and for convergence. */
+typedef enum {
+    KDS_OWNER_RUNNING,
+    KDS_OWNER_PAUSED,  /* a stall (garbage collection): alive but silent */
+    KDS_OWNER_STOPPED, /* shut down gracefully */
+    KDS_OWNER_DEAD     /* crashed */
+} kds_owner_state;
+
+typedef struct kds_lease_owner {
+    const char *worker;   /* borrowed: the worker's name */
+    const char *app;      /* borrowed: the KCL consumer it belongs to */
+    uint32_t incarnation; /* 1 for the first start, 2 after a restart, ... */
+    kds_owner_state state;
+} kds_lease_owner;
+
+typedef struct kds_lease_table_stats {
+    uint64_t requests[KDS_DDB_N_OPS];   /* requests made, throttled ones included */
+    uint64_t throttled[KDS_DDB_N_OPS];  /* refused for capacity */
+    uint64_t cond_failed[KDS_DDB_N_OPS];/* admitted, condition false */
+    uint64_t read_milli;                /* read capacity consumed, thousandths of a unit */
+    uint64_t write_milli;               /* write capacity consumed, thousandths of a unit */
+    uint64_t throttled_reads;           /* read requests throttled */
+    uint64_t throttled_writes;          /* write requests throttled */
+    sim_series read_units_min;          /* read units consumed per minute */
+    sim_series write_units_min;         /* write units consumed per minute */
+    sim_series throttled_min;           /* requests throttled per minute (reads + writes) */
+} kds_lease_table_stats;
+
+typedef struct kds_lease_table {
+    kds_lease_table_cfg cfg;  /* copied */
+    const char *name;         /* borrowed: the application name */
+    sim *sim;                 /* borrowed */
+    kds_lease *items;         /* owned; by creation order; indices never change */
+    size_t n, cap;
+    size_t n_live;            /* items not deleted */
+    int32_t *by_shard;        /* owned; item index of shard i, or -1 */
+    size_t n_by_shard;
+    kds_bucket rbucket;       /* provisioned: read milli-units */
+    kds_bucket wbucket;       /* provisioned: write milli-units */
+    kds_lease_owner *owners;  /* owned; by id */
+    size_t n_owners, cap_owners;
+    uint64_t version;         /* bumped by every change of an owner or a lease's owner */
+    int refs;                 /* applications sharing the table (kds_lease_table_ref) */
+    kds_lease_table_stats st;
+} kds_lease_table;
+
+/* A new empty table for application `name` (borrowed), with one reference. Returns
+ * NULL when out of memory. */
+kds_lease_table *kds_lease_table_new(sim *s, const char *name, const kds_lease_table_cfg *cfg);
+
+/* Take one more reference (a second application with the same name). */
+void kds_lease_table_ref(kds_lease_table *t);
+
+/* Drop a reference; frees the table with the last one. NULL-safe. */
+void kds_lease_table_unref(kds_lease_table *t);
+
+/* The item index of shard `shard`'s lease, or -1 if it has none (or it was deleted). */
+int32_t kds_lease_find(const kds_lease_table *t, uint32_t shard);
+
+/* PutItem of a new unowned lease for `shard` with checkpoint `ckpt` (and `ckpt_time`
+ * for AT_TIMESTAMP) and parents p0, p1 (-1 for none), conditional on the lease not
+ * existing. On KDS_DDB_OK *index (may be NULL) receives the new item's index. */
+kds_ddb_status kds_lease_create(kds_lease_table *t, uint32_t shard, int32_t p0, int32_t p1,
+                                kds_ckpt_kind ckpt, sim_time ckpt_time, int32_t *index);
+
+/* Scan the whole table (what one taker pass reads). On KDS_DDB_OK the caller reads
+ * t->items directly. O(1): only the cost is computed here. */
+kds_ddb_status kds_lease_scan(kds_lease_table *t);
+
+/* GetItem of lease `i` (strongly consistent). */
+kds_ddb_status kds_lease_get(kds_lease_table *t, size_t i);
+
+/* Renew lease `i`: leaseCounter + 1 if it still equals `expected`. */
+kds_ddb_status kds_lease_renew(kds_lease_table *t, size_t i, uint64_t expected);
+
+/* Take lease `i` for `owner` if leaseCounter still equals `expected`: owner = owner,
+ * counter + 1, ownerSwitchesSinceCheckpoint + 1 when the owner changes. */
+kds_ddb_status kds_lease_take(kds_lease_table *t, size_t i, uint64_t expected, int32_t owner);
+
+/* Checkpoint lease `i` if leaseCounter still equals `expected`: the checkpoint becomes
+ * (kind, pos), counter + 1, ownerSwitchesSinceCheckpoint = 0. */
+kds_ddb_status kds_lease_checkpoint(kds_lease_table *t, size_t i, uint64_t expected,
+                                    kds_ckpt_kind kind, uint64_t pos);
+
+/* Delete lease `i` (lease cleanup after its shard ended and its children started). */
+kds_ddb_status kds_lease_delete(kds_lease_table *t, size_t i);
+
+/* Register an owner (a worker incarnation); returns its id, or -1 when out of memory.
+ * The strings are borrowed. */
+int32_t kds_lease_owner_add(kds_lease_table *t, const char *app, const char *worker,
+                            uint32_t incarnation);
+
+/* Set an owner's health (bumps the table's version). */
+void kds_lease_owner_set(kds_lease_table *t, int32_t id, kds_owner_state state);
+
+/* True if every live lease is owned by a running owner, and the running owners' lease
+ * counts differ by at most one: the assignment the taker converges to. O(leases +
+ * owners). */
+bool kds_lease_balanced(const kds_lease_table *t);
+
+/* Close the per-minute series at `end`. */
+void kds_lease_table_finish(kds_lease_table *t, sim_time end);
+
+/* Units consumed, as doubles (for reports). */
+static inline double kds_lease_read_units(const kds_lease_table *t)
+{
+    return (double)t->st.read_milli / 1000.0;
+}
+static inline double kds_lease_write_units(const kds_lease_table *t)
+{
+    return (double)t->st.write_milli / 1000.0;
+}
+
+#endif
