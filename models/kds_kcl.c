@@ -1,0 +1,1810 @@
+/* kds_kcl.c - the KCL application of kds_kcl.h: workers (renewer, taker, cleanup),
+ * record processors (polling or enhanced fan-out), checkpoints, lease moves and the
+ * end-of-run summary. */
+#include "kds_kcl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "sim_err.h"
+
+/* Local-map timestamps: not in the map, and "never renewed" (a new unowned lease,
+ * which the KCL stamps with 0 nanoseconds: older than anything). */
+#define UNSEEN INT64_MIN
+#define NEVER (INT64_MIN / 2)
+
+#define QCAP 16 /* most batches a processor can hold (max_pending is at most this) */
+
+typedef struct kcl kcl;
+typedef struct worker worker;
+typedef struct proc proc;
+
+/* One shard as this application sees it. */
+typedef struct slot {
+    kds_shard *sh;     /* borrowed */
+    uint64_t hw;       /* next position this application never processed */
+    bool started;      /* a processor started on it (hw is meaningful) */
+    proc *proc;        /* the processor EFO pushes go to, or NULL */
+    size_t last_move;  /* the lease's latest move (index in the move log), or SIZE_MAX */
+    kds_efo_sub *sub;  /* owned; EFO only, made at the first start */
+} slot;
+
+typedef struct batch {
+    uint64_t upto;     /* the batch ends before this position */
+    uint64_t bytes;    /* its bytes */
+    uint32_t count;    /* records in it */
+    sim_time arrival;  /* when it is available to the processor, ns */
+} batch;
+
+typedef enum { P_WAIT_PARENTS, P_INIT, P_PROCESSING, P_SHARD_END, P_DONE, P_ENDED } pstate;
+
+/* A record processor (ShardConsumer) on one held lease of one worker. */
+struct proc {
+    kcl *app;
+    worker *w;
+    slot *sl;
+    uint32_t lease;     /* item index in the lease table */
+    pstate state;
+    bool lost;          /* the lease was lost: finish the batch in progress, then end */
+    bool shutdown;      /* graceful shutdown: finish the batch, checkpoint, end */
+    bool attached;      /* cursors attached to the shard's log */
+    bool fetch_wait;    /* polling: the fetcher waits for room in the queue */
+    bool fetch_end;     /* polling: the fetcher reached the end of a closed shard */
+    bool efo_bp;        /* EFO: subscription paused for backpressure */
+    bool busy;          /* a batch is being processed */
+    kds_cursor fcur;    /* polling: next record to fetch */
+    kds_cursor pcur;    /* next record to process */
+    batch q[QCAP];      /* fetched batches, q[qh] first (in progress when busy) */
+    uint32_t qh, qn;
+    uint64_t q_records; /* records in the queue */
+    uint64_t q_bytes;   /* bytes in the queue */
+    sim_time last_call; /* last GetRecords, ns (-1 = none) */
+    uint64_t since_ckpt;/* records processed since the last checkpoint */
+    sim_time last_ckpt; /* time of the last checkpoint (or the start), ns */
+    int refs;           /* events scheduled for it */
+    proc *prev, *next;  /* the application's list of processors */
+};
+
+typedef struct held {
+    uint32_t lease;     /* item index */
+    uint64_t counter;   /* my copy of leaseCounter */
+    sim_time renewed;   /* when I last renewed it, my clock, ns */
+    proc *p;            /* its processor, or NULL */
+} held;
+
+typedef enum { W_NEW, W_SYNC, W_RUNNING, W_STOPPED, W_CRASHED } wstate;
+
+struct worker {
+    kcl *app;
+    size_t index;
+    const kds_kcl_worker_cfg *cfg; /* borrowed */
+    gsl_rng *rng;                  /* sim-owned */
+    wstate state;
+    sim_time pause_until;          /* stalled until, ns */
+    int32_t owner;                 /* current incarnation's owner id, or -1 */
+    uint32_t incarnations;
+    held *held;                    /* owned */
+    size_t n_held, cap_held;
+    uint64_t *seen_counter;        /* owned; the taker's map, by item index */
+    sim_time *seen_at;
+    size_t n_seen;
+    sim_event_id ev_renew, ev_take, ev_cleanup, ev_sync;
+    sim_time renew_next;           /* the renewer's next scheduled run (fixed rate) */
+    sim_time proc_free;            /* processing capacity busy until, ns */
+    /* leases held over time: change points */
+    sim_time *log_t;               /* owned */
+    uint32_t *log_n;               /* owned */
+    size_t n_log, cap_log;
+    sim_time idle_since;           /* running without a lease since, or -1 */
+    uint32_t *per_min;             /* owned: summary's leases_per_minute */
+    kds_kcl_worker_summary sum;
+};
+
+/* A scheduled worker event (configuration or rolling deployment). */
+typedef struct wev {
+    worker *w;
+    kds_kcl_event ev;
+} wev;
+
+struct kcl {
+    kds_consumer base;            /* first: the run sees a kds_consumer */
+    kds_kcl_cfg cfg;              /* copied; arrays borrowed */
+    const char *app_name;         /* borrowed */
+    sim *sim;
+    kds_stream *st;
+    gsl_rng *rng;                 /* sim-owned */
+    kds_lease_table *table;       /* shared, referenced */
+    bool shared;
+    sim_time renew_period, take_period;
+    worker *workers;              /* owned */
+    size_t n_workers;
+    wev *wevs;                    /* owned */
+    size_t n_wevs;
+    slot **slots;                 /* owned; by shard index, lazily made */
+    size_t n_slots;
+    proc *procs;                  /* list of live processor structures */
+    kds_kcl_move *moves;          /* owned */
+    size_t n_moves, cap_moves;
+    kds_kcl_change *changes;      /* owned */
+    size_t n_changes, cap_changes, first_open;
+    uint64_t checked_version;
+    kds_consumer_stats efo_cs;    /* what the EFO subscriptions report (merged at the end) */
+    sim_time efo_begin;           /* EFO consumer registered at (first start), or -1 */
+    kds_slice *scratch;           /* owned */
+    size_t n_scratch, cap_scratch;
+    uint32_t *order;              /* owned scratch of lease indices */
+    size_t cap_order;
+    uint64_t dup_failover, replay_expected, skipped_gaps;
+    kds_kcl_worker_summary *wsum; /* owned */
+    kds_kcl_summary sum;
+};
+
+static void on_new_shard(void *ctx, kds_shard *sh);
+
+/* ---- configuration ---------------------------------------------------------------- */
+
+void kds_kcl_cfg_defaults(kds_kcl_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->name = "kcl";
+    cfg->initial = KDS_START_LATEST;
+    cfg->efo = true;
+    kds_efo_cfg_defaults(&cfg->efo_cfg);
+    cfg->idle = SIM_MS(1500);
+    cfg->max_records = 10000;
+    cfg->max_pending = 4;
+    cfg->max_pending_records = 30000;
+    cfg->max_pending_bytes = 8 * KDS_MIB;
+    cfg->call_latency_ms = (sim_dist){SIM_DIST_LOGNORMAL, 40.0, 0.4, 1.0, 10000.0};
+    cfg->process_ms = sim_dist_const(0);
+    cfg->ckpt_on_shutdown = true;
+    cfg->failover = SIM_S(10);
+    cfg->epsilon = SIM_MS(25);
+    cfg->max_steal = 1;
+    cfg->priority_leases = true;
+    cfg->very_old_factor = 3;
+    cfg->take_retries = 3;
+    cfg->parent_poll = SIM_S(10);
+    cfg->cleanup_interval = SIM_MIN(5);
+    cfg->task_backoff = SIM_MS(500);
+    cfg->sync_wait_ms = (sim_dist){SIM_DIST_UNIFORM, 1000.0, 30000.0, 0.0, INFINITY};
+    kds_lease_table_cfg_defaults(&cfg->table);
+}
+
+const char *kds_kcl_cause_name(kds_kcl_cause c)
+{
+    static const char *const names[] = {"take", "steal", "expiry", "shutdown"};
+    return (unsigned)c < KDS_KCL_N_CAUSES ? names[c] : "?";
+}
+
+static sim_time ms_to_ns(double ms)
+{
+    return ms <= 0 ? 0 : (sim_time)llround(ms * 1e6);
+}
+
+/* ---- small helpers ---------------------------------------------------------------- */
+
+static slot *slot_of(kcl *a, uint32_t shard)
+{
+    if (shard >= a->n_slots) {
+        size_t n = a->n_slots ? a->n_slots : 8;
+        while (n <= shard)
+            n *= 2;
+        slot **ns = realloc(a->slots, n * sizeof *ns);
+        SIM_ASSERT(ns != NULL);
+        memset(ns + a->n_slots, 0, (n - a->n_slots) * sizeof *ns);
+        a->slots = ns;
+        a->n_slots = n;
+    }
+    if (!a->slots[shard]) {
+        slot *sl = calloc(1, sizeof *sl);
+        SIM_ASSERT(sl != NULL);
+        SIM_ASSERT(shard < a->st->n_shards);
+        sl->sh = a->st->shards[shard];
+        sl->last_move = SIZE_MAX;
+        a->slots[shard] = sl;
+    }
+    return a->slots[shard];
+}
+
+static bool is_up(const worker *w)
+{
+    return w->state == W_SYNC || w->state == W_RUNNING;
+}
+
+static bool paused(const worker *w, sim_time now)
+{
+    return now < w->pause_until;
+}
+
+static held *held_find(worker *w, uint32_t lease)
+{
+    for (size_t i = 0; i < w->n_held; i++)
+        if (w->held[i].lease == lease)
+            return &w->held[i];
+    return NULL;
+}
+
+/* gsl_ran_shuffle draws nothing sensible for fewer than two items (and fails on 0). */
+static void shuffle(gsl_rng *r, uint32_t *v, size_t n)
+{
+    if (n > 1)
+        gsl_ran_shuffle(r, v, n, sizeof *v);
+}
+
+static uint32_t *order_buf(kcl *a, size_t n)
+{
+    if (n > a->cap_order) {
+        a->cap_order = n * 2;
+        a->order = realloc(a->order, a->cap_order * sizeof *a->order);
+        SIM_ASSERT(a->order != NULL);
+    }
+    return a->order;
+}
+
+/* Record the worker's held-lease count if it changed, and its idle time. */
+static void note_held(worker *w)
+{
+    sim_time now = sim_now(w->app->sim);
+    uint32_t n = w->state == W_RUNNING || w->state == W_SYNC ? (uint32_t)w->n_held : 0;
+    if (w->n_log == 0 || w->log_n[w->n_log - 1] != n) {
+        if (w->n_log > 0 && w->log_t[w->n_log - 1] == now) {
+            w->log_n[w->n_log - 1] = n;
+        } else {
+            if (w->n_log == w->cap_log) {
+                w->cap_log = w->cap_log ? w->cap_log * 2 : 16;
+                w->log_t = realloc(w->log_t, w->cap_log * sizeof *w->log_t);
+                w->log_n = realloc(w->log_n, w->cap_log * sizeof *w->log_n);
+                SIM_ASSERT(w->log_t && w->log_n);
+            }
+            w->log_t[w->n_log] = now;
+            w->log_n[w->n_log] = n;
+            w->n_log++;
+        }
+    }
+    bool idle = is_up(w) && w->n_held == 0;
+    if (idle && w->idle_since < 0)
+        w->idle_since = now;
+    else if (!idle && w->idle_since >= 0) {
+        w->sum.idle_s += sim_to_s(now - w->idle_since);
+        w->idle_since = -1;
+    }
+}
+
+/* Mark convergence of the open worker changes once the table is balanced. */
+static void check_converged(kcl *a, bool force)
+{
+    if (a->first_open >= a->n_changes)
+        return;
+    if (!force && a->table->version == a->checked_version)
+        return;
+    a->checked_version = a->table->version;
+    /* An empty table (before the first shard sync) is not an assignment yet. */
+    if (a->table->n_live == 0 || !kds_lease_balanced(a->table))
+        return;
+    sim_time now = sim_now(a->sim);
+    for (size_t i = a->first_open; i < a->n_changes; i++)
+        a->changes[i].converged_after = now - a->changes[i].at;
+    a->first_open = a->n_changes;
+}
+
+static void add_change(kcl *a, worker *w, const char *what)
+{
+    if (a->n_changes == a->cap_changes) {
+        a->cap_changes = a->cap_changes ? a->cap_changes * 2 : 16;
+        a->changes = realloc(a->changes, a->cap_changes * sizeof *a->changes);
+        SIM_ASSERT(a->changes != NULL);
+    }
+    a->changes[a->n_changes++] =
+        (kds_kcl_change){sim_now(a->sim), w->cfg->name, what, (sim_time)-1};
+}
+
+/* ---- processors: lifetime ----------------------------------------------------------- */
+
+static void proc_unref(proc *p);
+
+static void proc_at(proc *p, sim_time t, sim_fn fn)
+{
+    p->refs++;
+    sim_at(p->app->sim, t, fn, p);
+}
+
+static void proc_free(proc *p)
+{
+    kcl *a = p->app;
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        a->procs = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    free(p);
+}
+
+/* End a processor: no more reading or processing. Freed now, or by the last of its
+ * scheduled events. */
+static void proc_end(proc *p)
+{
+    if (p->state == P_ENDED)
+        return;
+    p->state = P_ENDED;
+    kds_log *l = &p->sl->sh->log;
+    if (p->attached) {
+        if (!p->app->cfg.efo)
+            kds_log_detach(l, &p->fcur);
+        kds_log_detach(l, &p->pcur);
+        p->attached = false;
+    }
+    if (p->sl->proc == p) {
+        p->sl->proc = NULL;
+        if (p->sl->sub)
+            kds_efo_sub_pause(p->sl->sub);
+    }
+    if (p->refs == 0)
+        proc_free(p);
+}
+
+static void proc_unref(proc *p)
+{
+    SIM_ASSERT(p->refs > 0);
+    if (--p->refs == 0 && p->state == P_ENDED)
+        proc_free(p);
+}
+
+/* The lease is gone from the worker: a processor in the middle of a batch finishes it
+ * (processRecords cannot be interrupted), any other ends now. */
+static void proc_release(proc *p)
+{
+    if (!p)
+        return;
+    if (p->busy && p->state == P_PROCESSING)
+        p->lost = true;
+    else
+        proc_end(p);
+}
+
+/* ---- accounting ------------------------------------------------------------------- */
+
+static void collect(void *ctx, const kds_slice *sl)
+{
+    kcl *a = ctx;
+    if (a->n_scratch == a->cap_scratch) {
+        a->cap_scratch = a->cap_scratch ? a->cap_scratch * 2 : 64;
+        a->scratch = realloc(a->scratch, a->cap_scratch * sizeof *a->scratch);
+        SIM_ASSERT(a->scratch != NULL);
+    }
+    a->scratch[a->n_scratch++] = *sl;
+}
+
+/* Records [from, to) of slot `sl` were trimmed before this processor reached them:
+ * the part this application never processed expired unread. */
+static void account_expired(kcl *a, slot *sl, uint64_t from, uint64_t to)
+{
+    uint64_t f = from > sl->hw ? from : sl->hw;
+    if (to > f) {
+        a->base.st.records_expired_unread += to - f;
+        sl->hw = to;
+    }
+}
+
+/* A processor starts at position `pos` of slot `sl`. */
+static void account_start(kcl *a, slot *sl, uint64_t pos)
+{
+    if (!sl->started) {
+        sl->started = true;
+        sl->hw = pos;
+        a->base.st.records_skipped_at_start += pos;
+        return;
+    }
+    if (pos <= sl->hw)
+        return;
+    uint64_t head = sl->sh->log.head_pos;
+    if (sl->hw < head)
+        account_expired(a, sl, sl->hw, head);
+    if (pos > sl->hw) {
+        /* Records never processed here are behind the start: a restart at LATEST, or a
+         * checkpoint another application sharing the table wrote. */
+        a->base.st.records_skipped_at_start += pos - sl->hw;
+        a->skipped_gaps += pos - sl->hw;
+        sl->hw = pos;
+    }
+}
+
+/* The part of slice `s` of `n` records from its start, as a slice of its own. */
+static kds_slice slice_part(const kds_slice *s, uint32_t off, uint32_t n)
+{
+    kds_slice r = *s;
+    r.first = s->first + off;
+    r.count = n;
+    r.bytes = kds_prorate(s->bytes, n, s->count);
+    r.dups = (uint32_t)kds_prorate(s->dups, n, s->count);
+    r.marks = off == 0 ? (s->marks < n ? s->marks : n) : 0;
+    sim_time span = s->t_last - s->t_first;
+    if (s->count > 1) {
+        r.t_first = s->t_first + (sim_time)kds_prorate((uint64_t)span, off, s->count - 1);
+        r.t_last = s->t_first + (sim_time)kds_prorate((uint64_t)span, off + n - 1, s->count - 1);
+    }
+    return r;
+}
+
+/* Process records up to `upto` at `now`: deliver them (first deliveries and replays)
+ * and count them. */
+static void deliver(proc *p, uint64_t upto, sim_time now)
+{
+    kcl *a = p->app;
+    slot *sl = p->sl;
+    kds_log *l = &sl->sh->log;
+    kds_consumer_stats *cs = &a->base.st;
+    kds_stream_trim(a->st, sl->sh);
+    if (p->pcur.pos < l->head_pos) {
+        account_expired(a, sl, p->pcur.pos, l->head_pos);
+        kds_log_seek_head(l, &p->pcur);
+    }
+    if (upto <= p->pcur.pos)
+        return;
+    a->n_scratch = 0;
+    kds_take tk;
+    kds_log_take(l, &p->pcur, upto - p->pcur.pos, UINT64_MAX, collect, a, &tk);
+    uint64_t replayed = 0;
+    for (size_t i = 0; i < a->n_scratch; i++) {
+        const kds_slice *s = &a->scratch[i];
+        uint64_t end = s->first + s->count;
+        if (end <= sl->hw) {
+            kds_consumer_stats_deliver(cs, s, now, 1);
+            replayed += s->count;
+        } else if (s->first >= sl->hw) {
+            kds_consumer_stats_deliver(cs, s, now, 0);
+            sl->hw = end;
+        } else {
+            uint32_t r = (uint32_t)(sl->hw - s->first);
+            kds_slice a1 = slice_part(s, 0, r), a2 = slice_part(s, r, s->count - r);
+            kds_consumer_stats_deliver(cs, &a1, now, 1);
+            kds_consumer_stats_deliver(cs, &a2, now, 0);
+            replayed += r;
+            sl->hw = end;
+        }
+    }
+    p->w->sum.records_processed += tk.records;
+    p->w->sum.records_reprocessed += replayed;
+    p->since_ckpt += tk.records;
+    if (replayed > 0) {
+        a->dup_failover += replayed;
+        /* Replays are the doing of the lease's latest move: the new owner going back to
+         * the checkpoint, or the old one finishing what it had while the new one
+         * already read it. */
+        if (sl->last_move != SIZE_MAX)
+            a->moves[sl->last_move].duplicates += replayed;
+    }
+}
+
+/* ---- holding and dropping leases -------------------------------------------------- */
+
+/* Remove held lease `h` of worker `w` (lost, self-expired, deleted). */
+static void drop_held(worker *w, held *h)
+{
+    proc *p = h->p;
+    size_t i = (size_t)(h - w->held);
+    w->held[i] = w->held[--w->n_held];
+    proc_release(p);
+    note_held(w);
+    check_converged(w->app, false);
+}
+
+typedef enum { CK_OK, CK_RETRY, CK_GONE } ck_result;
+
+/* Write a checkpoint for processor p's lease. CK_GONE: the lease is not this worker's
+ * any more (the processor has been told). */
+static ck_result checkpoint(proc *p, kds_ckpt_kind kind, uint64_t pos)
+{
+    kcl *a = p->app;
+    worker *w = p->w;
+    sim_time now = sim_now(a->sim);
+    held *h = held_find(w, p->lease);
+    if (!h || h->p != p || !is_up(w))
+        return CK_GONE;
+    /* getCurrentlyHeldLease hides a lease expired on the worker's own clock: the
+     * checkpointer refuses without writing (ShutdownException). */
+    if (now - h->renewed > a->cfg.failover)
+        return CK_RETRY;
+    w->sum.checkpoints++;
+    switch (kds_lease_checkpoint(a->table, p->lease, h->counter, kind, pos)) {
+    case KDS_DDB_OK:
+        h->counter++;
+        p->since_ckpt = 0;
+        p->last_ckpt = now;
+        return CK_OK;
+    case KDS_DDB_THROTTLED:
+        w->sum.checkpoints_throttled++;
+        return CK_RETRY;
+    case KDS_DDB_CONDITION_FAILED:
+    default:
+        w->sum.leases_lost++;
+        drop_held(w, h);
+        return CK_GONE;
+    }
+}
+
+/* ---- processors: reading and processing --------------------------------------------- */
+
+static void fetch_event(sim *s, void *ctx);
+static void done_event(sim *s, void *ctx);
+static void task_event(sim *s, void *ctx);
+static void check_end(proc *p);
+
+/* Start the next batch if the processor is free. */
+static void kick(proc *p)
+{
+    if (p->busy || p->qn == 0 || p->state != P_PROCESSING || p->lost || p->shutdown)
+        return;
+    kcl *a = p->app;
+    worker *w = p->w;
+    const batch *b = &p->q[p->qh];
+    sim_time now = sim_now(a->sim);
+    sim_time start = b->arrival > now ? b->arrival : now;
+    double ms = sim_dist_sample(&a->cfg.process_ms, w->rng) +
+                a->cfg.process_ms_per_record * (double)b->count;
+    sim_time done = start + ms_to_ns(ms);
+    if (w->cfg->capacity > 0) {
+        /* The worker's processing capacity is one server shared by its leases. */
+        sim_time cs = start > w->proc_free ? start : w->proc_free;
+        sim_time cd = cs + (sim_time)llround((double)b->count / w->cfg->capacity * 1e9);
+        w->proc_free = cd;
+        if (cd > done)
+            done = cd;
+    }
+    p->busy = true;
+    proc_at(p, done, done_event);
+}
+
+static void enqueue(proc *p, uint64_t upto, uint64_t bytes, uint32_t count, sim_time arrival)
+{
+    SIM_ASSERT(p->qn < QCAP);
+    p->q[(p->qh + p->qn) % QCAP] = (batch){upto, bytes, count, arrival};
+    p->qn++;
+    p->q_records += count;
+    p->q_bytes += bytes;
+}
+
+/* The prefetch queue is full: its batch, record or byte limit is reached (the KCL's
+ * PrefetchRecordsPublisher waits for the processor). */
+static bool queue_full(const proc *p)
+{
+    const kds_kcl_cfg *c = &p->app->cfg;
+    return p->qn >= c->max_pending || p->q_records >= c->max_pending_records ||
+           p->q_bytes >= c->max_pending_bytes;
+}
+
+/* Finish a graceful shutdown: checkpoint what was processed, end. */
+static void shutdown_proc(proc *p)
+{
+    if (p->app->cfg.ckpt_on_shutdown && p->since_ckpt > 0 && p->state == P_PROCESSING)
+        checkpoint(p, KDS_CKPT_SEQUENCE, p->pcur.pos);
+    held *h = held_find(p->w, p->lease);
+    if (h && h->p == p)
+        h->p = NULL;
+    proc_end(p);
+}
+
+static void done_body(proc *p)
+{
+    kcl *a = p->app;
+    worker *w = p->w;
+    sim_time now = sim_now(a->sim);
+    if (paused(w, now)) {
+        proc_at(p, w->pause_until, done_event);
+        return;
+    }
+    SIM_ASSERT(p->busy && p->qn > 0);
+    batch b = p->q[p->qh];
+    p->qh = (p->qh + 1) % QCAP;
+    p->qn--;
+    p->q_records -= b.count;
+    p->q_bytes -= b.bytes;
+    p->busy = false;
+    deliver(p, b.upto, now);
+    if (p->lost) {
+        proc_end(p);
+        return;
+    }
+    if (p->shutdown) {
+        shutdown_proc(p);
+        return;
+    }
+    if (p->state != P_PROCESSING)
+        return;
+    const kds_kcl_cfg *c = &a->cfg;
+    bool due = c->ckpt_batch || (c->ckpt_records > 0 && p->since_ckpt >= c->ckpt_records) ||
+               (c->ckpt_interval > 0 && now - p->last_ckpt >= c->ckpt_interval);
+    if (due && p->since_ckpt > 0 && checkpoint(p, KDS_CKPT_SEQUENCE, p->pcur.pos) == CK_GONE)
+        return;
+    if (p->state != P_PROCESSING)
+        return;
+    if (p->fetch_wait && !queue_full(p)) {
+        p->fetch_wait = false;
+        proc_at(p, now, fetch_event);
+    }
+    if (p->efo_bp && !queue_full(p)) {
+        p->efo_bp = false;
+        kds_efo_sub_resume(p->sl->sub);
+    }
+    kick(p);
+    check_end(p);
+}
+
+static void done_event(sim *s, void *ctx)
+{
+    (void)s;
+    proc *p = ctx;
+    if (p->state != P_ENDED)
+        done_body(p);
+    proc_unref(p);
+}
+
+/* One GetRecords call (polling). */
+static void fetch_body(proc *p)
+{
+    kcl *a = p->app;
+    const kds_kcl_cfg *c = &a->cfg;
+    worker *w = p->w;
+    kds_shard *sh = p->sl->sh;
+    kds_consumer_stats *cs = &a->base.st;
+    sim_time now = sim_now(a->sim);
+    if (p->state != P_PROCESSING || p->lost || p->shutdown)
+        return;
+    if (paused(w, now)) {
+        proc_at(p, w->pause_until, fetch_event);
+        return;
+    }
+    if (queue_full(p)) {
+        p->fetch_wait = true;
+        return;
+    }
+    sim_time lat = ms_to_ns(sim_dist_sample(&c->call_latency_ms, w->rng));
+    if (p->last_call >= 0 && now - p->last_call > a->st->cfg.iterator_ttl) {
+        cs->iterator_refreshes++; /* ExpiredIteratorException: a new iterator first */
+        lat += ms_to_ns(sim_dist_sample(&c->call_latency_ms, w->rng));
+    }
+    p->last_call = now;
+    cs->getrecords_calls++;
+    if (!kds_stream_read_admit(a->st, sh)) {
+        /* The KCL waits one idle interval after a throttled call (no backoff). */
+        cs->read_throttled_calls++;
+        proc_at(p, now + lat + c->idle, fetch_event);
+        return;
+    }
+    kds_stream_trim(a->st, sh);
+    kds_take tk;
+    kds_log_take(&sh->log, &p->fcur, c->max_records, a->st->cfg.max_bytes_per_call, NULL, NULL,
+                 &tk);
+    kds_stream_read_charge(a->st, sh, tk.records, tk.bytes);
+    cs->bytes_read_shared += tk.bytes;
+    if (tk.records == 0)
+        cs->empty_calls++;
+    bool caught_up = p->fcur.pos >= sh->log.end_pos;
+    kds_consumer_stats_age(cs, now, caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last));
+    if (tk.records > 0) {
+        enqueue(p, p->fcur.pos, tk.bytes, (uint32_t)tk.records, now + lat);
+        kick(p);
+    }
+    if (caught_up && sh->state != KDS_SHARD_OPEN) {
+        p->fetch_end = true; /* nextShardIterator null: SHARD_END */
+        check_end(p);
+        return;
+    }
+    /* Sleep idleTimeBetweenReads after the call returned. */
+    proc_at(p, now + lat + c->idle, fetch_event);
+}
+
+static void fetch_event(sim *s, void *ctx)
+{
+    (void)s;
+    proc *p = ctx;
+    if (p->state != P_ENDED)
+        fetch_body(p);
+    proc_unref(p);
+}
+
+/* Enhanced fan-out pushes for slot `owner`. */
+static void efo_deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size_t n, sim_time at)
+{
+    slot *s = owner;
+    proc *p = s->proc;
+    if (!p || n == 0 || p->state != P_PROCESSING || p->lost || p->shutdown)
+        return;
+    const kds_kcl_cfg *c = &p->app->cfg;
+    uint64_t upto = sl[n - 1].first + sl[n - 1].count;
+    uint32_t count = 0;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        count += sl[i].count;
+        bytes += sl[i].bytes;
+    }
+    /* Pushes that arrive while the processor is busy join the waiting batch (one
+     * processRecords call per batch, as the KCL hands over what it buffered). */
+    uint32_t started = p->busy ? 1 : 0;
+    batch *t = p->qn > started ? &p->q[(p->qh + p->qn - 1) % QCAP] : NULL;
+    if (t && (t->count + (uint64_t)count <= c->max_records || p->qn >= QCAP)) {
+        t->upto = upto;
+        t->count += count;
+        t->bytes += bytes;
+        if (at > t->arrival)
+            t->arrival = at;
+        p->q_records += count;
+        p->q_bytes += bytes;
+    } else {
+        enqueue(p, upto, bytes, count, at);
+    }
+    if (queue_full(p) && !p->efo_bp) {
+        p->efo_bp = true;
+        kds_efo_sub_pause(sub);
+    }
+    kick(p);
+}
+
+/* Create the child leases of p's shard (absent ones) and checkpoint SHARD_END. */
+static void shard_end_body(proc *p)
+{
+    kcl *a = p->app;
+    const kds_stream *st = a->st;
+    uint32_t me = p->sl->sh->index;
+    sim_time now = sim_now(a->sim);
+    for (size_t i = 0; i < st->n_shards; i++) {
+        const kds_shard *ch = st->shards[i];
+        if (ch->parent != (int32_t)me && ch->adjacent_parent != (int32_t)me)
+            continue;
+        if (kds_lease_find(a->table, ch->index) >= 0)
+            continue;
+        if (kds_lease_create(a->table, ch->index, ch->parent, ch->adjacent_parent,
+                             KDS_CKPT_TRIM_HORIZON, 0, NULL) == KDS_DDB_THROTTLED) {
+            proc_at(p, now + a->cfg.task_backoff, task_event);
+            return;
+        }
+    }
+    switch (checkpoint(p, KDS_CKPT_SHARD_END, p->sl->sh->log.end_pos)) {
+    case CK_OK:
+        p->state = P_DONE;
+        if (p->attached) {
+            if (!a->cfg.efo)
+                kds_log_detach(&p->sl->sh->log, &p->fcur);
+            kds_log_detach(&p->sl->sh->log, &p->pcur);
+            p->attached = false;
+        }
+        if (p->sl->proc == p) {
+            p->sl->proc = NULL;
+            if (p->sl->sub)
+                kds_efo_sub_pause(p->sl->sub);
+        }
+        break;
+    case CK_RETRY:
+        proc_at(p, now + a->cfg.task_backoff, task_event);
+        break;
+    case CK_GONE:
+        break;
+    }
+}
+
+/* At the end of a closed shard with nothing left to process: SHARD_END. */
+static void check_end(proc *p)
+{
+    if (p->state != P_PROCESSING || p->busy || p->qn > 0 || p->lost || p->shutdown)
+        return;
+    const kds_shard *sh = p->sl->sh;
+    if (sh->state == KDS_SHARD_OPEN || p->pcur.pos < sh->log.end_pos)
+        return;
+    if (!p->app->cfg.efo && !p->fetch_end)
+        return;
+    p->state = P_SHARD_END;
+    shard_end_body(p);
+}
+
+/* Position the processor at its lease's checkpoint and start reading. */
+static void init_body(proc *p)
+{
+    kcl *a = p->app;
+    sim_time now = sim_now(a->sim);
+    if (kds_lease_get(a->table, p->lease) == KDS_DDB_THROTTLED) {
+        proc_at(p, now + a->cfg.task_backoff, task_event);
+        return;
+    }
+    const kds_lease *l = &a->table->items[p->lease];
+    if (l->ckpt == KDS_CKPT_SHARD_END) {
+        /* A finished parent: make sure its children exist, then hold it. */
+        p->state = P_SHARD_END;
+        shard_end_body(p);
+        return;
+    }
+    slot *sl = p->sl;
+    kds_log *lg = &sl->sh->log;
+    kds_stream_trim(a->st, sl->sh);
+    switch (l->ckpt) {
+    case KDS_CKPT_TRIM_HORIZON:
+        kds_log_seek_head(lg, &p->pcur);
+        break;
+    case KDS_CKPT_LATEST:
+        kds_log_seek_end(lg, &p->pcur);
+        break;
+    case KDS_CKPT_AT_TIMESTAMP:
+        kds_log_seek_time(lg, &p->pcur, l->ckpt_time);
+        break;
+    default:
+        kds_log_seek_pos(lg, &p->pcur, l->ckpt_pos);
+        break;
+    }
+    if (!sl->started && (l->parents[0] >= 0 || l->parents[1] >= 0))
+        kds_consumer_stats_child(&a->base.st, now - sl->sh->created);
+    account_start(a, sl, p->pcur.pos);
+    p->fcur = p->pcur;
+    if (!a->cfg.efo)
+        SIM_ASSERT(kds_log_attach(lg, &p->fcur) == 0);
+    SIM_ASSERT(kds_log_attach(lg, &p->pcur) == 0);
+    p->attached = true;
+    p->state = P_PROCESSING;
+    p->last_ckpt = now;
+    p->since_ckpt = 0;
+    if (a->cfg.efo) {
+        if (sl->proc && sl->proc != p) {
+            /* The previous processor of this application (another worker) stops
+             * receiving pushes: one subscription per application and shard. */
+            sl->proc = NULL;
+        }
+        sl->proc = p;
+        if (!sl->sub) {
+            sl->sub = calloc(1, sizeof *sl->sub);
+            SIM_ASSERT(sl->sub != NULL);
+            SIM_ASSERT(kds_efo_sub_start(sl->sub, a->sim, a->st, sl->sh, &a->cfg.efo_cfg, a->rng,
+                                         &a->efo_cs, KDS_START_AT_SEQUENCE_NUMBER, 0, p->pcur.pos,
+                                         sl, efo_deliver) == 0);
+        } else {
+            kds_efo_sub_seek(sl->sub, p->pcur.pos);
+            kds_efo_sub_resume(sl->sub);
+        }
+        check_end(p);
+    } else {
+        proc_at(p, now, fetch_event);
+    }
+}
+
+/* Wait until every parent lease reached SHARD_END (or was deleted). */
+static void parents_body(proc *p)
+{
+    kcl *a = p->app;
+    const kds_lease *l = &a->table->items[p->lease];
+    bool blocked = false;
+    for (int i = 0; i < 2; i++) {
+        if (l->parents[i] < 0)
+            continue;
+        int32_t pi = kds_lease_find(a->table, (uint32_t)l->parents[i]);
+        if (pi < 0)
+            continue;
+        kds_lease_get(a->table, (size_t)pi); /* BlockOnParentShardTask reads it */
+        if (a->table->items[pi].ckpt != KDS_CKPT_SHARD_END)
+            blocked = true;
+    }
+    if (blocked) {
+        proc_at(p, sim_now(a->sim) + a->cfg.parent_poll, task_event);
+        return;
+    }
+    p->state = P_INIT;
+    init_body(p);
+}
+
+/* The processor's tasks (parent wait, initialisation, shard end), retried by events. */
+static void task_event(sim *s, void *ctx)
+{
+    proc *p = ctx;
+    if (p->state != P_ENDED && !p->lost && !p->shutdown) {
+        worker *w = p->w;
+        if (paused(w, sim_now(s))) {
+            proc_at(p, w->pause_until, task_event);
+        } else if (p->state == P_WAIT_PARENTS) {
+            parents_body(p);
+        } else if (p->state == P_INIT) {
+            init_body(p);
+        } else if (p->state == P_SHARD_END) {
+            shard_end_body(p);
+        }
+    }
+    proc_unref(p);
+}
+
+static proc *proc_new(worker *w, uint32_t lease)
+{
+    kcl *a = w->app;
+    proc *p = calloc(1, sizeof *p);
+    SIM_ASSERT(p != NULL);
+    p->app = a;
+    p->w = w;
+    p->lease = lease;
+    p->sl = slot_of(a, a->table->items[lease].shard);
+    p->state = P_WAIT_PARENTS;
+    p->last_call = -1;
+    p->next = a->procs;
+    if (a->procs)
+        a->procs->prev = p;
+    a->procs = p;
+    return p;
+}
+
+/* ---- the worker's lease coordinator ------------------------------------------------- */
+
+/* Worker w now holds lease i (counter `counter`), taken from `prev` for `cause`. */
+static void acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_state,
+                     kds_kcl_cause cause)
+{
+    kcl *a = w->app;
+    kds_lease_table *t = a->table;
+    sim_time now = sim_now(a->sim);
+    held *h = held_find(w, i);
+    if (h) {
+        /* Re-taken while still held (its renewals had been failing): same processor. */
+        h->counter = t->items[i].counter;
+        h->renewed = now;
+        return;
+    }
+    w->sum.leases_taken++;
+    if (cause == KDS_KCL_STEAL)
+        w->sum.leases_stolen++;
+    const kds_lease *l = &t->items[i];
+    slot *sl = slot_of(a, l->shard);
+    uint64_t replay = 0;
+    if (sl->started) {
+        kds_cursor c = {0, 0};
+        const kds_log *lg = &sl->sh->log;
+        bool have = true;
+        switch (l->ckpt) {
+        case KDS_CKPT_SEQUENCE:
+            c.pos = l->ckpt_pos;
+            break;
+        case KDS_CKPT_TRIM_HORIZON:
+            c.pos = lg->head_pos;
+            break;
+        case KDS_CKPT_AT_TIMESTAMP:
+            kds_log_seek_time(lg, &c, l->ckpt_time);
+            break;
+        default:
+            have = false;
+            break;
+        }
+        if (have && sl->hw > c.pos)
+            replay = sl->hw - c.pos;
+    }
+    if (a->n_moves == a->cap_moves) {
+        a->cap_moves = a->cap_moves ? a->cap_moves * 2 : 64;
+        a->moves = realloc(a->moves, a->cap_moves * sizeof *a->moves);
+        SIM_ASSERT(a->moves != NULL);
+    }
+    kds_kcl_move *m = &a->moves[a->n_moves];
+    memset(m, 0, sizeof *m);
+    m->at = now;
+    m->shard = l->shard;
+    m->cause = cause;
+    m->from = prev >= 0 ? t->owners[prev].worker : NULL;
+    m->from_app = prev >= 0 ? t->owners[prev].app : NULL;
+    m->to = w->cfg->name;
+    m->from_healthy = prev >= 0 && prev_state == KDS_OWNER_RUNNING;
+    m->replay_expected = replay;
+    a->replay_expected += replay;
+    size_t mi = a->n_moves++;
+    sl->last_move = mi;
+
+    if (w->n_held == w->cap_held) {
+        w->cap_held = w->cap_held ? w->cap_held * 2 : 8;
+        w->held = realloc(w->held, w->cap_held * sizeof *w->held);
+        SIM_ASSERT(w->held != NULL);
+    }
+    proc *p = proc_new(w, i);
+    w->held[w->n_held++] = (held){i, l->counter, now, p};
+    note_held(w);
+    parents_body(p);
+}
+
+static void ensure_seen(worker *w, size_t n)
+{
+    if (n <= w->n_seen)
+        return;
+    size_t m = w->n_seen ? w->n_seen : 16;
+    while (m < n)
+        m *= 2;
+    w->seen_counter = realloc(w->seen_counter, m * sizeof *w->seen_counter);
+    w->seen_at = realloc(w->seen_at, m * sizeof *w->seen_at);
+    SIM_ASSERT(w->seen_counter && w->seen_at);
+    for (size_t i = w->n_seen; i < m; i++) {
+        w->seen_counter[i] = 0;
+        w->seen_at[i] = UNSEEN;
+    }
+    w->n_seen = m;
+}
+
+static void take_event(sim *s, void *ctx);
+static void renew_event(sim *s, void *ctx);
+
+/* One pass of DynamoDBLeaseTaker (kcl.md section 1.1). */
+static void take_pass(worker *w)
+{
+    kcl *a = w->app;
+    const kds_kcl_cfg *c = &a->cfg;
+    kds_lease_table *t = a->table;
+    sim_time now = sim_now(a->sim);
+    w->sum.scans++;
+    if (kds_lease_scan(t) != KDS_DDB_OK) {
+        w->sum.scans_throttled++; /* SCAN_RETRIES = 1: the pass takes nothing */
+        return;
+    }
+    ensure_seen(w, t->n);
+    for (size_t i = 0; i < t->n; i++) {
+        const kds_lease *l = &t->items[i];
+        if (l->deleted) {
+            w->seen_at[i] = UNSEEN;
+        } else if (w->seen_at[i] == UNSEEN) {
+            w->seen_counter[i] = l->counter;
+            w->seen_at[i] = l->owner >= 0 ? now : NEVER;
+        } else if (w->seen_counter[i] != l->counter) {
+            w->seen_counter[i] = l->counter;
+            w->seen_at[i] = now;
+        }
+    }
+
+    /* Available leases, very old leases, and the lease count of every owner of an
+     * unexpired lease. */
+    uint32_t *count = calloc(t->n_owners ? t->n_owners : 1, sizeof *count);
+    uint32_t *avail = malloc((t->n ? t->n : 1) * sizeof *avail);
+    uint32_t *old = malloc((t->n ? t->n : 1) * sizeof *old);
+    SIM_ASSERT(count && avail && old);
+    size_t n_avail = 0, n_old = 0;
+    sim_time very_old = now - (sim_time)c->very_old_factor * c->failover;
+    for (size_t i = 0; i < t->n; i++) {
+        const kds_lease *l = &t->items[i];
+        if (l->deleted)
+            continue;
+        bool expired = now - w->seen_at[i] > c->failover;
+        if (l->owner < 0 || expired)
+            avail[n_avail++] = (uint32_t)i;
+        else
+            count[l->owner]++;
+        if (c->priority_leases && w->seen_at[i] < very_old)
+            old[n_old++] = (uint32_t)i;
+    }
+    size_t workers = 0;
+    for (size_t o = 0; o < t->n_owners; o++)
+        if (count[o] > 0 || (int32_t)o == w->owner)
+            workers++;
+    size_t leases = t->n_live;
+    int64_t target = workers >= leases ? 1 : (int64_t)((leases + workers - 1) / workers);
+    if (c->max_leases_per_worker > 0 && target > c->max_leases_per_worker)
+        target = c->max_leases_per_worker;
+    int64_t mine = count[w->owner];
+    int64_t needed = target - mine;
+
+    uint32_t *chosen = NULL;
+    size_t n_chosen = 0;
+    bool steal = false;
+    if (n_old > 0) {
+        /* New leases and leases unchanged for 3 x failover first, all of them,
+         * ignoring the target. */
+        shuffle(w->rng, old, n_old);
+        size_t k = n_old;
+        if (c->max_leases_per_worker > 0) {
+            int64_t room = (int64_t)c->max_leases_per_worker - mine;
+            k = room <= 0 ? 0 : (size_t)room < k ? (size_t)room : k;
+        }
+        chosen = old;
+        n_chosen = k;
+    } else if (needed > 0 && n_avail > 0) {
+        shuffle(w->rng, avail, n_avail);
+        chosen = avail;
+        n_chosen = (size_t)needed < n_avail ? (size_t)needed : n_avail;
+    } else if (needed > 0) {
+        /* Nothing available: steal from the single most loaded worker. */
+        uint32_t most = 0;
+        size_t ties = 0;
+        int32_t victim = -1;
+        for (size_t o = 0; o < t->n_owners; o++) {
+            if (count[o] > most) {
+                most = count[o];
+                ties = 1;
+                victim = (int32_t)o;
+            } else if (count[o] == most && most > 0) {
+                /* Ties: one of them at random (the KCL's HashMap order is arbitrary). */
+                ties++;
+                if (gsl_rng_uniform_int(w->rng, ties) == 0)
+                    victim = (int32_t)o;
+            }
+        }
+        if (victim >= 0 && victim != w->owner && (int64_t)most >= target) {
+            int64_t n = needed < (int64_t)most - target ? needed : (int64_t)most - target;
+            if (needed > 1 && n == 0)
+                n = 1;
+            if (n > (int64_t)c->max_steal)
+                n = c->max_steal;
+            size_t nv = 0;
+            for (size_t i = 0; i < t->n; i++) {
+                const kds_lease *l = &t->items[i];
+                if (!l->deleted && l->owner == victim && now - w->seen_at[i] <= c->failover)
+                    old[nv++] = (uint32_t)i;
+            }
+            shuffle(w->rng, old, nv);
+            chosen = old;
+            n_chosen = n < 0 ? 0 : (size_t)n < nv ? (size_t)n : nv;
+            steal = true;
+        }
+    }
+    for (size_t k = 0; k < n_chosen && is_up(w); k++) {
+        uint32_t i = chosen[k];
+        int32_t prev = t->items[i].owner;
+        kds_owner_state pst = prev >= 0 ? t->owners[prev].state : KDS_OWNER_RUNNING;
+        kds_ddb_status r = KDS_DDB_THROTTLED;
+        for (uint32_t tries = 0; tries < (c->take_retries ? c->take_retries : 1); tries++) {
+            r = kds_lease_take(t, i, w->seen_counter[i], w->owner);
+            if (r != KDS_DDB_THROTTLED)
+                break;
+        }
+        if (r != KDS_DDB_OK)
+            continue; /* throttled three times, or another worker was faster */
+        kds_kcl_cause cause = steal         ? KDS_KCL_STEAL
+                              : prev < 0    ? KDS_KCL_TAKE
+                              : pst == KDS_OWNER_STOPPED ? KDS_KCL_SHUTDOWN
+                                                         : KDS_KCL_EXPIRY;
+        acquired(w, i, prev, pst, cause);
+    }
+    free(count);
+    free(avail);
+    free(old);
+    check_converged(a, false);
+}
+
+static void take_event(sim *s, void *ctx)
+{
+    worker *w = ctx;
+    w->ev_take = 0;
+    if (w->state != W_RUNNING)
+        return;
+    sim_time now = sim_now(s);
+    if (paused(w, now)) {
+        w->ev_take = sim_at(s, w->pause_until, take_event, w);
+        return;
+    }
+    take_pass(w);
+    /* scheduleWithFixedDelay: the next pass one period after this one ended (DynamoDB
+     * calls take no simulated time). */
+    if (w->state == W_RUNNING)
+        w->ev_take = sim_at(s, now + w->app->take_period, take_event, w);
+}
+
+/* One pass of DynamoDBLeaseRenewer (kcl.md section 2). */
+static void renew_pass(worker *w)
+{
+    kcl *a = w->app;
+    sim_time now = sim_now(a->sim);
+    size_t n = w->n_held;
+    uint32_t *order = order_buf(a, n ? n : 1);
+    for (size_t i = 0; i < n; i++)
+        order[i] = w->held[i].lease;
+    /* The renewals run in parallel threads: no lease always goes first. */
+    shuffle(w->rng, order, n);
+    for (size_t k = 0; k < n; k++) {
+        held *h = held_find(w, order[k]);
+        if (!h)
+            continue;
+        if (now - h->renewed > a->cfg.failover) {
+            /* Expired on my own clock: given up without trying. */
+            w->sum.leases_self_expired++;
+            drop_held(w, h);
+            continue;
+        }
+        w->sum.renewals++;
+        switch (kds_lease_renew(a->table, h->lease, h->counter)) {
+        case KDS_DDB_OK:
+            h->counter++;
+            h->renewed = now;
+            break;
+        case KDS_DDB_THROTTLED:
+            w->sum.renewals_throttled++; /* not retried in this pass */
+            break;
+        case KDS_DDB_CONDITION_FAILED:
+            w->sum.leases_lost++;
+            drop_held(w, h);
+            break;
+        }
+    }
+    check_converged(a, false);
+}
+
+static void renew_event(sim *s, void *ctx)
+{
+    worker *w = ctx;
+    w->ev_renew = 0;
+    if (w->state != W_RUNNING)
+        return;
+    sim_time now = sim_now(s);
+    if (paused(w, now)) {
+        w->ev_renew = sim_at(s, w->pause_until, renew_event, w);
+        return;
+    }
+    renew_pass(w);
+    /* scheduleAtFixedRate: on the original grid; runs missed during a stall are not
+     * repeated. */
+    sim_time period = w->app->renew_period;
+    do
+        w->renew_next += period;
+    while (w->renew_next <= now);
+    if (w->state == W_RUNNING)
+        w->ev_renew = sim_at(s, w->renew_next, renew_event, w);
+}
+
+/* Lease cleanup: delete held SHARD_END leases whose parents are gone and whose
+ * children have all checkpointed (kcl.md section 4.5). */
+static void cleanup_event(sim *s, void *ctx)
+{
+    worker *w = ctx;
+    kcl *a = w->app;
+    kds_lease_table *t = a->table;
+    w->ev_cleanup = 0;
+    if (w->state != W_RUNNING)
+        return;
+    sim_time now = sim_now(s);
+    if (paused(w, now)) {
+        w->ev_cleanup = sim_at(s, w->pause_until, cleanup_event, w);
+        return;
+    }
+    for (size_t k = 0; k < w->n_held;) {
+        held *h = &w->held[k];
+        const kds_lease *l = &t->items[h->lease];
+        bool ok = l->ckpt == KDS_CKPT_SHARD_END && !l->deleted;
+        for (int i = 0; i < 2 && ok; i++)
+            if (l->parents[i] >= 0 && kds_lease_find(t, (uint32_t)l->parents[i]) >= 0)
+                ok = false;
+        for (size_t i = 0; i < a->st->n_shards && ok; i++) {
+            const kds_shard *ch = a->st->shards[i];
+            if (ch->parent != (int32_t)l->shard && ch->adjacent_parent != (int32_t)l->shard)
+                continue;
+            int32_t ci = kds_lease_find(t, ch->index);
+            if (ci < 0 || t->items[ci].ckpt == KDS_CKPT_TRIM_HORIZON ||
+                t->items[ci].ckpt == KDS_CKPT_AT_TIMESTAMP)
+                ok = false;
+        }
+        if (ok && kds_lease_delete(t, h->lease) == KDS_DDB_OK) {
+            drop_held(w, h); /* moves the last entry here: look at k again */
+            continue;
+        }
+        k++;
+    }
+    w->ev_cleanup = sim_at(s, now + a->cfg.cleanup_interval, cleanup_event, w);
+}
+
+/* ---- worker lifecycle --------------------------------------------------------------- */
+
+/* Create the leases of an empty table (the first worker's shard sync). */
+static void create_leases(kcl *a)
+{
+    kds_lease_table *t = a->table;
+    kds_ckpt_kind k = a->cfg.initial == KDS_START_TRIM_HORIZON  ? KDS_CKPT_TRIM_HORIZON
+                      : a->cfg.initial == KDS_START_AT_TIMESTAMP ? KDS_CKPT_AT_TIMESTAMP
+                                                                 : KDS_CKPT_LATEST;
+    for (size_t i = 0; i < a->st->n_shards; i++) {
+        const kds_shard *sh = a->st->shards[i];
+        if (sh->state == KDS_SHARD_EXPIRED)
+            continue;
+        /* At LATEST only the open shards matter (the closed ones hold nothing newer). */
+        if (k == KDS_CKPT_LATEST && sh->state != KDS_SHARD_OPEN)
+            continue;
+        if (sh->index < t->n_by_shard && t->by_shard[sh->index] >= 0)
+            continue; /* exists, or existed and was cleaned up */
+        int32_t p0 = sh->parent >= 0 && kds_lease_find(t, (uint32_t)sh->parent) >= 0 ? sh->parent : -1;
+        int32_t p1 = sh->adjacent_parent >= 0 && kds_lease_find(t, (uint32_t)sh->adjacent_parent) >= 0
+                         ? sh->adjacent_parent
+                         : -1;
+        kds_lease_create(t, sh->index, p0, p1, k, a->cfg.initial_time, NULL);
+    }
+}
+
+static void coordinator_start(worker *w)
+{
+    kcl *a = w->app;
+    sim_time now = sim_now(a->sim);
+    w->state = W_RUNNING;
+    w->renew_next = now;
+    w->ev_renew = sim_at(a->sim, now, renew_event, w);
+    w->ev_take = sim_at(a->sim, now, take_event, w);
+    w->ev_cleanup = sim_at(a->sim, now + a->cfg.cleanup_interval, cleanup_event, w);
+    note_held(w);
+}
+
+static void sync_event(sim *s, void *ctx)
+{
+    worker *w = ctx;
+    w->ev_sync = 0;
+    if (w->state != W_SYNC)
+        return;
+    if (paused(w, sim_now(s))) {
+        w->ev_sync = sim_at(s, w->pause_until, sync_event, w);
+        return;
+    }
+    if (w->app->table->n_live == 0)
+        create_leases(w->app);
+    coordinator_start(w);
+}
+
+static void cancel(sim *s, sim_event_id *id)
+{
+    if (*id) {
+        sim_cancel(s, *id);
+        *id = 0;
+    }
+}
+
+/* End every processor and forget every lease (a crash, or before a restart). */
+static void kill_all(worker *w)
+{
+    for (size_t i = 0; i < w->n_held; i++)
+        if (w->held[i].p)
+            proc_end(w->held[i].p);
+    w->n_held = 0;
+}
+
+static void worker_start(worker *w)
+{
+    kcl *a = w->app;
+    if (is_up(w))
+        return;
+    sim_time now = sim_now(a->sim);
+    kill_all(w);
+    w->incarnations++;
+    w->owner = kds_lease_owner_add(a->table, a->base.name, w->cfg->name, w->incarnations);
+    SIM_ASSERT(w->owner >= 0);
+    w->pause_until = 0;
+    w->proc_free = now;
+    for (size_t i = 0; i < w->n_seen; i++)
+        w->seen_at[i] = UNSEEN;
+    if (a->efo_begin < 0)
+        a->efo_begin = now;
+    add_change(a, w, "start");
+    if (a->table->n_live == 0) {
+        /* An empty table: wait a random 1-30 s, then create the leases if nobody has. */
+        w->state = W_SYNC;
+        w->ev_sync = sim_at(a->sim, now + ms_to_ns(sim_dist_sample(&a->cfg.sync_wait_ms, w->rng)),
+                            sync_event, w);
+        note_held(w);
+    } else {
+        coordinator_start(w);
+    }
+    check_converged(a, true);
+}
+
+static void worker_down(worker *w, bool graceful)
+{
+    kcl *a = w->app;
+    sim *s = a->sim;
+    if (!is_up(w))
+        return;
+    add_change(a, w, graceful ? "stop" : "crash");
+    cancel(s, &w->ev_renew);
+    cancel(s, &w->ev_take);
+    cancel(s, &w->ev_cleanup);
+    cancel(s, &w->ev_sync);
+    if (graceful) {
+        /* Scheduler.startGracefulShutdown (2.x): every processor is asked to shut down
+         * and checkpoints; the leases are not released and expire in the table. */
+        for (size_t i = 0; i < w->n_held; i++) {
+            proc *p = w->held[i].p;
+            if (!p)
+                continue;
+            if (p->state == P_PROCESSING && p->busy && !p->lost) {
+                p->shutdown = true;
+            } else if (p->state == P_PROCESSING && !p->lost) {
+                shutdown_proc(p);
+            } else {
+                w->held[i].p = NULL;
+                proc_end(p);
+            }
+        }
+        w->state = W_STOPPED;
+        kds_lease_owner_set(a->table, w->owner, KDS_OWNER_STOPPED);
+    } else {
+        kill_all(w);
+        w->state = W_CRASHED;
+        kds_lease_owner_set(a->table, w->owner, KDS_OWNER_DEAD);
+    }
+    note_held(w);
+    check_converged(a, true);
+}
+
+static void restart_event(sim *s, void *ctx)
+{
+    (void)s;
+    wev *e = ctx;
+    worker_start(e->w);
+}
+
+static void pause_end_event(sim *s, void *ctx)
+{
+    wev *e = ctx;
+    worker *w = e->w;
+    if (is_up(w) && sim_now(s) >= w->pause_until && w->owner >= 0) {
+        add_change(w->app, w, "resume");
+        kds_lease_owner_set(w->app->table, w->owner, KDS_OWNER_RUNNING);
+        check_converged(w->app, true);
+    }
+}
+
+static void worker_event(sim *s, void *ctx)
+{
+    wev *e = ctx;
+    worker *w = e->w;
+    sim_time now = sim_now(s);
+    switch (e->ev.kind) {
+    case KDS_KCL_EV_START:
+        worker_start(w);
+        break;
+    case KDS_KCL_EV_STOP:
+    case KDS_KCL_EV_CRASH:
+        worker_down(w, e->ev.kind == KDS_KCL_EV_STOP);
+        if (e->ev.restart_after >= 0)
+            sim_at(s, now + e->ev.restart_after, restart_event, e);
+        break;
+    case KDS_KCL_EV_PAUSE:
+        if (!is_up(w))
+            break;
+        if (now + e->ev.len > w->pause_until)
+            w->pause_until = now + e->ev.len;
+        add_change(w->app, w, "pause");
+        kds_lease_owner_set(w->app->table, w->owner, KDS_OWNER_PAUSED);
+        sim_at(s, w->pause_until, pause_end_event, e);
+        check_converged(w->app, true);
+        break;
+    }
+}
+
+/* A child shard appeared: processors idle at the end of its parents may be done. */
+static void on_new_shard(void *ctx, kds_shard *sh)
+{
+    kcl *a = ctx;
+    int32_t par[2] = {sh->parent, sh->adjacent_parent};
+    for (int i = 0; i < 2; i++)
+        if (par[i] >= 0 && (size_t)par[i] < a->n_slots && a->slots[par[i]] &&
+            a->slots[par[i]]->proc)
+            check_end(a->slots[par[i]]->proc);
+}
+
+/* ---- end of the run ----------------------------------------------------------------- */
+
+static const char *state_name(const worker *w, sim_time now)
+{
+    switch (w->state) {
+    case W_NEW:
+        return "not started";
+    case W_SYNC:
+    case W_RUNNING:
+        return paused(w, now) ? "paused" : "running";
+    case W_STOPPED:
+        return "stopped";
+    default:
+        return "crashed";
+    }
+}
+
+/* Merge a per-minute maximum series into another. */
+static void series_max_into(sim_series *dst, const sim_series *src)
+{
+    for (size_t i = 0; i < src->n; i++) {
+        double v = sim_series_get(src, i);
+        if (v > 0)
+            sim_series_add(dst, (sim_time)i * src->width, v);
+    }
+}
+
+static void finish(kds_consumer *base, sim_time end)
+{
+    kcl *a = (kcl *)base;
+    kds_consumer_stats *cs = &a->base.st;
+    cs->records_unread = 0;
+    for (size_t i = 0; i < a->st->n_shards; i++) {
+        kds_shard *sh = a->st->shards[i];
+        slot *sl = i < a->n_slots ? a->slots[i] : NULL;
+        kds_stream_trim(a->st, sh);
+        uint64_t h = sl && sl->started ? sl->hw : 0;
+        if (h < sh->log.head_pos) {
+            cs->records_expired_unread += sh->log.head_pos - h;
+            h = sh->log.head_pos;
+            if (sl && sl->started)
+                sl->hw = h;
+        }
+        if (sh->log.end_pos > h)
+            cs->records_unread += sh->log.end_pos - h;
+        if (!(sl && sl->started) && h > 0) {
+            /* Never started: the expired records count above; keep the slot's view. */
+        }
+    }
+    if (a->cfg.efo) {
+        cs->bytes_read_efo = a->efo_cs.bytes_read_efo;
+        if (a->efo_cs.iterator_age_ms_max > cs->iterator_age_ms_max)
+            cs->iterator_age_ms_max = a->efo_cs.iterator_age_ms_max;
+        series_max_into(&cs->iterator_age_min, &a->efo_cs.iterator_age_min);
+        cs->efo_consumer_shard_hours = 0;
+        if (a->efo_begin >= 0)
+            for (size_t i = 0; i < a->st->n_shards; i++) {
+                const kds_shard *sh = a->st->shards[i];
+                sim_time from = sh->created > a->efo_begin ? sh->created : a->efo_begin;
+                sim_time to = sh->closed >= 0 && sh->closed < end ? sh->closed : end;
+                if (to > from)
+                    cs->efo_consumer_shard_hours += sim_to_s(to - from) / 3600.0;
+            }
+    }
+    sim_series_extend(&cs->iterator_age_min, end);
+    sim_series_extend(&cs->delivered_min, end);
+    kds_lease_table_finish(a->table, end);
+
+    /* The summary. */
+    size_t minutes = (size_t)((end + SIM_MIN(1) - 1) / SIM_MIN(1));
+    kds_kcl_summary *s = &a->sum;
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < a->n_workers; i++) {
+        worker *w = &a->workers[i];
+        note_held(w);
+        if (w->idle_since >= 0) {
+            w->sum.idle_s += sim_to_s(end - w->idle_since);
+            w->idle_since = end;
+        }
+        free(w->per_min);
+        w->per_min = calloc(minutes ? minutes : 1, sizeof *w->per_min);
+        SIM_ASSERT(w->per_min != NULL);
+        size_t k = 0;
+        uint32_t cur = 0;
+        for (size_t m = 0; m < minutes; m++) {
+            sim_time edge = (sim_time)(m + 1) * SIM_MIN(1);
+            while (k < w->n_log && w->log_t[k] < edge)
+                cur = w->log_n[k++];
+            w->per_min[m] = cur;
+        }
+        w->sum.name = w->cfg->name;
+        w->sum.state = state_name(w, end);
+        w->sum.leases_held_end = w->state == W_RUNNING || w->state == W_SYNC ? (uint32_t)w->n_held : 0;
+        w->sum.incarnations = w->incarnations;
+        w->sum.leases_per_minute = w->per_min;
+        w->sum.n_minutes = minutes;
+        a->wsum[i] = w->sum;
+        if (is_up(w)) {
+            s->running_workers_end++;
+            if (w->n_held == 0)
+                s->idle_workers_end++;
+        }
+        s->checkpoints += w->sum.checkpoints;
+        s->checkpoints_throttled += w->sum.checkpoints_throttled;
+    }
+    s->application_name = a->app_name;
+    s->table_shared = a->shared;
+    s->table = a->table;
+    s->workers = a->wsum;
+    s->n_workers = a->n_workers;
+    for (size_t i = 0; i < a->n_moves; i++) {
+        const kds_kcl_move *m = &a->moves[i];
+        s->moves_by_cause[m->cause]++;
+        s->moves++;
+        if (m->cause == KDS_KCL_EXPIRY && m->from_healthy)
+            s->moves_from_healthy++;
+    }
+    s->move_log = a->moves;
+    s->n_move_log = a->n_moves;
+    s->changes = a->changes;
+    s->n_changes = a->n_changes;
+    s->duplicates_from_failover = a->dup_failover;
+    s->replay_expected = a->replay_expected;
+    s->records_skipped_gaps = a->skipped_gaps;
+}
+
+static void figures(const kds_consumer *base, kds_figure_fn fn, void *arg)
+{
+    const kcl *a = (const kcl *)base;
+    const kds_kcl_summary *s = &a->sum;
+    const kds_lease_table *t = a->table;
+    fn(arg, "workers", (double)a->n_workers);
+    fn(arg, "workers_running_end", s->running_workers_end);
+    fn(arg, "idle_workers_end", s->idle_workers_end);
+    fn(arg, "leases_end", (double)t->n_live);
+    fn(arg, "lease_moves", (double)s->moves);
+    for (int c = 0; c < KDS_KCL_N_CAUSES; c++) {
+        char k[64];
+        snprintf(k, sizeof k, "lease_moves_%s", kds_kcl_cause_name((kds_kcl_cause)c));
+        fn(arg, k, (double)s->moves_by_cause[c]);
+    }
+    fn(arg, "lease_moves_from_healthy_workers", (double)s->moves_from_healthy);
+    fn(arg, "duplicates_from_failover", (double)s->duplicates_from_failover);
+    fn(arg, "checkpoints", (double)s->checkpoints);
+    fn(arg, "checkpoints_throttled", (double)s->checkpoints_throttled);
+    fn(arg, "lease_table_read_units", kds_lease_read_units(t));
+    fn(arg, "lease_table_write_units", kds_lease_write_units(t));
+    fn(arg, "lease_table_throttled_reads", (double)t->st.throttled_reads);
+    fn(arg, "lease_table_throttled_writes", (double)t->st.throttled_writes);
+    double worst = 0;
+    uint64_t open = 0;
+    for (size_t i = 0; i < s->n_changes; i++) {
+        if (s->changes[i].converged_after < 0)
+            open++;
+        else if (sim_to_s(s->changes[i].converged_after) > worst)
+            worst = sim_to_s(s->changes[i].converged_after);
+    }
+    fn(arg, "time_to_converge_max_s", worst);
+    fn(arg, "changes_not_converged", (double)open);
+    if (a->cfg.efo)
+        fn(arg, "consumer_shard_hours", a->base.st.efo_consumer_shard_hours);
+}
+
+static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
+{
+    const kcl *a = (const kcl *)base;
+    char v[128];
+    if (!a->cfg.efo)
+        fn(arg, "call_latency", kds_dist_text(v, sizeof v, &a->cfg.call_latency_ms, "ms"),
+           "GetRecords round trip; AWS publishes no figure");
+    else
+        fn(arg, "push_delay", kds_dist_text(v, sizeof v, &a->cfg.efo_cfg.push_delay_ms, "ms"),
+           "write-to-push delay; AWS says about 70 ms");
+    snprintf(v, sizeof v, "%u B", a->table->cfg.item_bytes);
+    fn(arg, "lease_table.item_size", v,
+       "size of one lease item, which sets the scan's read units; about 300 B for a "
+       "shard lease with a sequence-number checkpoint");
+    fn(arg, "lease_table.latency", "0 ms",
+       "DynamoDB calls take no simulated time; the SDK's own retries are not modelled");
+    fn(arg, "leases.sync_wait", kds_dist_text(v, sizeof v, &a->cfg.sync_wait_ms, "ms"),
+       "wait before the first worker creates the leases of an empty table (the KCL's "
+       "random 1-30 s)");
+}
+
+static void free_kcl(kds_consumer *base)
+{
+    kcl *a = (kcl *)base;
+    if (!a)
+        return;
+    while (a->procs) {
+        proc *p = a->procs;
+        p->refs = 0;
+        proc_end(p); /* detaches and frees */
+        if (a->procs == p)
+            proc_free(p);
+    }
+    for (size_t i = 0; i < a->n_slots; i++) {
+        slot *sl = a->slots[i];
+        if (!sl)
+            continue;
+        if (sl->sub) {
+            kds_efo_sub_fini(sl->sub);
+            free(sl->sub);
+        }
+        free(sl);
+    }
+    free(a->slots);
+    for (size_t i = 0; i < a->n_workers; i++) {
+        worker *w = &a->workers[i];
+        free(w->held);
+        free(w->seen_counter);
+        free(w->seen_at);
+        free(w->log_t);
+        free(w->log_n);
+        free(w->per_min);
+    }
+    free(a->workers);
+    free(a->wevs);
+    free(a->moves);
+    free(a->changes);
+    free(a->scratch);
+    free(a->order);
+    free(a->wsum);
+    kds_lease_table_unref(a->table);
+    kds_consumer_stats_fini(&a->efo_cs);
+    kds_consumer_stats_fini(&a->base.st);
+    free(a);
+}
+
+static const kds_consumer_ops KCL_OPS = {
+    .kind = "kcl",
+    .finish = finish,
+    .figures = figures,
+    .assumptions = assumptions,
+    .free = free_kcl,
+};
+
+const kds_kcl_summary *kds_kcl_summary_get(const kds_consumer *c)
+{
+    return c && c->ops == &KCL_OPS ? &((const kcl *)c)->sum : NULL;
+}
+
+const kds_lease_table *kds_kcl_table(const kds_consumer *c)
+{
+    return c && c->ops == &KCL_OPS ? ((const kcl *)c)->table : NULL;
+}
+
+static void schedule(kcl *a, worker *w, kds_kcl_event ev)
+{
+    wev *e = &a->wevs[a->n_wevs++];
+    e->w = w;
+    e->ev = ev;
+    sim_at(a->sim, ev.at > sim_now(a->sim) ? ev.at : sim_now(a->sim), worker_event, e);
+}
+
+kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
+{
+    const kds_kcl_cfg *cfg = cfgp;
+    kcl *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->base.ops = &KCL_OPS;
+    a->base.name = cfg->name;
+    a->cfg = *cfg;
+    if (a->cfg.max_pending < 1)
+        a->cfg.max_pending = 1;
+    if (a->cfg.max_pending > QCAP)
+        a->cfg.max_pending = QCAP;
+    a->app_name = cfg->application_name ? cfg->application_name : cfg->name;
+    a->sim = s;
+    a->st = st;
+    a->efo_begin = -1;
+    a->checked_version = UINT64_MAX;
+    a->renew_period = cfg->renew_interval > 0 ? cfg->renew_interval : cfg->failover / 3 - cfg->epsilon;
+    a->take_period = cfg->take_interval > 0 ? cfg->take_interval : 2 * (cfg->failover + cfg->epsilon);
+    if (a->renew_period < SIM_MS(1))
+        a->renew_period = SIM_MS(1);
+    char name[200];
+    snprintf(name, sizeof name, "consumer/%s", cfg->name);
+    a->rng = sim_rng(s, name);
+    if (kds_consumer_stats_init(&a->base.st) != 0 || kds_consumer_stats_init(&a->efo_cs) != 0) {
+        free_kcl(&a->base);
+        return NULL;
+    }
+    /* One lease table per application name in this world: another KCL application
+     * with the same name (found through the stream's shard listeners, which every KCL
+     * application registers) already made it. */
+    for (size_t i = 0; i < st->n_listeners; i++) {
+        if (st->listeners[i].fn != on_new_shard)
+            continue;
+        kcl *o = st->listeners[i].ctx;
+        if (strcmp(o->app_name, a->app_name) == 0) {
+            a->table = o->table;
+            kds_lease_table_ref(a->table);
+            a->shared = o->shared = true;
+            break;
+        }
+    }
+    if (!a->table)
+        a->table = kds_lease_table_new(s, a->app_name, &cfg->table);
+    if (!a->table || kds_stream_on_new_shard(st, on_new_shard, a) != 0) {
+        free_kcl(&a->base);
+        return NULL;
+    }
+    a->n_workers = cfg->n_workers;
+    size_t n_ev = 0;
+    for (size_t i = 0; i < cfg->n_workers; i++)
+        n_ev += 1 + cfg->workers[i].n_events;
+    if (cfg->deploy.enabled)
+        n_ev += cfg->n_workers;
+    a->workers = calloc(cfg->n_workers ? cfg->n_workers : 1, sizeof *a->workers);
+    a->wsum = calloc(cfg->n_workers ? cfg->n_workers : 1, sizeof *a->wsum);
+    a->wevs = calloc(n_ev ? n_ev : 1, sizeof *a->wevs);
+    if (!a->workers || !a->wsum || !a->wevs) {
+        free_kcl(&a->base);
+        return NULL;
+    }
+    for (size_t i = 0; i < cfg->n_workers; i++) {
+        worker *w = &a->workers[i];
+        w->app = a;
+        w->index = i;
+        w->cfg = &cfg->workers[i];
+        w->owner = -1;
+        w->idle_since = -1;
+        snprintf(name, sizeof name, "consumer/%s/worker/%s", cfg->name, w->cfg->name);
+        w->rng = sim_rng(s, name);
+        if (w->cfg->start >= 0)
+            schedule(a, w, (kds_kcl_event){KDS_KCL_EV_START, w->cfg->start, 0, -1});
+        for (size_t k = 0; k < w->cfg->n_events; k++)
+            schedule(a, w, w->cfg->events[k]);
+    }
+    if (cfg->deploy.enabled)
+        for (size_t i = 0; i < cfg->n_workers; i++)
+            schedule(a, &a->workers[i],
+                     (kds_kcl_event){cfg->deploy.graceful ? KDS_KCL_EV_STOP : KDS_KCL_EV_CRASH,
+                                     cfg->deploy.at + (sim_time)i * cfg->deploy.interval, 0,
+                                     cfg->deploy.downtime});
+    return &a->base;
+}

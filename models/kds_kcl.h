@@ -1,0 +1,242 @@
+/* kds_kcl.h - a Kinesis Client Library application: workers sharing shards through a
+ * DynamoDB lease table (kds_lease.h), record processors, checkpoints and failover.
+ *
+ * model.md section 5; kcl.md is the specification for every timing and rule (KCL 2.x
+ * lease taker, the default algorithm of 2.x and the compatible mode of 3.x).
+ *
+ * Workers. Each worker runs a lease renewer every failover/3 - epsilon (3,308 ms, fixed
+ * rate) and a lease taker every 2 x (failover + epsilon) (20,050 ms, fixed delay), both
+ * first at its start. The renewer renews every held lease with a conditional write; a
+ * lease whose write fails its condition is lost, a throttled renewal is not retried in
+ * that pass, and a lease not renewed for the failover time on the worker's own clock is
+ * dropped by the worker itself. The taker scans the whole table, stamps each lease with
+ * the scan time when its counter changed since its previous scan (never-seen unowned
+ * leases get "never"), and treats as available the unowned leases and those unchanged
+ * for more than the failover time. Its target is ceil(leases / workers) (1 when workers
+ * >= leases), workers being the distinct owners of unexpired leases plus itself. Leases
+ * unchanged for 3 x failover (and new ones) are taken first, all of them, ignoring the
+ * target; otherwise it takes up to (target - held) available leases at random; when
+ * none is available it steals at most one lease per pass from the single most loaded
+ * worker. Random choices use the worker's own generator.
+ *
+ * Record processors. Each held lease gets a processor (ShardConsumer): it waits until
+ * every parent lease reached SHARD_END (checked every parentShardPollInterval), starts
+ * at the lease's checkpoint (TRIM_HORIZON, LATEST, AT_TIMESTAMP or a position), reads
+ * through polling (GetRecords of at most max_records every idleTimeBetweenReads through
+ * the shard's shared 5 calls/s, with up to max_pending fetched batches waiting) or
+ * through enhanced fan-out (kds_efo.h), and processes batches one at a time: a per-batch
+ * time plus a per-record time, bounded by the worker's processing capacity shared by its
+ * leases. It checkpoints by policy (every N records, every T seconds, after every
+ * batch), always at SHARD_END, and on a graceful shutdown. A checkpoint is a
+ * conditional write: a throttled one is retried after the next batch; a failed one means
+ * the lease was lost. A new owner resumes at the last checkpoint, so what the old owner
+ * processed after it is delivered again: counted as duplicates, per lease move.
+ *
+ * Resharding. At the end of a closed shard the processor creates the child leases (no
+ * owner, TRIM_HORIZON, parents set) and checkpoints SHARD_END; the parent lease stays
+ * held and renewed, counting toward its owner's load, until lease cleanup (every
+ * cleanup_interval) deletes it once all its children have checkpointed.
+ *
+ * Events: start, graceful stop (processors checkpoint; the leases stay owned until
+ * they expire, as KCL 2.x does), crash, restart after a delay, a pause (every thread of
+ * the worker stalls: no renewal, no taking, no processing), and a rolling deployment of
+ * the fleet. Applications with one application name in one world share one lease
+ * table (and see each other's workers); another name is another table, started from
+ * the initial position. Simulation events are per renewal pass, taker pass, GetRecords
+ * call (or EFO push batch) and processed batch, never per record.
+ */
+#ifndef KDS_KCL_H
+#define KDS_KCL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kds_consumer.h"
+#include "kds_efo.h"
+#include "kds_lease.h"
+#include "kds_poller.h"
+#include "kds_stream.h"
+#include "sim.h"
+#include "sim_dist.h"
+
+/* ---- configuration ---------------------------------------------------------------- */
+
+typedef enum {
+    KDS_KCL_EV_START, /* start (or restart) the worker */
+    KDS_KCL_EV_STOP,  /* graceful shutdown */
+    KDS_KCL_EV_CRASH, /* the process dies */
+    KDS_KCL_EV_PAUSE  /* every thread stalls for `len` (a garbage-collection pause) */
+} kds_kcl_event_kind;
+
+typedef struct kds_kcl_event {
+    kds_kcl_event_kind kind;
+    sim_time at;            /* ns from the start of the run */
+    sim_time len;           /* PAUSE: its length, ns */
+    sim_time restart_after; /* STOP, CRASH: start again this long after (-1 = never) */
+} kds_kcl_event;
+
+typedef struct kds_kcl_worker_cfg {
+    const char *name;            /* borrowed; unique within the application */
+    sim_time start;              /* first start, ns (-1 = only by an event) */
+    double capacity;             /* records/s the worker can process over all its
+                                    leases (0 = unlimited) */
+    const kds_kcl_event *events; /* borrowed array */
+    size_t n_events;
+} kds_kcl_worker_cfg;
+
+/* A rolling deployment: worker i (in configuration order) shuts down at
+ * at + i x interval and starts again `downtime` later. */
+typedef struct kds_kcl_deploy_cfg {
+    bool enabled;
+    sim_time at;       /* ns */
+    sim_time interval; /* between two workers, ns */
+    sim_time downtime; /* each worker is down this long, ns */
+    bool graceful;     /* shut down gracefully (true) or kill (false) */
+} kds_kcl_deploy_cfg;
+
+typedef struct kds_kcl_cfg {
+    const char *name;             /* borrowed: the consumer's name */
+    const char *application_name; /* borrowed: the lease table's name (NULL = name) */
+
+    /* Where new leases start (StreamTracker's initial position; LATEST by default).
+     * Child leases always start at TRIM_HORIZON. */
+    kds_start_kind initial;       /* TRIM_HORIZON, LATEST or AT_TIMESTAMP */
+    sim_time initial_time;        /* AT_TIMESTAMP, ns */
+
+    /* Retrieval. */
+    bool efo;                     /* enhanced fan-out (true) or polling */
+    kds_efo_cfg efo_cfg;          /* EFO push mechanics */
+    sim_time idle;                /* idleTimeBetweenReadsInMillis (1,500 ms) */
+    uint32_t max_records;         /* maxRecords per GetRecords (10,000) */
+    uint32_t max_pending;         /* fetched batches waiting to be processed (4,
+                                     maxPendingProcessRecordsInput) */
+    uint32_t max_pending_records; /* ...holding at most this many records (30,000) */
+    uint64_t max_pending_bytes;   /* ...and this many bytes (8 MiB) */
+    sim_dist call_latency_ms;     /* GetRecords round trip, ms (lognormal, median 40) */
+
+    /* The record processor. */
+    sim_dist process_ms;          /* processing time per batch, ms (0) */
+    double process_ms_per_record; /* plus this per record, ms (0) */
+    uint64_t ckpt_records;        /* checkpoint every N records processed (0 = off) */
+    sim_time ckpt_interval;       /* checkpoint when this long since the last (0 = off) */
+    bool ckpt_batch;              /* checkpoint after every batch */
+    bool ckpt_on_shutdown;        /* checkpoint in shutdownRequested (true) */
+
+    /* Lease management (kcl.md section 0 and 1). */
+    sim_time failover;            /* failoverTimeMillis (10 s) */
+    sim_time epsilon;             /* epsilonMillis (25 ms) */
+    sim_time renew_interval;      /* 0 = failover / 3 - epsilon */
+    sim_time take_interval;       /* 0 = 2 x (failover + epsilon) */
+    uint32_t max_leases_per_worker; /* maxLeasesForWorker (0 = unlimited) */
+    uint32_t max_steal;           /* maxLeasesToStealAtOneTime (1) */
+    bool priority_leases;         /* enablePriorityLeaseAssignment (true) */
+    uint32_t very_old_factor;     /* very old = unchanged for this x failover (3) */
+    uint32_t take_retries;        /* TAKE_RETRIES on throttling (3) */
+    sim_time parent_poll;         /* parentShardPollIntervalMillis (10 s) */
+    sim_time cleanup_interval;    /* completed-lease cleanup check (5 min) */
+    sim_time task_backoff;        /* taskBackoffTimeMillis (500 ms) */
+    sim_dist sync_wait_ms;        /* wait before creating the leases of an empty table,
+                                     ms (uniform 1-30 s) */
+    kds_lease_table_cfg table;    /* the lease table's capacity */
+
+    const kds_kcl_worker_cfg *workers; /* borrowed array, >= 1 */
+    size_t n_workers;
+    kds_kcl_deploy_cfg deploy;
+} kds_kcl_cfg;
+
+/* KCL 2.x defaults (kcl.md), enhanced fan-out, initial position LATEST, no workers. */
+void kds_kcl_cfg_defaults(kds_kcl_cfg *cfg);
+
+/* kds_consumer_make_fn for `kcl` consumers: cfg is a kds_kcl_cfg. NULL when out of
+ * memory. Applications of one world with the same application_name share one lease
+ * table (the first one's capacity settings apply). */
+kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfg);
+
+/* ---- results (plain data for the report writers) ---------------------------------- */
+
+typedef enum {
+    KDS_KCL_TAKE,     /* an unowned lease taken (new, or a finished shard's child) */
+    KDS_KCL_STEAL,    /* taken from a live owner to balance the load */
+    KDS_KCL_EXPIRY,   /* taken after its owner stopped renewing (crash, pause,
+                         throttled renewals) */
+    KDS_KCL_SHUTDOWN, /* taken after its owner shut down gracefully */
+    KDS_KCL_N_CAUSES
+} kds_kcl_cause;
+
+const char *kds_kcl_cause_name(kds_kcl_cause c);
+
+typedef struct kds_kcl_move {
+    sim_time at;              /* ns */
+    uint32_t shard;           /* the lease's shard index */
+    kds_kcl_cause cause;
+    const char *from;         /* previous owner's worker name, NULL when unowned */
+    const char *from_app;     /* its KCL consumer (another one when the table is shared) */
+    const char *to;           /* the taking worker */
+    bool from_healthy;        /* the previous owner was running, not paused */
+    uint64_t replay_expected; /* records processed after the lease's last checkpoint when
+                                 it was taken */
+    uint64_t duplicates;      /* records the new owner delivered a second time */
+} kds_kcl_move;
+
+typedef struct kds_kcl_change {
+    sim_time at;              /* ns */
+    const char *worker;       /* borrowed */
+    const char *what;         /* "start", "stop", "crash", "pause", "resume" (the end
+                                 of a pause) (static) */
+    sim_time converged_after; /* until every lease was held by a running worker and the
+                                 loads differed by at most one, ns; -1 = never */
+} kds_kcl_change;
+
+typedef struct kds_kcl_worker_summary {
+    const char *name;            /* borrowed */
+    const char *state;           /* at the end: "running", "paused", "stopped",
+                                    "crashed", "not started" */
+    uint32_t leases_held_end;    /* leases it held at the end (0 unless running) */
+    uint64_t records_processed;  /* records its processors finished (replays included) */
+    uint64_t records_reprocessed;/* of which delivered before (by any worker) */
+    uint32_t incarnations;       /* starts */
+    double idle_s;               /* time running while holding no lease, s */
+    uint64_t renewals, renewals_throttled;
+    uint64_t leases_taken, leases_stolen; /* all takes (steals included), steals */
+    uint64_t leases_lost;        /* renewal or checkpoint found another owner */
+    uint64_t leases_self_expired;/* dropped by itself after failing to renew */
+    uint64_t scans, scans_throttled;
+    uint64_t checkpoints, checkpoints_throttled;
+    const uint32_t *leases_per_minute; /* leases held at the end of each minute (owned by
+                                          the application) */
+    size_t n_minutes;
+} kds_kcl_worker_summary;
+
+typedef struct kds_kcl_summary {
+    const char *application_name;
+    bool table_shared;           /* another application uses the same table */
+    const kds_lease_table *table;/* the lease table (shared: the same for both) */
+    const kds_kcl_worker_summary *workers;
+    size_t n_workers;
+    uint64_t moves_by_cause[KDS_KCL_N_CAUSES];
+    uint64_t moves;              /* sum of the above */
+    uint64_t moves_from_healthy; /* EXPIRY moves whose previous owner was running: churn */
+    const kds_kcl_move *move_log;/* every move, in time order */
+    size_t n_move_log;
+    const kds_kcl_change *changes; /* worker events, in time order */
+    size_t n_changes;
+    uint64_t duplicates_from_failover; /* records delivered again after lease moves */
+    uint64_t replay_expected;    /* sum of the moves' replay_expected */
+    uint64_t records_skipped_gaps; /* records skipped after the first start of a lease:
+                                      a restart at LATEST, or a checkpoint written by
+                                      another application sharing the table */
+    uint32_t idle_workers_end;   /* running workers holding no lease at the end */
+    uint32_t running_workers_end;
+    uint64_t checkpoints, checkpoints_throttled;
+} kds_kcl_summary;
+
+/* The results of a KCL consumer after kds_world_finish(), or NULL if `c` is not a KCL
+ * consumer. Borrowed from the consumer. */
+const kds_kcl_summary *kds_kcl_summary_get(const kds_consumer *c);
+
+/* The lease table of a KCL consumer at any time of the run (for tests and probes), or
+ * NULL if `c` is not a KCL consumer. Borrowed. */
+const kds_lease_table *kds_kcl_table(const kds_consumer *c);
+
+#endif

@@ -1,0 +1,750 @@
+/* check_kds_kcl.c - tests of the KCL application (kds_kcl.h) in small whole worlds,
+ * one per behaviour issue 6 asks to show, with fixed seeds:
+ *   - a second worker joining six shards: three leases each after a few taker passes,
+ *     by steals, without any coordinator;
+ *   - a crash: the dead worker's leases taken 20-40 s after its last renewal; the
+ *     records processed since each lease's last checkpoint delivered twice, as many as
+ *     the checkpoint policy allows (every N records, every T seconds, every batch);
+ *   - twelve workers on six shards: six hold no lease;
+ *   - an under-provisioned lease table: leases move between healthy workers and the
+ *     iterator age rises while the stream is healthy; on-demand, the same fleet is
+ *     stable;
+ *   - a long pause, a graceful stop, a rolling deployment, a restart;
+ *   - two deployments sharing an application name share the leases; another name
+ *     starts from the initial position;
+ *   - resharding: children start after their parent's SHARD_END, the parent lease is
+ *     held until cleanup;
+ *   - enhanced fan-out retrieval, the consumer conservation rule and determinism.
+ * No wall-clock assertion: every time checked is simulated.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kds_kcl.h"
+#include "kds_world.h"
+#include "testutil.h"
+
+#define MAX_APPS 2
+#define MAX_WORKERS 12
+#define MAX_EVENTS 4
+
+typedef struct fixture {
+    kds_world_cfg cfg;
+    kds_producer_cfg prod;
+    kds_kcl_cfg kcl[MAX_APPS];
+    kds_kcl_worker_cfg wk[MAX_APPS][MAX_WORKERS];
+    kds_kcl_event ev[MAX_APPS][MAX_WORKERS][MAX_EVENTS];
+    char names[MAX_APPS][MAX_WORKERS][16];
+    kds_consumer_cfg cons[MAX_APPS];
+    kds_capacity_event cap_ev[2];
+    kds_world w;
+    bool built;
+} fixture;
+
+static const char *const APPS[MAX_APPS] = {"app0", "app1"};
+
+/* A stream of `shards` shards, a producer of 1 KiB records at `rate` records/s spread
+ * over the shards by random keys, stopping `quiet` before the end, and `n_apps` KCL
+ * applications polling from TRIM_HORIZON with `workers` workers each, all started at
+ * 0, checkpointing every 1,000 records, no start-up wait. */
+static void fx_defaults(fixture *f, uint32_t shards, sim_time duration, double rate,
+                        sim_time quiet, size_t n_apps, size_t workers)
+{
+    memset(f, 0, sizeof *f);
+    f->cfg.seed = 606;
+    f->cfg.duration = duration;
+    kds_stream_cfg_defaults(&f->cfg.stream);
+    f->cfg.stream.shards = shards;
+    kds_producer_cfg_defaults(&f->prod);
+    f->prod.name = "prod";
+    f->prod.rate = kds_rate_constant(rate);
+    f->prod.size = sim_dist_const(1024);
+    f->prod.stop = duration - quiet;
+    f->cfg.producers = &f->prod;
+    f->cfg.n_producers = 1;
+    ck_assert_uint_le(n_apps, MAX_APPS);
+    ck_assert_uint_le(workers, MAX_WORKERS);
+    for (size_t a = 0; a < n_apps; a++) {
+        kds_kcl_cfg *c = &f->kcl[a];
+        kds_kcl_cfg_defaults(c);
+        c->name = APPS[a];
+        c->efo = false;
+        c->initial = KDS_START_TRIM_HORIZON;
+        c->ckpt_records = 1000;
+        c->sync_wait_ms = sim_dist_const(0);
+        for (size_t i = 0; i < workers; i++) {
+            snprintf(f->names[a][i], sizeof f->names[a][i], "w%zu", i + 1);
+            f->wk[a][i].name = f->names[a][i];
+            f->wk[a][i].start = 0;
+            f->wk[a][i].events = f->ev[a][i];
+        }
+        c->workers = f->wk[a];
+        c->n_workers = workers;
+        f->cons[a].kind = KDS_CONSUMER_MODEL;
+        f->cons[a].make = kds_kcl_make;
+        f->cons[a].cfg = c;
+    }
+    f->cfg.consumers = f->cons;
+    f->cfg.n_consumers = n_apps;
+}
+
+static void add_event(fixture *f, size_t app, size_t worker, kds_kcl_event_kind kind,
+                      sim_time at, sim_time len, sim_time restart_after)
+{
+    kds_kcl_worker_cfg *wc = &f->wk[app][worker];
+    ck_assert_uint_lt(wc->n_events, MAX_EVENTS);
+    f->ev[app][worker][wc->n_events++] = (kds_kcl_event){kind, at, len, restart_after};
+}
+
+static void fx_run(fixture *f)
+{
+    ck_assert_int_eq(kds_world_init(&f->w, &f->cfg), 0);
+    f->built = true;
+    kds_world_run(&f->w);
+}
+
+static void fx_fini(fixture *f)
+{
+    if (f->built)
+        kds_world_fini(&f->w);
+    f->built = false;
+}
+
+static const kds_kcl_summary *sum(fixture *f, size_t app)
+{
+    const kds_kcl_summary *s = kds_kcl_summary_get(f->w.consumers[app]);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+static const kds_consumer_stats *cst(fixture *f, size_t app)
+{
+    return &f->w.consumers[app]->st;
+}
+
+static uint64_t stored_total(fixture *f)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < f->w.stream.n_shards; i++)
+        n += f->w.stream.shards[i]->st.records_in;
+    return n;
+}
+
+/* kds_consumer.h: stored = skipped + delivered + unread + expired, per consumer. */
+static void check_conservation(fixture *f)
+{
+    uint64_t in = stored_total(f);
+    for (size_t i = 0; i < f->w.n_consumers; i++) {
+        const kds_consumer_stats *s = cst(f, i);
+        ck_assert_msg(s->records_skipped_at_start + s->records_delivered + s->records_unread +
+                              s->records_expired_unread ==
+                          in,
+                      "consumer %zu: skipped %lu + delivered %lu + unread %lu + expired %lu != "
+                      "stored %lu",
+                      i, (unsigned long)s->records_skipped_at_start,
+                      (unsigned long)s->records_delivered, (unsigned long)s->records_unread,
+                      (unsigned long)s->records_expired_unread, (unsigned long)in);
+    }
+}
+
+static const kds_kcl_worker_summary *wsum(fixture *f, size_t app, const char *name)
+{
+    const kds_kcl_summary *s = sum(f, app);
+    for (size_t i = 0; i < s->n_workers; i++)
+        if (strcmp(s->workers[i].name, name) == 0)
+            return &s->workers[i];
+    ck_abort_msg("no worker %s", name);
+    return NULL;
+}
+
+/* ---- a second worker joins -------------------------------------------------------- */
+
+START_TEST(second_worker_joins)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(5), 600, SIM_S(30), 1, 2);
+    f.wk[0][1].start = SIM_MIN(2);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    ck_assert_uint_eq(wsum(&f, 0, "w1")->leases_held_end, 3);
+    ck_assert_uint_eq(wsum(&f, 0, "w2")->leases_held_end, 3);
+    /* w1 took all six new leases; w2 stole three, one per taker pass. */
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_TAKE], 6);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_STEAL], 3);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_EXPIRY], 0);
+    ck_assert_uint_eq(wsum(&f, 0, "w2")->leases_stolen, 3);
+    for (size_t i = 0; i < s->n_move_log; i++)
+        if (s->move_log[i].cause == KDS_KCL_STEAL) {
+            ck_assert_str_eq(s->move_log[i].from, "w1");
+            ck_assert_str_eq(s->move_log[i].to, "w2");
+        }
+    /* Three passes of 20.05 s: converged within the third pass after the join. */
+    ck_assert_uint_eq(s->n_changes, 2);
+    ck_assert_str_eq(s->changes[1].what, "start");
+    ck_assert_int_ge(s->changes[1].converged_after, SIM_MS(40100) - SIM_MS(1));
+    ck_assert_int_le(s->changes[1].converged_after, SIM_MS(40100) + SIM_MS(1));
+    /* Leases per minute: w1 six until the join, w2 three at the end. */
+    ck_assert_uint_eq(wsum(&f, 0, "w1")->leases_per_minute[0], 6);
+    ck_assert_uint_eq(wsum(&f, 0, "w2")->leases_per_minute[0], 0);
+    ck_assert_uint_eq(wsum(&f, 0, "w2")->leases_per_minute[4], 3);
+    ck_assert_uint_eq(s->idle_workers_end, 0);
+    check_conservation(&f);
+    ck_assert_uint_eq(cst(&f, 0)->records_unread, 0);
+    fx_fini(&f);
+}
+END_TEST
+
+/* ---- a crash ------------------------------------------------------------------------ */
+
+/* The renewer of a worker started at 0 runs on the grid k x 3,308 ms: its last
+ * renewal before `t`. */
+static sim_time last_renewal_before(sim_time t)
+{
+    const sim_time period = SIM_MS(3308);
+    return t / period * period;
+}
+
+/* Checkpoint policies: every 1,000 records, every 20 s, after every batch. */
+static void crash_with_policy(int policy)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(6), 1200, SIM_S(40), 1, 3);
+    kds_kcl_cfg *c = &f.kcl[0];
+    c->ckpt_records = 0;
+    if (policy == 0)
+        c->ckpt_records = 1000;
+    else if (policy == 1)
+        c->ckpt_interval = SIM_S(20);
+    else
+        c->ckpt_batch = true;
+    const sim_time crash = SIM_MIN(3);
+    add_event(&f, 0, 2, KDS_KCL_EV_CRASH, crash, 0, -1);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    sim_time last = last_renewal_before(crash);
+    uint64_t n_expiry = 0, dup_expiry = 0;
+    for (size_t i = 0; i < s->n_move_log; i++) {
+        const kds_kcl_move *m = &s->move_log[i];
+        if (m->at < crash)
+            continue;
+        /* Every move after the crash takes one of w3's leases, by expiry. */
+        ck_assert_int_eq(m->cause, KDS_KCL_EXPIRY);
+        ck_assert_str_eq(m->from, "w3");
+        ck_assert(!m->from_healthy);
+        /* kcl.md 1.2: taken 20-40 s after the last renewal (two scans 20.05 s apart,
+         * the second seeing the counter unchanged for more than 10 s). */
+        ck_assert_int_ge(m->at - last, SIM_S(20));
+        ck_assert_int_le(m->at - last, SIM_MS(40100));
+        /* The new owner delivers again exactly what w3 processed after its last
+         * checkpoint (w3 is dead: nothing else is processed twice). */
+        ck_assert_uint_eq(m->duplicates, m->replay_expected);
+        if (policy == 0)
+            ck_assert_uint_lt(m->replay_expected, 1000);
+        else if (policy == 1)
+            ck_assert_uint_lt(m->replay_expected, 200 * 23 * 2); /* 20 s + a batch, x2 slack */
+        else
+            ck_assert_uint_eq(m->replay_expected, 0);
+        n_expiry++;
+        dup_expiry += m->duplicates;
+    }
+    ck_assert_uint_eq(n_expiry, 2); /* w3 held two of the six */
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_EXPIRY], 2);
+    if (policy != 2)
+        ck_assert_uint_gt(dup_expiry, 0);
+    ck_assert_uint_eq(wsum(&f, 0, "w1")->leases_held_end + wsum(&f, 0, "w2")->leases_held_end, 6);
+    ck_assert_str_eq(wsum(&f, 0, "w3")->state, "crashed");
+    ck_assert_uint_eq(wsum(&f, 0, "w3")->leases_held_end, 0);
+    /* The producer wrote no duplicate: every duplicate comes from lease moves. */
+    ck_assert_uint_eq(cst(&f, 0)->duplicates_delivered, s->duplicates_from_failover);
+    /* The crash converged once both leases were taken and the loads are 3 and 3. */
+    ck_assert_int_ge(s->changes[s->n_changes - 1].converged_after, SIM_S(20));
+    check_conservation(&f);
+    ck_assert_uint_eq(cst(&f, 0)->records_unread, 0);
+    fx_fini(&f);
+}
+
+START_TEST(crash_failover)
+{
+    crash_with_policy(_i);
+}
+END_TEST
+
+/* ---- twelve workers on six shards --------------------------------------------------- */
+
+START_TEST(twelve_workers)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(4), 600, SIM_S(30), 1, 12);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    uint32_t with_one = 0, with_none = 0;
+    for (size_t i = 0; i < s->n_workers; i++) {
+        ck_assert_uint_le(s->workers[i].leases_held_end, 1);
+        if (s->workers[i].leases_held_end == 1)
+            with_one++;
+        else
+            with_none++;
+    }
+    ck_assert_uint_eq(with_one, 6);
+    ck_assert_uint_eq(with_none, 6);
+    ck_assert_uint_eq(s->idle_workers_end, 6);
+    ck_assert_uint_eq(s->running_workers_end, 12);
+    /* Idle workers hold nothing for the whole run (nobody steals from a worker at
+     * the target of 1). */
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_EXPIRY], 0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* ---- an under-provisioned lease table --------------------------------------------------- */
+
+START_TEST(small_lease_table_churns)
+{
+    fixture f;
+    fx_defaults(&f, 12, SIM_MIN(15), 2400, SIM_S(30), 2, 3);
+    /* The same fleet twice, under two application names (two tables): every batch
+     * checkpointed; one table provisioned with 5 WCU / 5 RCU, one on-demand. */
+    for (int a = 0; a < 2; a++) {
+        f.kcl[a].ckpt_records = 0;
+        f.kcl[a].ckpt_batch = true;
+    }
+    f.kcl[0].table.billing = KDS_LEASE_PROVISIONED;
+    f.kcl[0].table.rcu = 5;
+    f.kcl[0].table.wcu = 5;
+    fx_run(&f);
+    const kds_kcl_summary *small = sum(&f, 0), *od = sum(&f, 1);
+    ck_assert_ptr_ne(small->table, od->table);
+    /* Throttled renewals: workers drop leases they could not renew, others take them:
+     * leases move between healthy workers. */
+    ck_assert_uint_gt(small->table->st.throttled_writes, 100);
+    ck_assert_uint_gt(small->table->st.throttled[KDS_DDB_RENEW], 0);
+    ck_assert_uint_ge(small->moves_from_healthy, 20);
+    uint64_t self_expired = 0;
+    for (size_t i = 0; i < small->n_workers; i++)
+        self_expired += small->workers[i].leases_self_expired;
+    ck_assert_uint_gt(self_expired, 0);
+    /* The on-demand table: the initial takes and balancing steals only. */
+    ck_assert_uint_eq(od->table->st.throttled_writes, 0);
+    ck_assert_uint_eq(od->moves_by_cause[KDS_KCL_EXPIRY], 0);
+    ck_assert_uint_eq(od->moves_from_healthy, 0);
+    ck_assert_uint_le(od->moves, 12 + 8);
+    /* The iterator age rises with the churn; the stream itself is healthy. */
+    ck_assert_double_gt(cst(&f, 0)->iterator_age_ms_max, 10000.0);
+    ck_assert_double_lt(cst(&f, 1)->iterator_age_ms_max, 5000.0);
+    ck_assert_uint_gt(small->duplicates_from_failover, 10 * od->duplicates_from_failover);
+    uint64_t wthr = 0;
+    for (size_t i = 0; i < f.w.stream.n_shards; i++)
+        wthr += f.w.stream.shards[i]->st.write_throttled_records;
+    ck_assert_uint_eq(wthr, 0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* ---- a long pause, a graceful stop, a restart, a rolling deployment -------------- */
+
+START_TEST(long_pause)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(6), 1200, SIM_S(30), 1, 3);
+    f.kcl[0].ckpt_records = 0;
+    f.kcl[0].ckpt_interval = SIM_S(10);
+    const sim_time at = SIM_MIN(3);
+    add_event(&f, 0, 2, KDS_KCL_EV_PAUSE, at, SIM_S(45), -1);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    const kds_kcl_worker_summary *w3 = wsum(&f, 0, "w3");
+    /* Both of w3's leases expired during the 45 s stall and were taken... */
+    uint64_t taken = 0;
+    for (size_t i = 0; i < s->n_move_log; i++) {
+        const kds_kcl_move *m = &s->move_log[i];
+        if (m->cause == KDS_KCL_EXPIRY) {
+            ck_assert_str_eq(m->from, "w3");
+            ck_assert(!m->from_healthy);
+            ck_assert_int_gt(m->at, at);
+            ck_assert_int_lt(m->at, at + SIM_S(45));
+            taken++;
+        }
+    }
+    ck_assert_uint_eq(taken, 2);
+    /* ...w3 woke up, found them expired on its own clock (or lost) and let go, after
+     * finishing what it had fetched: processed twice. */
+    ck_assert_uint_eq(w3->leases_self_expired + w3->leases_lost, 2);
+    ck_assert_uint_gt(w3->records_reprocessed, 0);
+    ck_assert_uint_gt(s->duplicates_from_failover, s->replay_expected);
+    /* Then it stole its share back: 2, 2, 2. */
+    ck_assert_uint_eq(w3->leases_held_end, 2);
+    ck_assert_str_eq(w3->state, "running");
+    /* The stall converged once the others held everything; the return converged
+     * once w3 had stolen its share back. */
+    ck_assert_str_eq(s->changes[s->n_changes - 2].what, "pause");
+    ck_assert_int_ge(s->changes[s->n_changes - 2].converged_after, SIM_S(20));
+    ck_assert_int_lt(s->changes[s->n_changes - 2].converged_after, SIM_S(45));
+    ck_assert_str_eq(s->changes[s->n_changes - 1].what, "resume");
+    ck_assert_int_eq(s->changes[s->n_changes - 1].at, at + SIM_S(45));
+    ck_assert_int_gt(s->changes[s->n_changes - 1].converged_after, 0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A graceful stop (KCL 2.x): the processors checkpoint, the leases stay owned until
+ * they expire, then move with cause "shutdown" and nothing is delivered twice. */
+START_TEST(graceful_stop)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(5), 1200, SIM_S(30), 1, 3);
+    f.kcl[0].ckpt_records = 0;
+    f.kcl[0].ckpt_interval = SIM_S(30);
+    f.kcl[0].ckpt_on_shutdown = _i == 0;
+    const sim_time at = SIM_MIN(3);
+    add_event(&f, 0, 2, KDS_KCL_EV_STOP, at, 0, -1);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    sim_time last = last_renewal_before(at);
+    uint64_t moved = 0, dups = 0;
+    for (size_t i = 0; i < s->n_move_log; i++) {
+        const kds_kcl_move *m = &s->move_log[i];
+        if (m->at < at)
+            continue;
+        ck_assert_int_eq(m->cause, KDS_KCL_SHUTDOWN);
+        ck_assert_int_ge(m->at - last, SIM_S(20));
+        ck_assert_int_le(m->at - last, SIM_MS(40100));
+        moved++;
+        dups += m->duplicates;
+    }
+    ck_assert_uint_eq(moved, 2);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_SHUTDOWN], 2);
+    if (_i == 0)
+        ck_assert_uint_eq(dups, 0);
+    else
+        ck_assert_uint_gt(dups, 0); /* no shutdown checkpoint: up to 30 s replayed */
+    ck_assert_str_eq(wsum(&f, 0, "w3")->state, "stopped");
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(crash_and_restart)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(6), 600, SIM_S(30), 1, 3);
+    add_event(&f, 0, 2, KDS_KCL_EV_CRASH, SIM_MIN(2), 0, SIM_S(30));
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    const kds_kcl_worker_summary *w3 = wsum(&f, 0, "w3");
+    ck_assert_uint_eq(w3->incarnations, 2);
+    ck_assert_str_eq(w3->state, "running");
+    ck_assert_uint_eq(w3->leases_held_end, 2);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_EXPIRY], 2);
+    ck_assert_uint_ge(s->moves_by_cause[KDS_KCL_STEAL], 2); /* the restarted w3 steals back */
+    /* Three changes after the start: crash, start (restart). */
+    ck_assert_str_eq(s->changes[s->n_changes - 2].what, "crash");
+    ck_assert_str_eq(s->changes[s->n_changes - 1].what, "start");
+    ck_assert_int_ge(s->changes[s->n_changes - 1].converged_after, 0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(rolling_deployment)
+{
+    fixture f;
+    fx_defaults(&f, 8, SIM_MIN(14), 800, SIM_S(30), 1, 4);
+    f.kcl[0].deploy = (kds_kcl_deploy_cfg){true, SIM_MIN(3), SIM_S(90), SIM_S(30), true};
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    for (size_t i = 0; i < s->n_workers; i++) {
+        ck_assert_uint_eq(s->workers[i].incarnations, 2);
+        ck_assert_uint_eq(s->workers[i].leases_held_end, 2);
+    }
+    /* Each worker's two leases expired after its graceful stop. */
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_SHUTDOWN], 8);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_EXPIRY], 0);
+    /* 4 starts, then stop and start per worker; every change converged. */
+    ck_assert_uint_eq(s->n_changes, 12);
+    for (size_t i = 0; i < s->n_changes; i++)
+        ck_assert_int_ge(s->changes[i].converged_after, 0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* ---- one application name, two deployments; renaming -------------------------------- */
+
+START_TEST(shared_application_name)
+{
+    fixture f;
+    fx_defaults(&f, 8, SIM_MIN(8), 1600, SIM_S(30), 2, 4);
+    f.kcl[0].application_name = "orders";
+    f.kcl[1].application_name = "orders";
+    f.kcl[1].n_workers = 2; /* staging: two workers, from minute 3 */
+    f.wk[1][0].start = SIM_MIN(3);
+    f.wk[1][1].start = SIM_MIN(3);
+    fx_run(&f);
+    const kds_kcl_summary *prod = sum(&f, 0), *stg = sum(&f, 1);
+    ck_assert_ptr_eq(prod->table, stg->table);
+    ck_assert(prod->table_shared && stg->table_shared);
+    /* Staging took leases production owned, and production never saw their records
+     * again: each processes leases the other thinks are its own. */
+    uint32_t stg_held = 0, prod_held = 0;
+    for (size_t i = 0; i < stg->n_workers; i++)
+        stg_held += stg->workers[i].leases_held_end;
+    for (size_t i = 0; i < prod->n_workers; i++)
+        prod_held += prod->workers[i].leases_held_end;
+    ck_assert_uint_ge(stg_held, 2);
+    ck_assert_uint_eq(stg_held + prod_held, 8);
+    uint64_t from_prod = 0;
+    for (size_t i = 0; i < stg->n_move_log; i++)
+        if (stg->move_log[i].from_app && strcmp(stg->move_log[i].from_app, "app0") == 0)
+            from_prod++;
+    ck_assert_uint_ge(from_prod, 2);
+    uint64_t in = stored_total(&f);
+    ck_assert_uint_lt(cst(&f, 0)->records_delivered, in * 95 / 100);
+    ck_assert_uint_gt(cst(&f, 1)->records_delivered, 0);
+    /* Staging started at production's checkpoints, not at its own initial position. */
+    ck_assert_uint_gt(cst(&f, 1)->records_skipped_at_start, 0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* Another application name is another table: the renamed application starts from its
+ * initial position (TRIM_HORIZON: everything again; LATEST: a gap). */
+START_TEST(renamed_application)
+{
+    fixture f;
+    fx_defaults(&f, 4, SIM_MIN(6), 800, SIM_S(30), 2, 2);
+    f.kcl[1].application_name = "orders-v2";
+    f.kcl[1].initial = _i == 0 ? KDS_START_TRIM_HORIZON : KDS_START_LATEST;
+    f.wk[1][0].start = SIM_MIN(3);
+    f.wk[1][1].start = SIM_MIN(3);
+    fx_run(&f);
+    ck_assert_ptr_ne(sum(&f, 0)->table, sum(&f, 1)->table);
+    ck_assert(!sum(&f, 0)->table_shared);
+    uint64_t in = stored_total(&f);
+    ck_assert_uint_eq(cst(&f, 0)->records_delivered, in);
+    if (_i == 0) {
+        ck_assert_uint_eq(cst(&f, 1)->records_delivered, in);
+        ck_assert_uint_eq(cst(&f, 1)->records_skipped_at_start, 0);
+    } else {
+        /* About three minutes of records are behind LATEST. */
+        ck_assert_uint_gt(cst(&f, 1)->records_skipped_at_start, 800 * 170);
+        ck_assert_uint_lt(cst(&f, 1)->records_skipped_at_start, 800 * 190);
+    }
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* ---- resharding ---------------------------------------------------------------------- */
+
+START_TEST(resharding_children_after_parents)
+{
+    fixture f;
+    fx_defaults(&f, 4, SIM_MIN(14), 800, SIM_S(30), 1, 2);
+    f.kcl[0].ckpt_records = 0;
+    f.kcl[0].ckpt_interval = SIM_S(10);
+    /* Split shard 0 at 2 min, merge shards 2 and 3 at 3 min. */
+    f.cap_ev[0] = (kds_capacity_event){.at = SIM_MIN(2), .kind = KDS_OP_SPLIT, .shard = 0};
+    f.cap_ev[1] =
+        (kds_capacity_event){.at = SIM_MIN(3), .kind = KDS_OP_MERGE, .shard = 2, .other = 3};
+    f.cfg.capacity.events = f.cap_ev;
+    f.cfg.capacity.n_events = 2;
+    /* The merge completes at 210 s (30 s UPDATING). Worker 2 stalls for 40 s from
+     * 209 s: the parent it holds cannot reach SHARD_END until another worker takes
+     * it, while the other parent (worker 1's) ends at once. */
+    add_event(&f, 0, 1, KDS_KCL_EV_PAUSE, SIM_S(209), SIM_S(40), -1);
+    ck_assert_int_eq(kds_world_init(&f.w, &f.cfg), 0);
+    f.built = true;
+    const kds_lease_table *t = kds_kcl_table(f.w.consumers[0]);
+    ck_assert_ptr_nonnull(t);
+    bool saw_child = false, saw_held_parent = false, saw_blocked = false;
+    uint64_t last_counter[16] = {0};
+    for (sim_time now = SIM_S(5); now <= f.cfg.duration; now += SIM_S(5)) {
+        kds_world_run_until(&f.w, now);
+        if (now == SIM_S(205)) {
+            /* The premise: the two parents of the merge have different owners, the
+             * second one worker 2. */
+            int32_t i2 = kds_lease_find(t, 2), i3 = kds_lease_find(t, 3);
+            ck_assert(i2 >= 0 && i3 >= 0);
+            ck_assert_str_eq(t->owners[t->items[i2].owner].worker, "w1");
+            ck_assert_str_eq(t->owners[t->items[i3].owner].worker, "w2");
+        }
+        for (size_t i = 0; i < t->n; i++) {
+            const kds_lease *l = &t->items[i];
+            if (l->deleted)
+                continue;
+            bool parents_done = true;
+            for (int k = 0; k < 2; k++) {
+                if (l->parents[k] < 0)
+                    continue;
+                int32_t pi = kds_lease_find(t, (uint32_t)l->parents[k]);
+                if (pi >= 0 && t->items[pi].ckpt != KDS_CKPT_SHARD_END)
+                    parents_done = false;
+            }
+            if (l->parents[0] >= 0) {
+                saw_child = true;
+                /* Created at TRIM_HORIZON, and not processed (no checkpoint) while a
+                 * parent has not reached SHARD_END. */
+                if (!parents_done) {
+                    saw_blocked = true;
+                    ck_assert_int_eq(l->ckpt, KDS_CKPT_TRIM_HORIZON);
+                }
+            }
+            if (l->ckpt == KDS_CKPT_SHARD_END) {
+                /* A finished parent stays held and renewed until cleanup. */
+                ck_assert_int_ge(l->owner, 0);
+                if (last_counter[l->shard] && t->owners[l->owner].state == KDS_OWNER_RUNNING)
+                    saw_held_parent |= l->counter > last_counter[l->shard];
+                last_counter[l->shard] = l->counter;
+            }
+        }
+    }
+    kds_world_finish(&f.w);
+    ck_assert(saw_child);
+    ck_assert(saw_blocked);
+    ck_assert(saw_held_parent);
+    /* Cleanup deleted the three parents once their children had checkpointed. */
+    ck_assert_uint_eq(t->n, 7);
+    ck_assert_uint_eq(t->n_live, 4);
+    for (size_t i = 0; i < t->n; i++)
+        ck_assert(t->items[i].deleted == (t->items[i].shard == 0 || t->items[i].shard == 2 ||
+                                          t->items[i].shard == 3));
+    ck_assert_uint_eq(t->st.requests[KDS_DDB_DELETE] - t->st.throttled[KDS_DDB_DELETE], 3);
+    ck_assert_uint_eq(cst(&f, 0)->children_started, 3);
+    check_conservation(&f);
+    ck_assert_uint_lt(cst(&f, 0)->records_unread, 800 * 2);
+    fx_fini(&f);
+}
+END_TEST
+
+/* ---- retrieval, capacity, limits ----------------------------------------------------- */
+
+START_TEST(efo_retrieval)
+{
+    fixture f;
+    fx_defaults(&f, 4, SIM_MIN(4), 800, SIM_S(30), 1, 2);
+    f.kcl[0].efo = true;
+    add_event(&f, 0, 1, KDS_KCL_EV_CRASH, SIM_MIN(2), 0, -1);
+    fx_run(&f);
+    const kds_consumer_stats *cs = cst(&f, 0);
+    ck_assert_uint_gt(cs->bytes_read_efo, 0);
+    ck_assert_uint_eq(cs->bytes_read_shared, 0);
+    ck_assert_uint_eq(cs->getrecords_calls, 0);
+    ck_assert_uint_eq(cs->records_unread, 0);
+    ck_assert_uint_eq(cs->records_delivered, stored_total(&f));
+    ck_assert_double_lt(sim_hist_quantile(&cs->latency_ms, 0.5), 200.0);
+    ck_assert_double_gt(cs->efo_consumer_shard_hours, 0.2);
+    const kds_kcl_summary *s = sum(&f, 0);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_EXPIRY], 2);
+    ck_assert_uint_eq(cs->duplicates_delivered, s->duplicates_from_failover);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A worker's processing capacity is shared by its leases: one slow worker holding
+ * everything falls behind. */
+START_TEST(worker_capacity)
+{
+    fixture f;
+    fx_defaults(&f, 4, SIM_MIN(4), 800, SIM_S(10), 1, 1);
+    f.wk[0][0].capacity = 400;
+    fx_run(&f);
+    const kds_kcl_worker_summary *w1 = wsum(&f, 0, "w1");
+    ck_assert_uint_le(w1->records_processed, 400 * 240 + 10000);
+    ck_assert_uint_gt(cst(&f, 0)->records_unread, 800 * 100);
+    /* Records wait in the prefetch queues (up to 30,000 records a shard). */
+    ck_assert_double_gt(sim_hist_quantile(&cst(&f, 0)->latency_ms, 0.99), 60000.0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* maxLeasesForWorker caps what each worker takes: leases beyond it stay unowned. */
+START_TEST(max_leases_per_worker)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(3), 600, SIM_S(30), 1, 2);
+    f.kcl[0].max_leases_per_worker = 2;
+    fx_run(&f);
+    ck_assert_uint_eq(wsum(&f, 0, "w1")->leases_held_end, 2);
+    ck_assert_uint_eq(wsum(&f, 0, "w2")->leases_held_end, 2);
+    const kds_lease_table *t = kds_kcl_table(f.w.consumers[0]);
+    uint32_t unowned = 0;
+    for (size_t i = 0; i < t->n; i++)
+        unowned += t->items[i].owner < 0;
+    ck_assert_uint_eq(unowned, 2);
+    ck_assert_uint_gt(cst(&f, 0)->records_unread, 0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* ---- determinism ----------------------------------------------------------------------- */
+
+typedef struct outcome {
+    uint64_t moves, dups, delivered, processed[3];
+    sim_time first_expiry;
+} outcome;
+
+static outcome run_once(uint64_t seed)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(5), 1200, SIM_S(30), 1, 3);
+    f.cfg.seed = seed;
+    f.kcl[0].sync_wait_ms = (sim_dist){SIM_DIST_UNIFORM, 1000.0, 30000.0, 0.0, INFINITY};
+    add_event(&f, 0, 0, KDS_KCL_EV_CRASH, SIM_MIN(3), 0, -1);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    outcome o = {s->moves, s->duplicates_from_failover, cst(&f, 0)->records_delivered, {0}, -1};
+    for (size_t i = 0; i < 3; i++)
+        o.processed[i] = s->workers[i].records_processed;
+    for (size_t i = 0; i < s->n_move_log && o.first_expiry < 0; i++)
+        if (s->move_log[i].cause == KDS_KCL_EXPIRY)
+            o.first_expiry = s->move_log[i].at;
+    fx_fini(&f);
+    return o;
+}
+
+START_TEST(deterministic)
+{
+    outcome a = run_once(77), b = run_once(77), c = run_once(78);
+    ck_assert_mem_eq(&a, &b, sizeof a);
+    ck_assert(memcmp(&a, &c, sizeof a) != 0);
+}
+END_TEST
+
+Suite *kcl_suite(void)
+{
+    Suite *s = suite_create("kds_kcl");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, second_worker_joins);
+    tcase_add_loop_test(tc, crash_failover, 0, 3);
+    tcase_add_test(tc, twelve_workers);
+    tcase_add_test(tc, small_lease_table_churns);
+    tcase_add_test(tc, long_pause);
+    tcase_add_loop_test(tc, graceful_stop, 0, 2);
+    tcase_add_test(tc, crash_and_restart);
+    tcase_add_test(tc, rolling_deployment);
+    tcase_add_test(tc, shared_application_name);
+    tcase_add_loop_test(tc, renamed_application, 0, 2);
+    tcase_add_test(tc, resharding_children_after_parents);
+    tcase_add_test(tc, efo_retrieval);
+    tcase_add_test(tc, worker_capacity);
+    tcase_add_test(tc, max_leases_per_worker);
+    tcase_add_test(tc, deterministic);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run_suite(kcl_suite());
+}
