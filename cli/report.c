@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cost.h"
+#include "html.h"
 #include "kds_hashkey.h"
 #include "sim_err.h"
 #include "sim_units.h"
@@ -632,5 +633,7 @@ int kdsim_report_write_dir(const kdsim_scenario *sc, const kds_world *w, const j
         return rc;
     if ((rc = write_csvs(w, dir)))
         return rc;
-    return kdsim_write_capacity_csv(w, dir);
+    if ((rc = kdsim_write_capacity_csv(w, dir)))
+        return rc;
+    return kdsim_html_write_dir(w, report, dir); /* plots and report.html (plots.c, html.c) */
 }

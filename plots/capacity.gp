@@ -1,0 +1,18 @@
+# capacity.gp - the stream's open shards over time against the records written and
+# throttled. The right axis is the left one times the per-shard write budget, so the
+# open-shard line is also the stream's write capacity in records/s.
+#
+# Inputs (-e): data (CSV: minute,open_shards,records_in_per_s,write_throttled_per_s),
+# out, budget (records/s per shard), ymax (top of the left axis, shards), xdiv, xunit,
+# npoints.
+load 'common.gp'
+set title sprintf('Open shards and write rate, per minute (capacity: %g records/s a shard)', budget)
+set xlabel sprintf('time since the start (%s)', xunit)
+set ylabel 'open shards'
+set y2label 'records/s'
+set yrange [0:ymax]
+set link y2 via y*budget inverse y/budget
+set y2tics
+set key outside right top vertical
+cmd = "plot data skip 1 using ($1/xdiv):2 with steps lw 2.5 lc rgb '#404040' title 'open shards = capacity', '' skip 1 using ($1/xdiv):3 axes x1y2 with ".lstyle." lw 1.5 lc rgb '#1f5fbf' title 'records written/s', '' skip 1 using ($1/xdiv):4 axes x1y2 with ".lstyle." lw 1.5 lc rgb '#c0392b' title 'records throttled/s'"
+load 'draw.gp'

@@ -1,0 +1,17 @@
+# iterator_age.gp - one consumer's iterator age (how far behind the newest record it
+# reads: GetRecords.IteratorAgeMilliseconds, the maximum of each minute) and the records
+# it delivered per second, over time. A growing age is a reader falling behind.
+#
+# Inputs (-e): data (CSV: minute,iterator_age_ms_max,records_delivered_per_s), out,
+# name (the consumer), xdiv and xunit (minutes per x unit, its name), ydiv and yunit
+# (ms per y unit, its name), npoints (rows).
+load 'common.gp'
+set title sprintf('%s: iterator age and records delivered, per minute', name)
+set xlabel sprintf('time since the start (%s)', xunit)
+set ylabel sprintf('iterator age, maximum of the minute (%s)', yunit)
+set y2label 'records delivered (records/s)'
+set y2tics
+set yrange [0:*]
+set y2range [0:*]
+cmd = "plot data skip 1 using ($1/xdiv):($2/ydiv) with ".lstyle." lw 2 lc rgb '#c0392b' title 'iterator age (left axis)', '' skip 1 using ($1/xdiv):3 axes x1y2 with ".lstyle." lw 1.5 dt 2 lc rgb '#1f5fbf' title 'records delivered/s (right axis)'"
+load 'draw.gp'

@@ -1,0 +1,20 @@
+# latency_cdf.gp - one consumer's latency distribution: the fraction of its records
+# processed within x ms of being written (write time to end of processing), a CDF on a
+# log scale, with the median and the 99th percentile marked.
+#
+# Inputs (-e): data (CSV: latency_ms,cumulative_fraction), out (output file name
+# without extension), name (the consumer), p50 and p99 (ms), npoints (rows).
+load 'common.gp'
+set title sprintf('%s: latency from write to processing (cumulative distribution)', name)
+set xlabel 'latency: write time to end of processing (ms, log scale)'
+set ylabel 'fraction of records delivered'
+set logscale x
+set format x '%g'
+set yrange [0:1.05]
+set key bottom right
+set arrow 1 from p50, graph 0 to p50, graph 1 nohead dt 2 lc rgb '#606060'
+set label 1 sprintf('p50 %s ms', fmt(p50)) at p50, graph 0.25 left offset 0.5, 0
+set arrow 2 from p99, graph 0 to p99, graph 1 nohead dt 2 lc rgb '#606060'
+set label 2 sprintf('p99 %s ms', fmt(p99)) at p99, graph 0.12 left offset 0.5, 0
+cmd = "plot data skip 1 using 1:2 with steps lw 2 lc rgb '#1f5fbf' title 'records processed within x ms'"
+load 'draw.gp'
