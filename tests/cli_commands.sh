@@ -112,14 +112,14 @@ done
 k validate "$flagship"
 if expect 0 "kdsim validate $flagship"; then
     slurp "$tmp/out" got
-    want="$flagship: ok (2 producers, 2 consumers, 4 shards)
+    want="$flagship: ok (2 producers, 3 consumers, 4 shards)
 "
     [ "$got" = "$want" ] || fail "kdsim validate $flagship printed '$got', expected '$want'"
     [ -s "$tmp/err" ] && fail "kdsim validate $flagship: printed on stderr: $(head -c 300 "$tmp/err")"
 fi
 k validate "$flagship" --set stream.shards=8
 expect 0 "kdsim validate --set stream.shards=8" &&
-    { grep -q ': ok (2 producers, 2 consumers, 8 shards)$' "$tmp/out" ||
+    { grep -q ': ok (2 producers, 3 consumers, 8 shards)$' "$tmp/out" ||
         fail "validate --set stream.shards=8 printed: $(cat "$tmp/out")"; }
 k validate "$flagship" --set 'producers[0].rate=1500 records/s'
 expect 0 "kdsim validate --set 'producers[0].rate=1500 records/s' (the --help example)"
