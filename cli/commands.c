@@ -15,6 +15,7 @@
 #include "kds_stream.h"
 #include "kds_world.h"
 #include "prices.h"
+#include "progress.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim_err.h"
@@ -354,7 +355,7 @@ static int cmd_run(args *a, FILE *out, FILE *err)
         kdsim_scenario_fini(&sc);
         return KDSIM_EXIT_FAIL;
     }
-    kds_world_run(&w);
+    kdsim_progress_run(&w, err, tf != err); /* a progress line on a terminal (progress.c) */
     double t1 = wall_s();
     if (w.out_of_memory) {
         char lim[32], at[32];
@@ -427,7 +428,7 @@ static int cmd_cost(args *a, FILE *out, FILE *err)
         kdsim_scenario_fini(&sc);
         return KDSIM_EXIT_FAIL;
     }
-    kds_world_run(&w);
+    kdsim_progress_run(&w, err, true); /* a progress line on a terminal (progress.c) */
     if (w.violated) {
         fprintf(err, "kdsim: %s\nkdsim: the run stopped: this is a bug in kdsim; nothing was "
                      "written\n", w.violation);
