@@ -61,6 +61,12 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
     k->cfg = cfg;
     k->n = st->n_open;
     k->version = st->topology_version;
+    /* One key, one shard: a table over every open shard would cost O(shards) memory per
+     * producer (10,000 producers on 10,000 shards: gigabytes) for a single entry. */
+    bool single = !st->cfg.auto_distribution &&
+                  (cfg->kind == KDS_KEYS_FIXED || cfg->kind == KDS_KEYS_EXPLICIT);
+    if (single)
+        k->n = 1;
     k->share = calloc(k->n, sizeof *k->share);
     k->shard = malloc(k->n * sizeof *k->shard);
     k->tally = calloc(k->n, sizeof *k->tally);
@@ -68,6 +74,15 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
     if (!k->share || !k->shard || !k->tally || !k->touched) {
         free_tables(k);
         return SIM_ENOMEM;
+    }
+    if (single) {
+        kds_hashkey h = cfg->kind == KDS_KEYS_FIXED
+                            ? kds_hashkey_from_md5(cfg->fixed, strlen(cfg->fixed))
+                            : cfg->explicit_key;
+        k->shard[0] = kds_stream_route(st, h)->index;
+        k->share[0] = 1.0;
+        k->key_bytes = cfg->kind == KDS_KEYS_FIXED ? (double)strlen(cfg->fixed) : 1;
+        return 0; /* spread never needs the alias table with one entry */
     }
     for (size_t i = 0; i < k->n; i++) {
         const kds_shard *sh = st->shards[st->open[i]];
@@ -150,6 +165,14 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
         return SIM_ENOMEM;
     }
     return 0;
+}
+
+double kds_keys_share_of(const kds_keys *k, uint32_t shard)
+{
+    for (size_t i = 0; i < k->n; i++)
+        if (k->shard[i] == shard)
+            return k->share[i];
+    return 0.0;
 }
 
 void kds_keys_fini(kds_keys *k)

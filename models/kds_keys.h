@@ -55,7 +55,8 @@ typedef struct kds_keys_cfg {
 typedef struct kds_keys {
     const kds_keys_cfg *cfg; /* borrowed */
     uint64_t version;        /* stream topology version the shares were built for */
-    size_t n;                /* open shards when built */
+    size_t n;                /* entries: the open shards when built, or 1 for a fixed
+                                key or ExplicitHashKey (its one shard) */
     double *share;           /* owned; share of records per open shard (sums to 1) */
     uint32_t *shard;         /* owned; shard index per entry */
     unsigned int *tally;     /* owned; scratch counts per entry */
@@ -76,6 +77,9 @@ void kds_keys_fini(kds_keys *k); /* NULL-safe */
  * shard that gets at least one, in hash-key order. Cost O(min(n log n, shards)). */
 void kds_keys_spread(kds_keys *k, const kds_stream *st, gsl_rng *r, uint32_t n,
                      void (*emit)(void *ctx, kds_shard *sh, uint32_t count), void *ctx);
+
+/* The share of records shard `shard` (an index) gets; 0 for shards not in the table. */
+double kds_keys_share_of(const kds_keys *k, uint32_t shard);
 
 /* The name of key i of a UNIFORM or ZIPF distribution into buf. Returns buf. */
 char *kds_keys_name(const kds_keys_cfg *cfg, uint64_t i, char *buf, size_t n);
