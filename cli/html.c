@@ -123,7 +123,25 @@ static bool starts(const char *p, const char *s)
 /* Copy gnuplot's SVG into the page. Inline SVG needs no XML prolog and no namespace
  * declarations (the HTML parser supplies them), and the ids gnuplot gives its markers
  * ("gpPt1") are the same in every plot, so each plot's ids get its own prefix. */
+typedef struct idset {
+    char **v; /* owned strings: the ids seen so far in one SVG */
+    size_t n;
+} idset;
+
+static void inline_svg_ids(FILE *out, const char *svg, const char *prefix, const char *label,
+                           idset *ids);
+
 static void inline_svg(FILE *out, const char *svg, const char *prefix, const char *label)
+{
+    idset ids = {NULL, 0};
+    inline_svg_ids(out, svg, prefix, label, &ids);
+    for (size_t i = 0; i < ids.n; i++)
+        free(ids.v[i]);
+    free(ids.v);
+}
+
+static void inline_svg_ids(FILE *out, const char *svg, const char *prefix, const char *label,
+                           idset *ids)
 {
     const char *p = strstr(svg, "<svg");
     if (!p)
@@ -144,10 +162,28 @@ static void inline_svg(FILE *out, const char *svg, const char *prefix, const cha
             }
         }
         if (starts(p, "id='") || starts(p, "id=\"")) {
-            fwrite(p, 1, 4, out);
-            fprintf(out, "%s-", prefix);
-            p += 4;
-            continue;
+            const char *v = p + 4, *e = strchr(v, p[3]);
+            if (e) {
+                /* gnuplot repeats some ids (gnuplot_plot_1 for a curve and its key
+                 * entry): later copies get a number, references keep the first. */
+                size_t len = (size_t)(e - v), again = 0;
+                for (size_t i = 0; i < ids->n; i++)
+                    again += strlen(ids->v[i]) == len && !strncmp(ids->v[i], v, len);
+                fprintf(out, "id=%c%s-%.*s", p[3], prefix, (int)len, v);
+                if (again)
+                    fprintf(out, "-%zu", again + 1);
+                fputc(p[3], out);
+                char **grown = realloc(ids->v, (ids->n + 1) * sizeof *grown);
+                char *copy = strndup(v, len);
+                if (grown)
+                    ids->v = grown;
+                if (grown && copy)
+                    ids->v[ids->n++] = copy;
+                else
+                    free(copy);
+                p = e + 1;
+                continue;
+            }
         }
         if (starts(p, "href='#") || starts(p, "href=\"#")) {
             fwrite(p, 1, 7, out);

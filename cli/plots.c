@@ -744,6 +744,9 @@ static int plan_leases(const kds_world *w, const axis *ax, const char *dir, cons
         return 0;
     int rc = 0;
     for (size_t i = 0; i < w->n_consumers && rc >= 0; i++) {
+        /* Only this run's KCL applications: a folder used before may hold an old file. */
+        if (strcmp(w->consumers[i]->ops->kind, "kcl") != 0)
+            continue;
         const char *cn = w->consumers[i]->name;
         char file[200], name[300];
         fmt(file, sizeof file, "leases-%s.csv", cn);

@@ -1,15 +1,18 @@
-# leases.gp - a KCL application's lease ownership over time: how many leases (shards)
-# each worker held at the end of each minute. Workers taking, losing and stealing leases
-# show as steps; a worker at zero is idle.
+# leases.gp - a KCL application's lease ownership over time: the leases (shards) each
+# worker held at the end of each minute, stacked, so that the bands' heights are the
+# workers' shares and the top is every lease of the table. A band that thins to nothing
+# is a worker whose leases were taken or stolen; a new band is a worker taking them.
 #
 # Inputs (-e): data (CSV: minute,<one column per worker>), out, name (the application),
 # nworkers, xdiv, xunit, npoints.
 load 'common.gp'
-set title sprintf('%s: leases held by each worker, per minute', name)
+set title sprintf('%s: leases held by each worker, per minute (stacked)', name)
 set xlabel sprintf('time since the start (%s)', xunit)
-set ylabel 'leases held (shards)'
+set ylabel 'leases held (shards), stacked by worker'
 set yrange [0:*]
-set ytics 1
 set key outside right top
-cmd = "plot for [i=2:nworkers+1] data using ($1/xdiv):i with steps lw 2 title columnheader(i)"
+set style fill solid 0.8 border lc rgb '#ffffff'
+# Band i is drawn as the sum of columns 2..i, from the top down, each over the last.
+top(i) = sum [c=2:i] column(c)
+cmd = "plot for [i=nworkers+1:2:-1] data using ($1/xdiv):(top(i)) with fillsteps title columnheader(i)"
 load 'draw.gp'
