@@ -114,6 +114,7 @@ static const struct {
     {"lambda", kdsim_load_lambda},
     {"firehose", kdsim_load_firehose},
     {"flink", kdsim_load_flink},
+    {"kcl", kdsim_load_kcl},
 };
 #define N_KINDS (sizeof KINDS / sizeof KINDS[0])
 
