@@ -1,6 +1,7 @@
 /* report.c - JSON, text and CSV reports of a finished world (report.h). */
 #include "report.h"
 #include "report_int.h"
+#include "report_kcl.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -171,6 +172,7 @@ static json_t *consumer_json(const kds_consumer *c)
         c->ops->figures(c, add_figure, k);
         json_object_set_new(o, "figures", k);
     }
+    kdsim_kcl_json(c, o); /* KCL consumers: workers, lease moves, lease table (report_kcl.c) */
     return o;
 }
 
@@ -483,6 +485,8 @@ void kdsim_report_text(const json_t *r, FILE *out)
         }
     }
 
+    kdsim_kcl_text(r, out); /* KCL applications (report_kcl.c) */
+
     const json_t *cost = json_object_get(r, "cost");
     if (cost)
         kdsim_cost_text(cost, out);
@@ -632,6 +636,8 @@ int kdsim_report_write_dir(const kdsim_scenario *sc, const kds_world *w, const j
     if ((rc = kdsim_aclose(&a)))
         return rc;
     if ((rc = write_csvs(w, dir)))
+        return rc;
+    if ((rc = kdsim_write_kcl_csv(w, dir))) /* KCL applications (report_kcl.c) */
         return rc;
     if ((rc = kdsim_write_capacity_csv(w, dir)))
         return rc;
