@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# cli_kcl_scenarios.sh - the shipped KCL scenarios show what issue 6 says they show,
+# read from their JSON reports: a second worker converging to three leases each by
+# steals; a crashed worker's leases taken 20-40 s after its last renewal with the
+# records since each checkpoint delivered twice; a long pause; twelve workers leaving
+# six idle; an under-provisioned lease table churning while an on-demand one is
+# stable; staging and production sharing an application name; a rolling deployment.
+# Also: the KCL keys of the JSON consumer object, the consumer conservation rule, the
+# KCL CSV files of --out, determinism, and the loader's messages for bad KCL keys.
+# usage: bash tests/cli_kcl_scenarios.sh KDSIM SRCDIR
+set -u
+if [ $# -ne 2 ]; then
+    echo "usage: $0 KDSIM SOURCE_DIR" >&2
+    exit 2
+fi
+kdsim=$1
+case $kdsim in
+/*) ;;
+*) kdsim=$PWD/$kdsim ;;
+esac
+cd "$2" || exit 1
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+run() { # name out-dir args...
+    local name=$1 out=$2
+    shift 2
+    if ! "$kdsim" run "scenarios/$name.yaml" --json --out "$out" "$@" >"$out.json" 2>"$tmp/err"; then
+        echo "FAIL $name: kdsim run failed: $(cat "$tmp/err")"
+        fail=1
+    fi
+}
+
+# Short runs where the story is told early; the others are quick at full length.
+run kcl-second-worker "$tmp/sw" --duration 5m
+run kcl-worker-crash "$tmp/wc" --duration 6m
+run kcl-gc-pause "$tmp/gc"
+run kcl-twelve-workers "$tmp/tw" --duration 2m
+run kcl-small-lease-table "$tmp/sl" --duration 15m
+run kcl-shared-application-name "$tmp/sh" --duration 8m
+run kcl-rolling-deployment "$tmp/rd"
+run kcl-worker-crash "$tmp/wc2" --duration 6m
+
+python3 - "$tmp" <<'PY' || fail=1
+import csv, json, sys
+tmp = sys.argv[1]
+bad = []
+def check(cond, msg):
+    if not cond:
+        bad.append(msg)
+
+def load(d):
+    return json.load(open(f"{tmp}/{d}.json"))
+
+def kcl(r, name=None):
+    for c in r["consumers"]:
+        if c["kind"] == "kcl" and (name is None or c["name"] == name):
+            return c
+    raise SystemExit(f"FAIL no kcl consumer {name}")
+
+def worker(c, name):
+    return next(w for w in c["workers"] if w["name"] == name)
+
+reports = {d: load(d) for d in ("sw", "wc", "gc", "tw", "sl", "sh", "rd")}
+
+# Every KCL consumer object: the issue's keys beside the common ones, and conservation.
+for d, r in reports.items():
+    stored = r["stream"]["records_in"]
+    for c in r["consumers"]:
+        for k in ("records_delivered", "duplicates_delivered", "latency_ms", "workers",
+                  "lease_moves", "lease_table_throttled_writes", "lease_moves_by_cause",
+                  "worker_events", "lease_table", "duplicates_from_failover", "idle_workers_end"):
+            check(k in c, f"{d}: consumer {c['name']} lacks key {k}")
+        for w in c.get("workers", []):
+            for k in ("name", "leases_held_end", "records_processed", "leases_per_minute"):
+                check(k in w, f"{d}: worker {w.get('name')} lacks key {k}")
+        total = c["records_skipped_at_start"] + c["records_delivered"] + c["records_unread"] + c["records_expired_unread"]
+        check(total == stored, f"{d}: {c['name']}: skipped + delivered + unread + expired = {total}, stored {stored}")
+        check(c["duplicates_delivered"] == c["duplicates_from_failover"],
+              f"{d}: {c['name']}: duplicates {c['duplicates_delivered']} are not all from lease moves ({c['duplicates_from_failover']})")
+
+# A second worker joins six shards: 3 and 3, by three steals, within three taker passes.
+c = kcl(reports["sw"])
+check([w["leases_held_end"] for w in c["workers"]] == [3, 3], f"second-worker: leases at the end {[w['leases_held_end'] for w in c['workers']]}")
+check(c["lease_moves_by_cause"] == {"take": 6, "steal": 3, "expiry": 0, "shutdown": 0},
+      f"second-worker: moves {c['lease_moves_by_cause']}")
+# One steal per taker pass: at the join and 20.05 s and 40.1 s later.
+ev = c["worker_events"]
+check(len(ev) == 2 and ev[1]["worker"] == "worker-b" and ev[1]["converged_after_s"] == 40.1,
+      f"second-worker: the join did not converge at the third taker pass (40.1 s): {ev}")
+steals = [round(m["t_s"] - 180, 3) for m in c["lease_move_log"] if m["cause"] == "steal"]
+check(steals == [0.0, 20.05, 40.1], f"second-worker: steals at {steals} s after the join")
+check(worker(c, "worker-a")["leases_per_minute"][:3] == [6, 6, 6] and worker(c, "worker-b")["leases_per_minute"][-1] == 3,
+      "second-worker: leases per minute")
+
+# A crash at 4 min: worker-c's two leases taken 20-40 s after its last renewal (at most
+# one renewal period, 3.308 s, before the crash); each replays what it processed after
+# its last checkpoint, fewer than the 1,000-record policy.
+c = kcl(reports["wc"])
+crash = 240.0
+exp = [m for m in c["lease_move_log"] if m["cause"] == "expiry"]
+check(len(exp) == 2 and all(m["from"] == "worker-c" and not m["from_healthy"] for m in exp),
+      f"worker-crash: expected two expiry moves from worker-c: {exp}")
+for m in exp:
+    check(20 - 3.308 <= m["t_s"] - crash <= 40.1, f"worker-crash: taken {m['t_s'] - crash:.1f} s after the crash")
+    check(m["duplicates"] == m["replay_expected"] < 1000, f"worker-crash: move {m}")
+check(worker(c, "worker-c")["state_end"] == "crashed" and worker(c, "worker-c")["leases_held_end"] == 0, "worker-crash: worker-c")
+check(sum(w["leases_held_end"] for w in c["workers"]) == 6, "worker-crash: six leases held at the end")
+check(json.dumps(reports["wc"]) == json.dumps(load("wc2")), "worker-crash: two runs with one seed differ")
+
+# A 45 s pause at 3 min: taken during it, given up by worker-c after it, stolen back.
+c = kcl(reports["gc"])
+exp = [m for m in c["lease_move_log"] if m["cause"] == "expiry"]
+check(len(exp) == 2 and all(m["from"] == "worker-c" and 180 < m["t_s"] < 225 for m in exp),
+      f"gc-pause: expected two expiry moves during the pause: {exp}")
+wc = worker(c, "worker-c")
+check(wc["leases_self_expired"] + wc["leases_lost"] == 2 and wc["leases_held_end"] == 2,
+      f"gc-pause: worker-c gave up {wc['leases_self_expired']} + lost {wc['leases_lost']}, ends with {wc['leases_held_end']}")
+check(c["duplicates_from_failover"] > c["replay_expected"], "gc-pause: no zombie processing after the pause")
+check([e["event"] for e in c["worker_events"]][-2:] == ["pause", "resume"], f"gc-pause: events {c['worker_events']}")
+
+# Twelve workers, six shards: six hold one lease, six hold none.
+c = kcl(reports["tw"])
+held = sorted(w["leases_held_end"] for w in c["workers"])
+check(held == [0] * 6 + [1] * 6, f"twelve-workers: leases held {held}")
+check(c["idle_workers_end"] == 6, f"twelve-workers: idle_workers_end {c['idle_workers_end']}")
+
+# The under-provisioned table churns between healthy workers, the on-demand one not;
+# the stream throttles no write.
+r = reports["sl"]
+small, od = kcl(r, "orders-small-table"), kcl(r, "orders-on-demand")
+check(small["lease_table"]["billing"] == "provisioned" and small["lease_table"]["write_capacity"] == 5, "small-table: table settings")
+check(small["lease_table_throttled_writes"] > 100, f"small-table: throttled writes {small['lease_table_throttled_writes']}")
+check(small["lease_moves_from_healthy_workers"] >= 20, f"small-table: moves from healthy workers {small['lease_moves_from_healthy_workers']}")
+check(small["iterator_age_ms_max"] > 10000, f"small-table: iterator age {small['iterator_age_ms_max']}")
+check(od["lease_table_throttled_writes"] == 0 and od["lease_moves_by_cause"]["expiry"] == 0
+      and od["lease_moves_from_healthy_workers"] == 0, f"small-table: the on-demand table churns: {od['lease_moves_by_cause']}")
+check(od["iterator_age_ms_max"] < 5000, f"small-table: on-demand iterator age {od['iterator_age_ms_max']}")
+check(r["stream"]["write_throttled_records"] == 0, "small-table: the stream throttles writes")
+check(small["latency_ms"]["p99"] > 5 * od["latency_ms"]["p99"], "small-table: latency p99 not worse with churn")
+
+# Staging shares production's application name: one table, shards split between them.
+r = reports["sh"]
+prod, stg = kcl(r, "production"), kcl(r, "staging")
+check(prod["lease_table_shared"] and stg["lease_table_shared"], "shared: lease_table_shared")
+check(prod["application_name"] == stg["application_name"] == "orders-processor", "shared: application names")
+check(sum(w["leases_held_end"] for w in stg["workers"]) >= 2, "shared: staging holds no lease")
+check(sum(w["leases_held_end"] for w in prod["workers"]) + sum(w["leases_held_end"] for w in stg["workers"]) == 8,
+      "shared: eight leases in all")
+check(any(m["from_consumer"] == "production" for m in stg["lease_move_log"]), "shared: staging took nothing from production")
+check(prod["records_delivered"] < 0.95 * r["stream"]["records_in"], "shared: production still sees every record")
+
+# Rolling deployment: every worker stopped and came back; each of its leases moved
+# after expiry ("shutdown"); every event converged.
+c = kcl(reports["rd"])
+check(c["lease_moves_by_cause"]["shutdown"] == 8, f"rolling: shutdown moves {c['lease_moves_by_cause']}")
+check(all(w["starts"] == 2 and w["leases_held_end"] == 2 for w in c["workers"]), "rolling: workers")
+check(all(e["converged_after_s"] is not None for e in c["worker_events"]), "rolling: an event never converged")
+
+# --out: the KCL files, headers and one row per minute and worker.
+rows = list(csv.reader(open(f"{tmp}/tw/kcl_workers_per_minute.csv")))
+check(rows[0] == ["minute", "consumer", "worker", "leases_held"], f"kcl_workers_per_minute.csv header {rows[0]}")
+check(len(rows) == 1 + 2 * 12, f"kcl_workers_per_minute.csv: {len(rows) - 1} rows, expected 24")
+rows = list(csv.reader(open(f"{tmp}/sl/kcl_lease_table_per_minute.csv")))
+check(rows[0] == ["minute", "consumer", "read_units", "write_units", "throttled_requests"], f"kcl_lease_table_per_minute.csv header {rows[0]}")
+thr = sum(float(x[4]) for x in rows[1:] if x[1] == "orders-small-table")
+check(thr == small["lease_table"]["throttled_reads"] + small["lease_table"]["throttled_writes"],
+      "kcl_lease_table_per_minute.csv: throttled requests do not add up")
+
+for b in bad:
+    print("FAIL " + b)
+sys.exit(1 if bad else 0)
+PY
+
+# The text report has a KCL section.
+if ! "$kdsim" run scenarios/kcl-twelve-workers.yaml --duration 1m 2>&1 | grep -q "^KCL application orders-processor"; then
+    echo "FAIL the text report has no KCL section"
+    fail=1
+fi
+
+# Bad KCL keys: one message each, with file:line:col and the key path.
+cat >"$tmp/bad.yaml" <<'EOF'
+duration: 5m
+stream: {shards: 2}
+consumers:
+  - name: app
+    kind: kcl
+    retrieval: polling
+    start_position: at_sequence_number
+    start_sequence: 5
+    push_delay: 70ms
+    checkpoint: {every_record: 10}
+    leases: {failover: 1s, renew_interval: 2s}
+    lease_table: {billing: dynamo}
+    workers:
+      - name: w1
+        events:
+          - {at: 1m, action: pause}
+          - {at: 2m, action: start, restart_after: 1m}
+      - {name: w1}
+producers:
+  - {name: p, rate: 10 records/s, record_size: 1 KiB}
+EOF
+"$kdsim" validate "$tmp/bad.yaml" 2>"$tmp/bad.err" >/dev/null
+rc=$?
+[ $rc -eq 2 ] || { echo "FAIL validate of bad KCL keys: exit status $rc, expected 2"; fail=1; }
+n=$(grep -c "bad.yaml:" "$tmp/bad.err")
+[ "$n" -eq 8 ] || { echo "FAIL validate: $n messages, expected 8"; sed 's/^/    got: /' "$tmp/bad.err"; fail=1; }
+for want in \
+    "bad.yaml:7:21: consumers\[0\].start_position: a KCL application starts new leases at trim_horizon, latest or at_timestamp" \
+    "bad.yaml:9:17: consumers\[0\].push_delay: applies to retrieval: efo only" \
+    "bad.yaml:10:18: consumers\[0\].checkpoint: unknown key 'every_record'" \
+    "bad.yaml:11:13: consumers\[0\].leases: the renewer runs every 2.000 s, not more often than the failover time (1.000 s)" \
+    "bad.yaml:12:28: consumers\[0\].lease_table.billing" \
+    "bad.yaml:16:13: consumers\[0\].workers\[0\].events\[0\]: missing required key 'for'" \
+    "bad.yaml:17:52: consumers\[0\].workers\[0\].events\[1\].restart_after: applies to action: stop or crash only" \
+    "bad.yaml:18:16: consumers\[0\].workers\[1\].name: worker name 'w1' is already used by workers\[0\]"; do
+    if ! grep -q "$want" "$tmp/bad.err"; then
+        echo "FAIL validate: no message like: $want"
+        sed 's/^/    got: /' "$tmp/bad.err"
+        fail=1
+    fi
+done
+
+[ $fail -eq 0 ] && echo "ok"
+exit $fail
