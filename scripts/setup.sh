@@ -13,8 +13,12 @@ cd "$(dirname "$0")/.."
 mode=${1:-demo}
 case "$mode" in demo|test) ;; *) echo "usage: bash scripts/setup.sh demo|test" >&2; exit 2 ;; esac
 
+# gnuplot draws the plots of `kdsim run --out DIR` (without it the data is still written).
 packages=(gcc make cmake pkg-config libgsl-dev libyaml-dev check libsubunit-dev
-          libjansson-dev nettle-dev)
+          libjansson-dev nettle-dev gnuplot-nox)
+# The command-line tests check their output with python3, and report.html in headless
+# Chromium (Debian's chromium package).
+[ "$mode" = test ] && packages+=(python3 chromium)
 # The tests also fuzz with clang's libFuzzer.
 [ "$mode" = test ] && packages+=(clang libclang-rt-14-dev)
 missing=()
