@@ -278,8 +278,8 @@ void kds_log_take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_
         uint64_t k = r->count - o;
         if (k > max_records - out->records)
             k = max_records - out->records;
-        uint64_t b_lo = kds_prorate(r->bytes, o, r->count);
-        uint64_t b = kds_prorate(r->bytes, o + k, r->count) - b_lo;
+        uint64_t b_lo = o ? kds_prorate(r->bytes, o, r->count) : 0;
+        uint64_t b = k == r->count - o ? r->bytes - b_lo : kds_prorate(r->bytes, o + k, r->count) - b_lo;
         if (out->bytes + b > max_bytes) {
             /* Take as many whole records as fit; at least one overall. */
             uint64_t room = max_bytes > out->bytes ? max_bytes - out->bytes : 0;
@@ -294,17 +294,23 @@ void kds_log_take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_
             if (k == 0)
                 break;
         }
-        kds_slice sl = {
-            .first = c->pos,
-            .count = (uint32_t)k,
-            .dups = (uint32_t)(kds_prorate(r->dups, o + k, r->count) -
-                               kds_prorate(r->dups, o, r->count)),
-            .marks = (uint32_t)(r->marks > o ? (r->marks - o < k ? r->marks - o : k) : 0),
-            .src = r->src,
-            .bytes = b,
-            .t_first = run_time(r, o),
-            .t_last = run_time(r, o + k - 1),
-        };
+        kds_slice sl;
+        if (o == 0 && k == r->count) {
+            /* A whole run (the common case): nothing to prorate. */
+            sl = (kds_slice){c->pos, r->count, r->dups, r->marks, r->src, r->bytes, r->t0, r->t1};
+        } else {
+            sl = (kds_slice){
+                .first = c->pos,
+                .count = (uint32_t)k,
+                .dups = (uint32_t)(kds_prorate(r->dups, o + k, r->count) -
+                                   kds_prorate(r->dups, o, r->count)),
+                .marks = (uint32_t)(r->marks > o ? (r->marks - o < k ? r->marks - o : k) : 0),
+                .src = r->src,
+                .bytes = b,
+                .t_first = run_time(r, o),
+                .t_last = run_time(r, o + k - 1),
+            };
+        }
         if (fn)
             fn(ctx, &sl);
         out->records += k;

@@ -66,6 +66,8 @@ typedef struct sim_series {
     double *v;            /* owned; v[i] covers [i*width, (i+1)*width) */
     size_t n;             /* buckets in use (last touched + 1, or set by extend) */
     size_t cap;           /* buckets allocated */
+    sim_time cur_lo;      /* the bucket last added to covers [cur_lo, cur_lo + width): */
+    size_t cur;           /* ...its index (a cache: most adds land in the same bucket) */
 } sim_series;
 
 /* Initialise an empty series with bucket width `width` ns (> 0). Never fails. */
