@@ -14,6 +14,7 @@
 #include "kds_trace.h"
 #include "kds_stream.h"
 #include "kds_world.h"
+#include "plan.h"
 #include "prices.h"
 #include "progress.h"
 #include "report.h"
@@ -21,6 +22,7 @@
 #include "sim_err.h"
 #include "sim_mem.h"
 #include "sim_units.h"
+#include "sweep.h"
 
 static const char USAGE[] =
     "usage: kdsim run SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
@@ -29,6 +31,10 @@ static const char USAGE[] =
     "                           [--prices FILE] [--json]\n"
     "       kdsim validate SCENARIO [--set KEY.PATH=VALUE]... [--prices FILE]\n"
     "       kdsim route [--shards N] KEY...\n"
+    "       kdsim run SCENARIO --replications N [--warmup T] [--jobs N] [options of run]\n"
+    "       kdsim sweep FILE [--jobs N] [--out DIR] [--part K/N]\n"
+    "       kdsim merge PART... [--out DIR]\n"
+    "       kdsim plan SCENARIO --slo NAME=VALUE... [--replications N] [--shards A..B]\n"
     "       kdsim --help | --version\n";
 
 static const char HELP[] =
@@ -489,6 +495,15 @@ int kdsim_main(int argc, char **argv, FILE *out, FILE *err)
         fprintf(out, "kdsim %s\n", KDSIM_VERSION);
         return KDSIM_EXIT_OK;
     }
+    /* The capacity-planning commands parse their own options (sweep.h, plan.h). */
+    if (kdsim_wants_replications(argc, argv))
+        return kdsim_cmd_replicate(argc, argv, out, err);
+    if (!strcmp(cmd, "sweep"))
+        return kdsim_cmd_sweep(argc, argv, out, err);
+    if (!strcmp(cmd, "merge"))
+        return kdsim_cmd_merge(argc, argv, out, err);
+    if (!strcmp(cmd, "plan"))
+        return kdsim_cmd_plan(argc, argv, out, err);
     if (strcmp(cmd, "run") && strcmp(cmd, "validate") && strcmp(cmd, "route") &&
         strcmp(cmd, "cost")) {
         fprintf(err, "kdsim: unknown command '%s'\n%s", cmd, USAGE);
