@@ -244,6 +244,10 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
             series_max_from(&w->stream.st.in_records_s, first_bucket(warmup, SIM_S(1))), false);
     else
         fig(&c, "stream.peak_records_per_s", st, NULL, "peak_records_per_s", END);
+    /* Offered (stored plus throttled) in the busiest minute: the demand, which the
+     * planner sizes its search by. Of the whole run. */
+    add(&c, "stream.peak_offered_bytes_per_s", num(st, "capacity.peak_offered_bytes_per_s"),
+        false);
     fig(&c, "stream.open_shards", st, NULL, "open_shards", END);
     add(&c, "stream.open_shards_max", num(st, "capacity.open_shards_max"), true);
 

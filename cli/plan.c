@@ -1,9 +1,798 @@
-/* plan.c - the capacity planner (plan.h). */
+/* plan.c - the capacity planner (plan.h): every configuration of the stream in the
+ * search space, run once per replication seed on worker processes, checked against the
+ * targets; the cheapest that meets every target in every replication is the answer.
+ *
+ * The search space is the capacity modes (provisioned at each shard count searched,
+ * On-demand Standard, On-demand Advantage) crossed with the settings the user lists
+ * (--vary KEY=V1,V2: batch sizes, linger, consumer settings). Every configuration runs
+ * with the same replication seeds (common random numbers), so that configurations are
+ * compared on the same traffic. A configuration's cost is the mean over its
+ * replications of its mode's monthly cost (cost.modes.*.monthly_usd of the report).
+ */
 #include "plan.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "commands.h"
+#include "figures.h"
+#include "report.h"
+#include "runner.h"
+#include "scenario.h"
+#include "sim_err.h"
+#include "sim_mem.h"
+#include "sweep.h"
+
+#define EXIT_NO_ANSWER 3
+#define MAX_CONFIGS 4096
+
+static const char USAGE[] =
+    "usage: kdsim plan SCENARIO --slo NAME=VALUE... [--replications N] [--shards A..B|A,B,..]\n"
+    "                  [--modes M,M,..] [--vary KEY.PATH=V1,V2,..]... [--warmup T]\n"
+    "                  [--jobs N] [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
+    "                  [--prices FILE] [--json] [--out DIR]\n"
+    "targets (--slo, repeatable):\n"
+    "  p50_ms=X, p90_ms=X, p99_ms=X, mean_ms=X, max_ms=X   latency, write to processing,\n"
+    "        of every consumer; p99_ms[NAME]=X for consumer NAME only\n"
+    "  iterator_age_ms=X (or iterator_age_ms[NAME]=X)      the largest iterator age\n"
+    "  lost=N           at most N records lost (given up, or expired unread); lost=0: none\n"
+    "  throttle_pct=X   at most X % of record puts refused for throughput\n";
+
+static const char *const MODES[] = {"provisioned", "on_demand_standard", "on_demand_advantage",
+                                    NULL};
+
+/* One target, expanded per consumer. */
+typedef struct slo {
+    char *label;  /* owned: "p99 latency of live-metrics (ms)" */
+    char *figure; /* owned: the figure it reads */
+    double max;   /* the figure must be <= max */
+    char *spec;   /* owned: as given on the command line, for the JSON */
+} slo;
+
+typedef struct config {
+    char *label;  /* owned: "provisioned, 3 shards", "on_demand_standard", + vary values */
+    int mode;     /* index in MODES */
+    unsigned shards;          /* provisioned: the shard count; else 0 */
+    char **sets;  /* owned: base overrides (borrowed strings) + this config's (owned) */
+    size_t n_sets, n_own;     /* the last n_own strings of sets are owned */
+    json_t *vary; /* owned: {key: value} of the --vary settings */
+    /* results */
+    double cost;  /* mean monthly USD of its mode */
+    bool ran;     /* every replication ran */
+    bool passes;
+    double *worst; /* owned: per slo, the largest value over the replications (NaN: n/a) */
+} config;
+
+typedef struct vary {
+    const char *key; /* borrowed from argv (the text before '=') */
+    char *keybuf;    /* owned */
+    char **values;   /* owned */
+    size_t n;
+} vary;
+
+static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *xprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = malloc((size_t)n + 1);
+    SIM_ASSERT(s != NULL);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* ---- targets -------------------------------------------------------------------------- */
+
+typedef struct slo_kind {
+    const char *name;     /* as on the command line */
+    const char *stat;     /* figure under consumers.NAME. (NULL: a stream-wide figure) */
+    const char *figure;   /* stream-wide figure */
+    const char *label;    /* label; %s is the consumer */
+} slo_kind;
+
+static const slo_kind KINDS[] = {
+    {"p50_ms", "latency_ms.p50", NULL, "p50 latency of %s (ms)"},
+    {"p90_ms", "latency_ms.p90", NULL, "p90 latency of %s (ms)"},
+    {"p99_ms", "latency_ms.p99", NULL, "p99 latency of %s (ms)"},
+    {"mean_ms", "latency_ms.mean", NULL, "mean latency of %s (ms)"},
+    {"max_ms", "latency_ms.max", NULL, "largest latency of %s (ms)"},
+    {"iterator_age_ms", "iterator_age_ms_max", NULL, "largest iterator age of %s (ms)"},
+    {"lost", NULL, "records_lost", "records lost"},
+    {"throttle_pct", NULL, "stream.write_throttle_pct", "write throttling (% of record puts)"},
+};
+
+static void add_slo(slo **v, size_t *n, char *label, char *figure, double max, const char *spec)
+{
+    *v = realloc(*v, (*n + 1) * sizeof **v);
+    SIM_ASSERT(*v != NULL);
+    (*v)[(*n)++] = (slo){label, figure, max, xprintf("%s", spec)};
+}
+
+/* The name of consumers[i] in the scenario's document (NULL when missing). */
+static const char *consumer_name(kdsim_scenario *sc, size_t i)
+{
+    ydiag g;
+    ydiag_init(&g);
+    ywalk w = {&sc->doc, &g};
+    yaml_node_t *cs = yw_get(&w, ydoc_root(&sc->doc), "consumers");
+    yaml_node_t *c = cs && cs->type == YAML_SEQUENCE_NODE ? yw_seq_item(&w, cs, i) : NULL;
+    yaml_node_t *n = c && c->type == YAML_MAPPING_NODE ? yw_get(&w, c, "name") : NULL;
+    ydiag_fini(&g);
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* Parse one --slo against the scenario's consumers. Returns 0 or prints why and -1. */
+static int parse_slo(const char *spec, kdsim_scenario *sc, slo **v, size_t *n, FILE *err)
+{
+    const char *eq = strchr(spec, '=');
+    const char *br = strchr(spec, '[');
+    size_t nl = (size_t)((br && (!eq || br < eq) ? br : eq ? eq : spec + strlen(spec)) - spec);
+    const slo_kind *k = NULL;
+    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
+        if (strlen(KINDS[i].name) == nl && !strncmp(spec, KINDS[i].name, nl))
+            k = &KINDS[i];
+    if (!k || !eq) {
+        fprintf(err, "kdsim: --slo %s: expected NAME=VALUE with NAME one of p50_ms, p90_ms, "
+                     "p99_ms, mean_ms, max_ms, iterator_age_ms, lost, throttle_pct\n", spec);
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    double max = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end || errno || !isfinite(max) || max < 0) {
+        fprintf(err, "kdsim: --slo %s: expected a number >= 0 after '=', got \"%s\"\n", spec,
+                eq + 1);
+        return -1;
+    }
+    char who[256] = "";
+    if (br && br < eq) {
+        const char *close = strchr(br, ']');
+        if (!close || close + 1 != eq || close == br + 1 || (size_t)(close - br) >= sizeof who) {
+            fprintf(err, "kdsim: --slo %s: expected %s[CONSUMER]=VALUE\n", spec, k->name);
+            return -1;
+        }
+        if (!k->stat) {
+            fprintf(err, "kdsim: --slo %s: %s is stream-wide; it takes no consumer name\n",
+                    spec, k->name);
+            return -1;
+        }
+        memcpy(who, br + 1, (size_t)(close - br - 1));
+        who[close - br - 1] = 0;
+    }
+    if (!k->stat) {
+        add_slo(v, n, xprintf("%s", k->label), xprintf("%s", k->figure), max, spec);
+        return 0;
+    }
+    size_t found = 0;
+    for (size_t i = 0; i < sc->world.n_consumers; i++) {
+        const char *cn = consumer_name(sc, i);
+        if (!cn || (who[0] && strcmp(who, cn)))
+            continue;
+        add_slo(v, n, xprintf(k->label, cn), xprintf("consumers.%s.%s", cn, k->stat), max, spec);
+        found++;
+    }
+    if (!found) {
+        if (who[0])
+            fprintf(err, "kdsim: --slo %s: the scenario has no consumer named %s\n", spec, who);
+        else
+            fprintf(err, "kdsim: --slo %s: the scenario has no consumers\n", spec);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the search space -------------------------------------------------------------------- */
+
+/* Parse --shards "A..B" or "A,B,C" into a sorted list without duplicates. */
+static int parse_shards(const char *s, unsigned **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    const char *dots = strstr(s, "..");
+    if (dots) {
+        char *end;
+        unsigned long a = strtoul(s, &end, 10), b;
+        if (end != dots || *s < '0' || *s > '9')
+            return -1;
+        b = strtoul(dots + 2, &end, 10);
+        if (*end || dots[2] < '0' || dots[2] > '9' || a < 1 || b < a || b > 10000 ||
+            b - a >= MAX_CONFIGS)
+            return -1;
+        *out = malloc((b - a + 1) * sizeof **out);
+        SIM_ASSERT(*out != NULL);
+        for (unsigned long x = a; x <= b; x++)
+            (*out)[(*n)++] = (unsigned)x;
+        return 0;
+    }
+    for (const char *p = s; *p;) {
+        char *end;
+        unsigned long x = strtoul(p, &end, 10);
+        if (end == p || *p < '0' || *p > '9' || x < 1 || x > 10000 || (*end && *end != ',') ||
+            *n >= MAX_CONFIGS) {
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
+        size_t i = 0;
+        while (i < *n && (*out)[i] < x)
+            i++;
+        if (i == *n || (*out)[i] != x) {
+            *out = realloc(*out, (*n + 1) * sizeof **out);
+            SIM_ASSERT(*out != NULL);
+            memmove(*out + i + 1, *out + i, (*n - i) * sizeof **out);
+            (*out)[i] = (unsigned)x;
+            (*n)++;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return *n ? 0 : -1;
+}
+
+static void config_fini(config *c)
+{
+    free(c->label);
+    for (size_t i = c->n_sets - c->n_own; i < c->n_sets; i++)
+        free(c->sets[i]);
+    free(c->sets);
+    json_decref(c->vary);
+    free(c->worst);
+}
+
+/* The configuration of `mode` at `shards` (provisioned) with vary combination `combo`. */
+static config make_config(int mode, unsigned shards, const kdsim_scenario_opts *o,
+                          const vary *vs, size_t nv, size_t combo)
+{
+    config c = {0};
+    c.mode = mode;
+    c.shards = shards;
+    c.sets = calloc(o->n_sets + nv + 2, sizeof *c.sets);
+    SIM_ASSERT(c.sets != NULL);
+    for (size_t i = 0; i < o->n_sets; i++)
+        c.sets[c.n_sets++] = (char *)o->sets[i];
+    c.sets[c.n_sets++] = xprintf("stream.mode=%s", MODES[mode]);
+    c.n_own++;
+    if (mode == 0) {
+        c.sets[c.n_sets++] = xprintf("stream.shards=%u", shards);
+        c.n_own++;
+        c.label = xprintf("provisioned, %u shard%s", shards, shards == 1 ? "" : "s");
+    } else {
+        c.label = xprintf("%s", MODES[mode]);
+    }
+    c.vary = json_object();
+    size_t rem = combo;
+    const char **vals = calloc(nv ? nv : 1, sizeof *vals);
+    SIM_ASSERT(vals != NULL);
+    for (size_t i = nv; i-- > 0;) {
+        vals[i] = vs[i].values[rem % vs[i].n];
+        rem /= vs[i].n;
+    }
+    for (size_t i = 0; i < nv; i++) {
+        c.sets[c.n_sets++] = xprintf("%s=%s", vs[i].key, vals[i]);
+        c.n_own++;
+        json_object_set_new(c.vary, vs[i].key, json_string(vals[i]));
+        char *l = xprintf("%s, %s=%s", c.label, vs[i].key, vals[i]);
+        free(c.label);
+        c.label = l;
+    }
+    free(vals);
+    return c;
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+static double fig_of(const json_t *run, const char *name)
+{
+    const json_t *v = json_object_get(json_object_get(run, "figures"), name);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *money(char *buf, size_t n, double usd)
+{
+    snprintf(buf, n, "$%.2f", usd);
+    return buf;
+}
+
+/* What config c fails, as "label worst > max; ..." into buf. */
+static void failures(const config *c, const slo *slos, size_t ns, char *buf, size_t n)
+{
+    buf[0] = 0;
+    size_t used = 0;
+    for (size_t i = 0; i < ns && used + 1 < n; i++) {
+        double w = c->worst[i];
+        if (!isnan(w) && w <= slos[i].max)
+            continue;
+        int k = snprintf(buf + used, n - used, "%s%s %s > %g", used ? "; " : "", slos[i].label,
+                         isnan(w) ? "n/a" : "", slos[i].max);
+        if (!isnan(w))
+            k = snprintf(buf + used, n - used, "%s%s %.6g > %g", used ? "; " : "", slos[i].label,
+                         w, slos[i].max);
+        if (k < 0)
+            break;
+        used += (size_t)k < n - used ? (size_t)k : n - used - 1;
+    }
+}
 
 int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
 {
-    (void)argc; (void)argv; (void)out;
-    fputs("kdsim: plan: not yet\n", err);
-    return 1;
+    kdsim_scenario_opts o = {0};
+    const char *scenario = NULL, *out_dir = NULL, *shards_arg = NULL, *modes_arg = NULL;
+    const char **slo_args = calloc((size_t)argc, sizeof *slo_args);
+    vary *vs = calloc((size_t)argc, sizeof *vs);
+    SIM_ASSERT(slo_args && vs);
+    size_t n_slo_args = 0, nv = 0;
+    unsigned long reps = 3;
+    unsigned jobs = kdsim_cpus();
+    sim_time warmup = 0;
+    bool json = false;
+    int status = KDSIM_EXIT_USAGE;
+    slo *slos = NULL;
+    size_t ns = 0;
+    config *cfgs = NULL;
+    size_t nc = 0;
+    unsigned *shards = NULL;
+    size_t n_shards = 0;
+    kdsim_scenario sc = {0};
+    json_t **res = NULL;
+    size_t n_runs = 0;
+    kdsim_runspec *specs = NULL;
+    size_t *ids = NULL;
+    json_t *base_run = NULL;
+
+    for (int i = 2; i < argc; i++) {
+        const char *s = argv[i];
+        int r = kdsim_scenario_opt(&o, argc, argv, &i, err);
+        if (r < 0)
+            goto usage;
+        if (r > 0)
+            continue;
+        bool takes = !strcmp(s, "--slo") || !strcmp(s, "--replications") ||
+                     !strcmp(s, "--shards") || !strcmp(s, "--modes") || !strcmp(s, "--vary") ||
+                     !strcmp(s, "--warmup") || !strcmp(s, "--jobs") || !strcmp(s, "--out");
+        const char *val = NULL;
+        if (takes) {
+            if (i + 1 >= argc) {
+                fprintf(err, "kdsim: %s needs a value\n", s);
+                goto usage;
+            }
+            val = argv[++i];
+        }
+        if (!strcmp(s, "--slo")) {
+            slo_args[n_slo_args++] = val;
+        } else if (!strcmp(s, "--replications")) {
+            char *end;
+            reps = strtoul(val, &end, 10);
+            if (*val < '0' || *val > '9' || *end || reps < 1 || reps > 1000) {
+                fprintf(err, "kdsim: --replications: expected a whole number from 1 to 1000, "
+                             "got \"%s\"\n", val);
+                goto usage;
+            }
+        } else if (!strcmp(s, "--shards")) {
+            shards_arg = val;
+        } else if (!strcmp(s, "--modes")) {
+            modes_arg = val;
+        } else if (!strcmp(s, "--vary")) {
+            const char *eq = strchr(val, '=');
+            if (!eq || eq == val || !eq[1]) {
+                fprintf(err, "kdsim: --vary: expected KEY.PATH=V1,V2,..., like "
+                             "producers[0].batch.linger=50ms,100ms,200ms, got \"%s\"\n", val);
+                goto usage;
+            }
+            vary *v = &vs[nv++];
+            v->keybuf = xprintf("%.*s", (int)(eq - val), val);
+            v->key = v->keybuf;
+            char *copy = xprintf("%s", eq + 1);
+            for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+                v->values = realloc(v->values, (v->n + 1) * sizeof *v->values);
+                SIM_ASSERT(v->values != NULL);
+                v->values[v->n++] = xprintf("%s", tok);
+            }
+            free(copy);
+        } else if (!strcmp(s, "--warmup")) {
+            if (kdsim_parse_duration_opt(val, &warmup)) {
+                fprintf(err, "kdsim: --warmup: expected a duration like 5m, got \"%s\"\n", val);
+                goto usage;
+            }
+        } else if (!strcmp(s, "--jobs")) {
+            if (kdsim_parse_jobs(val, &jobs)) {
+                fprintf(err, "kdsim: --jobs: expected a whole number from 1 to 1024, got "
+                             "\"%s\"\n", val);
+                goto usage;
+            }
+        } else if (!strcmp(s, "--out")) {
+            out_dir = val;
+        } else if (!strcmp(s, "--json")) {
+            json = true;
+        } else if (s[0] == '-' && s[1] == '-') {
+            fprintf(err, "kdsim: plan does not take %s\n", s);
+            goto usage;
+        } else if (!scenario) {
+            scenario = s;
+        } else {
+            fprintf(err, "kdsim: unexpected argument %s (one scenario at a time)\n", s);
+            goto usage;
+        }
+    }
+    if (!scenario) {
+        fprintf(err, "kdsim: plan needs a scenario file\n");
+        goto usage;
+    }
+    if (n_slo_args == 0) {
+        fprintf(err, "kdsim: plan needs at least one target (--slo)\n");
+        goto usage;
+    }
+    if (shards_arg && parse_shards(shards_arg, &shards, &n_shards)) {
+        fprintf(err, "kdsim: --shards: expected a range like 1..16 or a list like 2,4,8 (1 to "
+                     "10000), got \"%s\"\n", shards_arg);
+        goto usage;
+    }
+    bool use_mode[3] = {true, true, true};
+    if (modes_arg) {
+        use_mode[0] = use_mode[1] = use_mode[2] = false;
+        char *copy = xprintf("%s", modes_arg);
+        bool ok = true;
+        for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+            int m = -1;
+            for (int k = 0; MODES[k]; k++)
+                if (!strcmp(tok, MODES[k]))
+                    m = k;
+            if (m < 0) {
+                fprintf(err, "kdsim: --modes: %s is not a capacity mode (provisioned, "
+                             "on_demand_standard, on_demand_advantage)\n", tok);
+                ok = false;
+            } else {
+                use_mode[m] = true;
+            }
+        }
+        free(copy);
+        if (!ok)
+            goto usage;
+    }
+
+    /* The scenario as given: its consumers (for the targets) and its master seed. */
+    {
+        ydiag g;
+        ydiag_init(&g);
+        int rc = kdsim_scenario_load(&sc, scenario, o.sets, o.n_sets, &g);
+        if (rc) {
+            ydiag_print(&g, err, "kdsim");
+            fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n,
+                    g.n == 1 ? "" : "s", scenario);
+            ydiag_fini(&g);
+            goto done;
+        }
+        ydiag_fini(&g);
+    }
+    for (size_t i = 0; i < n_slo_args; i++)
+        if (parse_slo(slo_args[i], &sc, &slos, &ns, err))
+            goto usage;
+    uint64_t master = o.has_seed ? o.seed : sc.world.seed;
+    unsigned scen_shards = sc.world.stream.shards;
+    size_t combos = 1;
+    for (size_t i = 0; i < nv; i++)
+        combos *= vs[i].n;
+
+    status = KDSIM_EXIT_FAIL;
+    /* Without --shards: size the search by the demand the scenario shows as given (one
+     * run): AWS's sizing rule and the busiest minute offered, whichever is larger, from
+     * half of it to twice it (at least 1..4), capped at 64 counts. */
+    if (use_mode[0] && !shards) {
+        kdsim_runspec b = {scenario, o.sets, o.n_sets, master, warmup, sim_phys_bytes() / 2,
+                           NULL};
+        int st;
+        base_run = kdsim_run_once(&b, err, &st);
+        if (!base_run) {
+            status = st;
+            goto done;
+        }
+        double rule = fig_of(base_run, "cost.sizing_rule.shards");
+        double offered = ceil(fig_of(base_run, "stream.peak_offered_bytes_per_s") /
+                              (double)sc.world.stream.write_bytes_per_s);
+        double e = fmax(isnan(rule) ? 1 : rule, isnan(offered) ? 1 : offered);
+        unsigned lo = e >= 8 ? (unsigned)floor(e / 2) : 1;
+        unsigned hi = (unsigned)fmax(fmax(4, 2 * e), (double)scen_shards);
+        if (hi - lo + 1 > 64)
+            hi = lo + 63;
+        n_shards = hi - lo + 1;
+        shards = malloc(n_shards * sizeof *shards);
+        SIM_ASSERT(shards != NULL);
+        for (unsigned x = lo; x <= hi; x++)
+            shards[x - lo] = x;
+    }
+    for (int m = 0; m < 3; m++) {
+        if (!use_mode[m])
+            continue;
+        size_t counts = m == 0 ? n_shards : 1;
+        for (size_t k = 0; k < counts; k++)
+            for (size_t v = 0; v < combos; v++) {
+                if (nc >= MAX_CONFIGS) {
+                    fprintf(err, "kdsim: more than %d configurations; narrow --shards or "
+                                 "--vary\n", MAX_CONFIGS);
+                    status = KDSIM_EXIT_USAGE;
+                    goto done;
+                }
+                cfgs = realloc(cfgs, (nc + 1) * sizeof *cfgs);
+                SIM_ASSERT(cfgs != NULL);
+                cfgs[nc++] = make_config(m, m == 0 ? shards[k] : 0, &o, vs, nv, v);
+            }
+    }
+    /* Check every configuration loads before running any. */
+    for (size_t c = 0; c < nc; c++) {
+        uint64_t dummy;
+        if (kdsim_scenario_seed(scenario, (const char *const *)cfgs[c].sets, cfgs[c].n_sets, err,
+                                &dummy)) {
+            fprintf(err, "kdsim: (in configuration %s)\n", cfgs[c].label);
+            status = KDSIM_EXIT_USAGE;
+            goto done;
+        }
+    }
+    n_runs = nc * reps;
+    specs = calloc(n_runs, sizeof *specs);
+    ids = calloc(n_runs, sizeof *ids);
+    SIM_ASSERT(specs && ids);
+    unsigned use = jobs < n_runs ? jobs : (unsigned)n_runs;
+    for (size_t c = 0; c < nc; c++)
+        for (size_t r = 0; r < reps; r++) {
+            size_t i = c * reps + r;
+            specs[i] = (kdsim_runspec){scenario, (const char *const *)cfgs[c].sets, cfgs[c].n_sets,
+                                       kdsim_replication_seed(master, (unsigned)r), warmup,
+                                       sim_phys_bytes() / 2 / use, NULL};
+            ids[i] = i;
+        }
+    long failed = 0;
+    res = kdsim_run_many(specs, ids, n_runs, use, out_dir, err, "plan", &failed);
+    if (!res)
+        goto done;
+    if (failed)
+        fprintf(err, "kdsim: %ld of %zu runs failed; their configurations count as failing\n",
+                failed, n_runs);
+
+    /* Evaluate: the worst replication of each target; the mean cost of the mode. */
+    static const char *const cost_fig[] = {"cost.provisioned.monthly_usd",
+                                           "cost.on_demand_standard.monthly_usd",
+                                           "cost.on_demand_advantage.monthly_usd"};
+    for (size_t c = 0; c < nc; c++) {
+        config *cf = &cfgs[c];
+        cf->worst = malloc((ns ? ns : 1) * sizeof *cf->worst);
+        SIM_ASSERT(cf->worst != NULL);
+        cf->ran = true;
+        double sum = 0;
+        for (size_t r = 0; r < reps; r++) {
+            const json_t *run = res[c * reps + r];
+            cf->ran = cf->ran && run;
+            if (run)
+                sum += fig_of(run, cost_fig[cf->mode]);
+        }
+        cf->cost = cf->ran ? sum / (double)reps : NAN;
+        cf->passes = cf->ran;
+        for (size_t i = 0; i < ns; i++) {
+            double w = -INFINITY;
+            for (size_t r = 0; r < reps && cf->ran; r++) {
+                double x = fig_of(res[c * reps + r], slos[i].figure);
+                w = isnan(x) || isnan(w) ? NAN : fmax(w, x);
+            }
+            cf->worst[i] = cf->ran ? w : NAN;
+            cf->passes = cf->passes && !isnan(w) && w <= slos[i].max;
+        }
+    }
+    /* The answer and the runner-up: the cheapest passing configurations (ties: the
+     * earlier in search order, fewer shards first). */
+    long best = -1, second = -1;
+    for (size_t c = 0; c < nc; c++) {
+        if (!cfgs[c].passes)
+            continue;
+        if (best < 0 || cfgs[c].cost < cfgs[best].cost) {
+            second = best;
+            best = (long)c;
+        } else if (second < 0 || cfgs[c].cost < cfgs[second].cost) {
+            second = (long)c;
+        }
+    }
+    /* The binding constraint: what the dearest configuration cheaper than the answer
+     * fails (the closest it came); the tightest margin at the answer. */
+    long closest = -1;
+    for (size_t c = 0; best >= 0 && c < nc; c++)
+        if (!cfgs[c].passes && cfgs[c].ran && cfgs[c].cost <= cfgs[best].cost &&
+            (closest < 0 || cfgs[c].cost > cfgs[closest].cost))
+            closest = (long)c;
+    long tight = -1;
+    double tight_slack = INFINITY;
+    for (size_t i = 0; best >= 0 && i < ns; i++) {
+        double slack = slos[i].max > 0 ? (slos[i].max - cfgs[best].worst[i]) / slos[i].max
+                                       : (cfgs[best].worst[i] <= 0 ? 1 : -1);
+        if (slack < tight_slack) {
+            tight_slack = slack;
+            tight = (long)i;
+        }
+    }
+    /* AWS's sizing rule, from the run with the most capacity (all traffic admitted). */
+    const json_t *rule_run = NULL;
+    unsigned max_sh = 0;
+    for (size_t c = 0; c < nc; c++)
+        if (cfgs[c].mode == 0 && cfgs[c].shards > max_sh && res[c * reps]) {
+            max_sh = cfgs[c].shards;
+            rule_run = res[c * reps];
+        }
+    if (!rule_run)
+        rule_run = base_run;
+    double rule_shards = rule_run ? fig_of(rule_run, "cost.sizing_rule.shards") : NAN;
+    double rule_cost = rule_run ? fig_of(rule_run, "cost.provisioned_sizing_rule.monthly_usd")
+                                : NAN;
+    long rule_cfg = -1;
+    for (size_t c = 0; c < nc; c++)
+        if (cfgs[c].mode == 0 && (double)cfgs[c].shards == rule_shards && rule_cfg < 0)
+            rule_cfg = (long)c;
+
+    /* ---- the answer, as JSON (also the text's source) ---- */
+    json_t *doc = json_object();
+    json_object_set_new(doc, "kdsim_version", json_string(KDSIM_VERSION));
+    json_object_set_new(doc, "scenario", json_string(sc.name));
+    json_object_set_new(doc, "replications", json_integer((json_int_t)reps));
+    json_object_set_new(doc, "warmup_s", json_real(sim_to_s(warmup)));
+    json_t *seeds = json_array();
+    for (size_t r = 0; r < reps; r++)
+        json_array_append_new(seeds, json_integer((json_int_t)kdsim_replication_seed(master, (unsigned)r)));
+    json_object_set_new(doc, "seeds", seeds);
+    json_t *tj = json_array();
+    for (size_t i = 0; i < ns; i++) {
+        json_t *t = json_object();
+        json_object_set_new(t, "slo", json_string(slos[i].spec));
+        json_object_set_new(t, "target", json_string(slos[i].label));
+        json_object_set_new(t, "figure", json_string(slos[i].figure));
+        json_object_set_new(t, "max", json_real(slos[i].max));
+        json_array_append_new(tj, t);
+    }
+    json_object_set_new(doc, "targets", tj);
+    json_t *cj = json_array();
+    for (size_t c = 0; c < nc; c++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "configuration", json_string(cfgs[c].label));
+        json_object_set_new(x, "mode", json_string(MODES[cfgs[c].mode]));
+        json_object_set_new(x, "shards", cfgs[c].mode == 0 ? json_integer(cfgs[c].shards)
+                                                           : json_null());
+        json_object_set(x, "vary", cfgs[c].vary);
+        json_object_set_new(x, "monthly_usd", isnan(cfgs[c].cost)
+                                                  ? json_null()
+                                                  : json_real(round(cfgs[c].cost * 100) / 100));
+        json_object_set_new(x, "passes", json_boolean(cfgs[c].passes));
+        json_t *wj = json_object();
+        for (size_t i = 0; i < ns; i++)
+            json_object_set_new(wj, slos[i].figure,
+                                isnan(cfgs[c].worst[i]) ? json_null() : json_real(cfgs[c].worst[i]));
+        json_object_set_new(x, "worst", wj);
+        json_array_append_new(cj, x);
+    }
+    json_object_set_new(doc, "configurations", cj);
+    json_object_set_new(doc, "answer", best >= 0 ? json_string(cfgs[best].label) : json_null());
+    json_object_set_new(doc, "answer_monthly_usd",
+                        best >= 0 ? json_real(round(cfgs[best].cost * 100) / 100) : json_null());
+    json_object_set_new(doc, "runner_up", second >= 0 ? json_string(cfgs[second].label)
+                                                      : json_null());
+    json_object_set_new(doc, "runner_up_monthly_usd",
+                        second >= 0 ? json_real(round(cfgs[second].cost * 100) / 100)
+                                    : json_null());
+    json_t *bind = json_array();
+    for (size_t i = 0; closest >= 0 && i < ns; i++)
+        if (isnan(cfgs[closest].worst[i]) || cfgs[closest].worst[i] > slos[i].max)
+            json_array_append_new(bind, json_string(slos[i].figure));
+    json_object_set_new(doc, "binding", bind);
+    json_object_set_new(doc, "binding_evidence",
+                        closest >= 0 ? json_string(cfgs[closest].label) : json_null());
+    json_t *rj = json_object();
+    json_object_set_new(rj, "shards", isnan(rule_shards) ? json_null() : json_integer((json_int_t)rule_shards));
+    json_object_set_new(rj, "monthly_usd", isnan(rule_cost) ? json_null() : json_real(rule_cost));
+    json_object_set_new(rj, "passes", rule_cfg >= 0 ? json_boolean(cfgs[rule_cfg].passes)
+                                                    : json_null());
+    json_object_set_new(doc, "sizing_rule", rj);
+
+    if (json) {
+        char *text = kdsim_report_dump(doc);
+        if (text)
+            fputs(text, out);
+        free(text);
+    } else {
+        char a[32], b[32], buf[2048];
+        fprintf(out, "kdsim %s plan: scenario %s, %lu replication%s a configuration (seeds",
+                KDSIM_VERSION, sc.name, reps, reps == 1 ? "" : "s");
+        for (size_t r = 0; r < reps; r++)
+            fprintf(out, " %" PRIu64, kdsim_replication_seed(master, (unsigned)r));
+        fprintf(out, ")%s\n", warmup > 0 ? ", warm-up excluded" : "");
+        fprintf(out, "targets, met by every replication:\n");
+        for (size_t i = 0; i < ns; i++)
+            fprintf(out, "  %s <= %g\n", slos[i].label, slos[i].max);
+        fprintf(out, "\n%-44s %12s  %-6s %s\n", "configuration", "per month", "meets",
+                "targets missed (worst replication)");
+        for (size_t c = 0; c < nc; c++) {
+            failures(&cfgs[c], slos, ns, buf, sizeof buf);
+            fprintf(out, "%-44s %12s  %-6s %s\n", cfgs[c].label,
+                    isnan(cfgs[c].cost) ? "failed" : money(a, sizeof a, cfgs[c].cost),
+                    cfgs[c].passes ? "yes" : "no", buf);
+        }
+        fprintf(out, "\n");
+        if (best < 0) {
+            fprintf(out, "answer: no configuration searched meets every target; widen --shards "
+                         "or relax the targets\n");
+        } else {
+            const config *B = &cfgs[best];
+            fprintf(out, "answer: %s, %s a month (mean of %lu replications)\n", B->label,
+                    money(a, sizeof a, B->cost), reps);
+            if (closest >= 0) {
+                failures(&cfgs[closest], slos, ns, buf, sizeof buf);
+                fprintf(out, "  binding: the next cheaper configuration, %s (%s), misses: %s\n",
+                        cfgs[closest].label, money(a, sizeof a, cfgs[closest].cost), buf);
+            } else {
+                fprintf(out, "  binding: none; the cheapest configuration searched meets every "
+                             "target (search lower with --shards)\n");
+            }
+            if (tight >= 0)
+                fprintf(out, "  tightest target at the answer: %s %.6g of %g (%.0f %% to "
+                             "spare)\n",
+                        slos[tight].label, B->worst[tight], slos[tight].max,
+                        100 * (isfinite(tight_slack) ? tight_slack : 0));
+            if (second >= 0)
+                fprintf(out, "  runner-up: %s, %s a month (+%s)\n", cfgs[second].label,
+                        money(a, sizeof a, cfgs[second].cost),
+                        money(b, sizeof b, cfgs[second].cost - B->cost));
+        }
+        if (!isnan(rule_shards))
+            fprintf(out, "AWS's sizing rule (busiest minute: write MiB/s, read MiB/s / 2, "
+                         "records/s / 1000): %.0f shard%s, %s a month as provisioned; %s\n",
+                    rule_shards, rule_shards == 1 ? "" : "s", money(a, sizeof a, rule_cost),
+                    rule_cfg < 0           ? "not in the shards searched"
+                    : cfgs[rule_cfg].passes ? "it meets the targets"
+                                            : "it misses the targets");
+    }
+    status = best >= 0 ? KDSIM_EXIT_OK : EXIT_NO_ANSWER;
+    if (out_dir) {
+        char *text = kdsim_report_dump(doc);
+        char *p = xprintf("%s/plan.json", out_dir);
+        if (!text || kdsim_write_atomic(p, text)) {
+            fprintf(err, "kdsim: cannot write %s: %s\n", p, strerror(errno));
+            status = KDSIM_EXIT_FAIL;
+        }
+        free(p);
+        free(text);
+    }
+    json_decref(doc);
+    goto done;
+usage:
+    fputs(USAGE, err);
+    status = KDSIM_EXIT_USAGE;
+done:
+    kdsim_results_free(res, n_runs);
+    json_decref(base_run);
+    free(specs);
+    free(ids);
+    for (size_t c = 0; c < nc; c++)
+        config_fini(&cfgs[c]);
+    free(cfgs);
+    for (size_t i = 0; i < ns; i++) {
+        free(slos[i].label);
+        free(slos[i].figure);
+        free(slos[i].spec);
+    }
+    free(slos);
+    for (size_t i = 0; i < nv; i++) {
+        for (size_t k = 0; k < vs[i].n; k++)
+            free(vs[i].values[k]);
+        free(vs[i].values);
+        free(vs[i].keybuf);
+    }
+    free(vs);
+    free(slo_args);
+    free(shards);
+    kdsim_scenario_fini(&sc);
+    kdsim_scenario_opts_fini(&o);
+    return status;
 }
