@@ -504,7 +504,8 @@ static ck_result checkpoint(proc *p, kds_ckpt_kind kind, uint64_t pos)
     worker *w = p->w;
     sim_time now = sim_now(a->sim);
     held *h = held_find(w, p->lease);
-    if (!h || h->p != p || !is_up(w))
+    /* A stopped worker's processors may still finish their shutdown checkpoint. */
+    if (!h || h->p != p || !(is_up(w) || (w->state == W_STOPPED && p->shutdown)))
         return CK_GONE;
     /* getCurrentlyHeldLease hides a lease expired on the worker's own clock: the
      * checkpointer refuses without writing (ShutdownException). */
@@ -1660,10 +1661,11 @@ static void free_kcl(kds_consumer *base)
         return;
     while (a->procs) {
         proc *p = a->procs;
-        p->refs = 0;
-        proc_end(p); /* detaches and frees */
-        if (a->procs == p)
+        p->refs = 0; /* the simulation and its events are gone */
+        if (p->state == P_ENDED)
             proc_free(p);
+        else
+            proc_end(p); /* detaches its cursors and frees it */
     }
     for (size_t i = 0; i < a->n_slots; i++) {
         slot *sl = a->slots[i];
