@@ -20,7 +20,7 @@ packages=(gcc make cmake pkg-config libgsl-dev libyaml-dev check libsubunit-dev
 # Chromium (Debian's chromium package).
 [ "$mode" = test ] && packages+=(python3 chromium)
 # The tests also fuzz with clang's libFuzzer.
-[ "$mode" = test ] && packages+=(clang libclang-rt-14-dev)
+[ "$mode" = test ] && packages+=(clang libclang-rt-14-dev valgrind)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -46,6 +46,10 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKDSIM_SANITIZE=ON -DKDSIM_WE
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+# Every Check suite under valgrind's memcheck (the plain build: valgrind and ASan do not
+# mix).
+bash scripts/valgrind.sh build
 
 # A short fuzz run of every target, seeded with the shipped scenarios, the broken ones,
 # the price file and the unit corpus (fuzz/README.md says how to run a longer one).
