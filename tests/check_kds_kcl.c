@@ -698,6 +698,40 @@ START_TEST(max_leases_per_worker)
 }
 END_TEST
 
+/* Every taker pass scans the whole table: 200 leases (15 blocks of 4 KB, 7.5 read
+ * units a scan) scanned by six workers every 20 s outrun a 1 RCU table. A throttled
+ * scan takes nothing (SCAN_RETRIES = 1), so fewer passes balance the leases. */
+START_TEST(scans_cost_read_capacity)
+{
+    fixture f;
+    fx_defaults(&f, 200, SIM_MIN(5), 2000, SIM_S(30), 2, 6);
+    f.kcl[0].table.billing = KDS_LEASE_PROVISIONED;
+    f.kcl[0].table.rcu = 1;
+    f.kcl[0].table.wcu = 1000;
+    f.kcl[0].table.burst_s = 0; /* no five minutes of saved capacity */
+    f.kcl[0].ckpt_records = 0;
+    f.kcl[1].ckpt_records = 0; /* the second application: on-demand, the reference */
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0), *od = sum(&f, 1);
+    uint64_t scans = 0, throttled = 0;
+    for (size_t i = 0; i < s->n_workers; i++) {
+        scans += s->workers[i].scans;
+        throttled += s->workers[i].scans_throttled;
+    }
+    ck_assert_uint_eq(throttled, s->table->st.throttled[KDS_DDB_SCAN]);
+    ck_assert_uint_eq(scans, s->table->st.requests[KDS_DDB_SCAN]);
+    ck_assert_uint_gt(throttled, scans / 3);
+    ck_assert_uint_eq(s->table->st.throttled_writes, 0);
+    /* The on-demand reference consumed 7.5 units a scan. */
+    ck_assert_double_eq(kds_lease_read_units(od->table) -
+                            (double)od->table->st.requests[KDS_DDB_GET],
+                        7.5 * (double)od->table->st.requests[KDS_DDB_SCAN]);
+    ck_assert_uint_eq(od->table->st.throttled_reads, 0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
 /* ---- determinism ----------------------------------------------------------------------- */
 
 typedef struct outcome {
@@ -750,6 +784,7 @@ Suite *kcl_suite(void)
     tcase_add_test(tc, efo_retrieval);
     tcase_add_test(tc, worker_capacity);
     tcase_add_test(tc, max_leases_per_worker);
+    tcase_add_test(tc, scans_cost_read_capacity);
     tcase_add_test(tc, deterministic);
     suite_add_tcase(s, tc);
     return s;
