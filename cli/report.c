@@ -350,7 +350,15 @@ static const char *js(const json_t *o, const char *k)
 
 /* Print text wrapped at `width` columns on word boundaries; newlines in the text are
  * kept as paragraph breaks. */
+static void wrap_indent(FILE *out, const char *text, int width, int indent);
+
 static void wrap(FILE *out, const char *text, int width)
+{
+    wrap_indent(out, text, width, 0);
+}
+
+/* The same, with continuation lines indented by `indent` spaces. */
+static void wrap_indent(FILE *out, const char *text, int width, int indent)
 {
     int col = 0;
     const char *p = text;
@@ -369,8 +377,8 @@ static void wrap(FILE *out, const char *text, int width)
         while (p[len] && p[len] != ' ' && p[len] != '\n')
             len++;
         if (col > 0 && col + 1 + len > width) {
-            fputc('\n', out);
-            col = 0;
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
         }
         if (col > 0) {
             fputc(' ', out);
@@ -482,6 +490,32 @@ void kdsim_report_text(const json_t *r, FILE *out)
                     ju(c, "duplicates_delivered"), ju(c, "records_expired_unread"), jr(l, "mean"),
                     jr(l, "p50"), jr(l, "p99"), jr(l, "max"), jr(c, "iterator_age_ms_max"),
                     ju(c, "read_throttled_calls"));
+        }
+        /* Each kind's own figures (Lambda invocations, Firehose objects, EFO
+         * subscriptions, Flink checkpoints, ...), wrapped under the table. */
+        json_array_foreach(cs, i, c)
+        {
+            const json_t *fig = json_object_get(c, "figures");
+            if (!fig || json_object_size(fig) == 0)
+                continue;
+            char line[8192];
+            size_t o = (size_t)snprintf(line, sizeof line, "%s (%s):", js(c, "name"), js(c, "kind"));
+            const char *key;
+            const json_t *v;
+            json_object_foreach((json_t *)fig, key, v)
+            {
+                if (o >= sizeof line - 64)
+                    break;
+                double x = json_number_value(v);
+                o += (size_t)snprintf(line + o, sizeof line - o, x == floor(x) && fabs(x) < 1e15
+                                                                     ? " %s %.0f,"
+                                                                     : " %s %.3g,",
+                                      key, x);
+            }
+            if (o > 0 && line[o - 1] == ',')
+                line[o - 1] = 0;
+            fputs("  ", out);
+            wrap_indent(out, line, 86, 4);
         }
     }
 
