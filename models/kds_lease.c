@@ -117,14 +117,22 @@ static bool admit(kds_lease_table *t, kds_ddb_op op, bool write, uint64_t milli)
     return true;
 }
 
+/* Units of an item of `size` bytes in blocks of `block` bytes, at least one. */
+static uint64_t blocks(uint64_t size, uint64_t block)
+{
+    uint64_t n = (size + block - 1) / block;
+    return n ? n : 1;
+}
+
+/* A write: one unit per KB of the item; a strongly consistent read: one per 4 KB. */
 static uint64_t write_cost(const kds_lease_table *t)
 {
-    return ((t->cfg.item_bytes + 1023) / 1024 > 0 ? (t->cfg.item_bytes + 1023) / 1024 : 1) * MILLI;
+    return blocks(t->cfg.item_bytes, 1024) * MILLI;
 }
 
 static uint64_t get_cost(const kds_lease_table *t)
 {
-    return ((t->cfg.item_bytes + 4095) / 4096 > 0 ? (t->cfg.item_bytes + 4095) / 4096 : 1) * MILLI;
+    return blocks(t->cfg.item_bytes, 4096) * MILLI;
 }
 
 kds_ddb_status kds_lease_create(kds_lease_table *t, uint32_t shard, int32_t p0, int32_t p1,
@@ -176,10 +184,8 @@ kds_ddb_status kds_lease_scan(kds_lease_table *t)
     /* Eventually consistent: half a unit per 4 KB of items scanned, at least half a
      * unit for an empty table. */
     uint64_t bytes = (uint64_t)t->n_live * t->cfg.item_bytes;
-    uint64_t blocks = (bytes + 4095) / 4096;
-    if (blocks == 0)
-        blocks = 1;
-    return admit(t, KDS_DDB_SCAN, false, blocks * MILLI / 2) ? KDS_DDB_OK : KDS_DDB_THROTTLED;
+    return admit(t, KDS_DDB_SCAN, false, blocks(bytes, 4096) * MILLI / 2) ? KDS_DDB_OK
+                                                                          : KDS_DDB_THROTTLED;
 }
 
 kds_ddb_status kds_lease_get(kds_lease_table *t, size_t i)
