@@ -252,7 +252,7 @@ static void config_fini(config *c)
 
 /* The configuration of `mode` at `shards` (provisioned) with vary combination `combo`. */
 static config make_config(int mode, unsigned shards, const kdsim_scenario_opts *o,
-                          const vary *vs, size_t nv, size_t combo)
+                          const vary *vs, size_t nv, size_t combo, unsigned od_shards)
 {
     config c = {0};
     c.mode = mode;
@@ -267,6 +267,10 @@ static config make_config(int mode, unsigned shards, const kdsim_scenario_opts *
         c.sets[c.n_sets++] = xprintf("stream.shards=%u", shards);
         c.n_own++;
         c.label = xprintf("provisioned, %u shard%s", shards, shards == 1 ? "" : "s");
+    } else if (od_shards) {
+        c.sets[c.n_sets++] = xprintf("stream.shards=%u", od_shards);
+        c.n_own++;
+        c.label = xprintf("%s", MODES[mode]);
     } else {
         c.label = xprintf("%s", MODES[mode]);
     }
@@ -484,6 +488,12 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         combos *= vs[i].n;
 
     status = KDSIM_EXIT_FAIL;
+    /* On-demand configurations start at AWS's 4 shards of a new on-demand stream, or at
+     * what the demand needs when more: a stream that has seen this traffic before keeps
+     * capacity for its previous peak. Then the model's on-demand scaling acts. A
+     * scenario written for on-demand keeps its own start. */
+    unsigned od_shards = 0;
+    double demand = NAN;
     /* Without --shards: size the search by the demand the scenario shows as given (one
      * run): AWS's sizing rule and the busiest minute offered, whichever is larger, from
      * half of it to twice it (at least 1..4), capped at 64 counts. */
@@ -500,6 +510,7 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         double offered = ceil(fig_of(base_run, "stream.peak_offered_bytes_per_s") /
                               (double)sc.world.stream.write_bytes_per_s);
         double e = fmax(isnan(rule) ? 1 : rule, isnan(offered) ? 1 : offered);
+        demand = e;
         unsigned lo = e >= 8 ? (unsigned)floor(e / 2) : 1;
         unsigned hi = (unsigned)fmax(fmax(4, 2 * e), (double)scen_shards);
         if (hi - lo + 1 > 64)
@@ -510,6 +521,8 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         for (unsigned x = lo; x <= hi; x++)
             shards[x - lo] = x;
     }
+    if (sc.world.stream.mode == KDS_MODE_PROVISIONED)
+        od_shards = (unsigned)fmax(4, isnan(demand) ? (double)scen_shards : demand);
     for (int m = 0; m < 3; m++) {
         if (!use_mode[m])
             continue;
@@ -524,14 +537,14 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                 }
                 cfgs = realloc(cfgs, (nc + 1) * sizeof *cfgs);
                 SIM_ASSERT(cfgs != NULL);
-                cfgs[nc++] = make_config(m, m == 0 ? shards[k] : 0, &o, vs, nv, v);
+                cfgs[nc++] = make_config(m, m == 0 ? shards[k] : 0, &o, vs, nv, v, od_shards);
             }
     }
     /* Check every configuration loads before running any. */
     for (size_t c = 0; c < nc; c++) {
         uint64_t dummy;
-        if (kdsim_scenario_seed(scenario, (const char *const *)cfgs[c].sets, cfgs[c].n_sets, err,
-                                &dummy)) {
+        if (kdsim_scenario_check(scenario, (const char *const *)cfgs[c].sets, cfgs[c].n_sets,
+                                 warmup, err, &dummy)) {
             fprintf(err, "kdsim: (in configuration %s)\n", cfgs[c].label);
             status = KDSIM_EXIT_USAGE;
             goto done;
@@ -599,11 +612,19 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
             second = (long)c;
         }
     }
-    /* The binding constraint: what the dearest configuration cheaper than the answer
-     * fails (the closest it came); the tightest margin at the answer. */
+    /* The binding constraint. For a provisioned answer: what the same configuration
+     * with the next lower shard count searched misses. Otherwise (or at the lowest
+     * count): what the dearest configuration cheaper than the answer misses. */
     long closest = -1;
-    for (size_t c = 0; best >= 0 && c < nc; c++)
-        if (!cfgs[c].passes && cfgs[c].ran && cfgs[c].cost <= cfgs[best].cost &&
+    for (size_t c = 0; best >= 0 && cfgs[best].mode == 0 && c < nc; c++)
+        if (cfgs[c].mode == 0 && cfgs[c].shards < cfgs[best].shards &&
+            json_equal(cfgs[c].vary, cfgs[best].vary) &&
+            (closest < 0 || cfgs[c].shards > cfgs[closest].shards))
+            closest = (long)c;
+    if (closest >= 0 && cfgs[closest].passes)
+        closest = -1; /* cheaper and passing cannot be: the answer is the cheapest */
+    for (size_t c = 0; best >= 0 && closest < 0 && c < nc; c++)
+        if (!cfgs[c].passes && cfgs[c].ran && cfgs[c].cost < cfgs[best].cost &&
             (closest < 0 || cfgs[c].cost > cfgs[closest].cost))
             closest = (long)c;
     long tight = -1;
@@ -629,9 +650,10 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     double rule_shards = rule_run ? fig_of(rule_run, "cost.sizing_rule.shards") : NAN;
     double rule_cost = rule_run ? fig_of(rule_run, "cost.provisioned_sizing_rule.monthly_usd")
                                 : NAN;
-    long rule_cfg = -1;
+    long rule_cfg = -1; /* the rule's shard count, with the answer's --vary settings */
     for (size_t c = 0; c < nc; c++)
-        if (cfgs[c].mode == 0 && (double)cfgs[c].shards == rule_shards && rule_cfg < 0)
+        if (cfgs[c].mode == 0 && (double)cfgs[c].shards == rule_shards &&
+            (rule_cfg < 0 || (best >= 0 && json_equal(cfgs[c].vary, cfgs[best].vary))))
             rule_cfg = (long)c;
 
     /* ---- the answer, as JSON (also the text's source) ---- */
@@ -711,11 +733,14 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         fprintf(out, "targets, met by every replication:\n");
         for (size_t i = 0; i < ns; i++)
             fprintf(out, "  %s <= %g\n", slos[i].label, slos[i].max);
-        fprintf(out, "\n%-44s %12s  %-6s %s\n", "configuration", "per month", "meets",
+        int lw = 13;
+        for (size_t c = 0; c < nc; c++)
+            lw = (int)strlen(cfgs[c].label) > lw ? (int)strlen(cfgs[c].label) : lw;
+        fprintf(out, "\n%-*s %12s  %-5s %s\n", lw, "configuration", "per month", "meets",
                 "targets missed (worst replication)");
         for (size_t c = 0; c < nc; c++) {
             failures(&cfgs[c], slos, ns, buf, sizeof buf);
-            fprintf(out, "%-44s %12s  %-6s %s\n", cfgs[c].label,
+            fprintf(out, "%-*s %12s  %-5s %s\n", lw, cfgs[c].label,
                     isnan(cfgs[c].cost) ? "failed" : money(a, sizeof a, cfgs[c].cost),
                     cfgs[c].passes ? "yes" : "no", buf);
         }
@@ -729,8 +754,18 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                     money(a, sizeof a, B->cost), reps);
             if (closest >= 0) {
                 failures(&cfgs[closest], slos, ns, buf, sizeof buf);
-                fprintf(out, "  binding: the next cheaper configuration, %s (%s), misses: %s\n",
+                fprintf(out, "  binding: %s, %s, %s a month, misses: %s\n",
+                        cfgs[closest].mode == 0 && B->mode == 0 ? "one step fewer shards"
+                                                                : "the next cheaper configuration",
                         cfgs[closest].label, money(a, sizeof a, cfgs[closest].cost), buf);
+                /* Other --vary settings at the answer's capacity, and why they fail. */
+                for (size_t c = 0; c < nc; c++) {
+                    if ((long)c == best || cfgs[c].passes || cfgs[c].mode != B->mode ||
+                        cfgs[c].shards != B->shards)
+                        continue;
+                    failures(&cfgs[c], slos, ns, buf, sizeof buf);
+                    fprintf(out, "  with other settings: %s misses: %s\n", cfgs[c].label, buf);
+                }
             } else {
                 fprintf(out, "  binding: none; the cheapest configuration searched meets every "
                              "target (search lower with --shards)\n");

@@ -39,8 +39,12 @@ int kdsim_sha256_scenario(const char *file, const char *const *sets, size_t n,
     if (add_file(&ctx, file))
         return SIM_EIO;
     for (size_t i = 0; i < n; i++) {
+        /* "--duration duration=2m" (an override an option made) is "duration=2m". */
+        const char *s = sets[i], *sp = strchr(s, ' ');
+        if (strncmp(s, "--", 2) == 0 && sp)
+            s = sp + 1;
         sha256_update(&ctx, 1, (const uint8_t *)"\n");
-        sha256_update(&ctx, strlen(sets[i]), (const uint8_t *)sets[i]);
+        sha256_update(&ctx, strlen(s), (const uint8_t *)s);
     }
     hex(&ctx, out);
     return 0;

@@ -14,7 +14,8 @@
 #define KDSIM_SHA256_HEX 65 /* 64 hex digits and the NUL */
 
 /* The SHA-256 of the bytes of `file`, then of each of the n overrides, each preceded
- * by a newline ("\n" "stream.shards=4" ...), as 64 lower-case hex digits in out.
+ * by a newline ("\n" "stream.shards=4" ...; an override made by an option, like
+ * "--duration duration=2m", counts as "duration=2m"), as 64 lower-case hex digits.
  * Returns 0 or SIM_EIO (the file cannot be read; out is then ""). */
 int kdsim_sha256_scenario(const char *file, const char *const *sets, size_t n,
                           char out[KDSIM_SHA256_HEX]);

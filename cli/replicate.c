@@ -217,14 +217,15 @@ int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
     }
     if (reps == 0)
         reps = 1; /* --warmup alone: one run with the warm-up excluded */
-    uint64_t master = o.seed;
-    if (!o.has_seed) {
-        int rc = kdsim_scenario_seed(scenario, o.sets, o.n_sets, err, &master);
-        if (rc) {
-            status = rc;
-            goto done;
-        }
+    /* Bad input shows once, before any worker starts. */
+    uint64_t master;
+    int rc = kdsim_scenario_check(scenario, o.sets, o.n_sets, warmup, err, &master);
+    if (rc) {
+        status = rc;
+        goto done;
     }
+    if (o.has_seed)
+        master = o.seed;
     if (jobs > reps)
         jobs = (unsigned)reps;
     kdsim_runspec *specs = calloc(reps, sizeof *specs);
@@ -238,20 +239,8 @@ int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
         ids[r] = r;
     }
     long failed = 0;
-    json_t **res = NULL;
-    /* Bad input shows once, not once per worker: the first replication runs alone
-     * when it would be the only one anyway, else the scenario is checked first. */
-    int rc = 0;
-    {
-        uint64_t dummy;
-        rc = kdsim_scenario_seed(scenario, o.sets, o.n_sets, err, &dummy);
-    }
-    if (rc) {
-        status = rc;
-    } else {
-        res = kdsim_run_many(specs, ids, reps, jobs, out_dir, err, "replications", &failed);
-        status = KDSIM_EXIT_FAIL;
-    }
+    json_t **res = kdsim_run_many(specs, ids, reps, jobs, out_dir, err, "replications", &failed);
+    status = KDSIM_EXIT_FAIL;
     if (res && failed == 0) {
         json_t *doc = json_object();
         json_object_set_new(doc, "kdsim_version", json_string(KDSIM_VERSION));

@@ -264,8 +264,8 @@ void kdsim_results_free(json_t **results, size_t n)
     free(results);
 }
 
-int kdsim_scenario_seed(const char *file, const char *const *sets, size_t n_sets, FILE *err,
-                        uint64_t *seed)
+int kdsim_scenario_check(const char *file, const char *const *sets, size_t n_sets,
+                         sim_time warmup, FILE *err, uint64_t *seed)
 {
     kdsim_scenario sc = {0};
     ydiag g;
@@ -275,6 +275,12 @@ int kdsim_scenario_seed(const char *file, const char *const *sets, size_t n_sets
         ydiag_print(&g, err, "kdsim");
         fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s",
                 file);
+    } else if (warmup >= sc.world.duration) {
+        char a[32], b[32];
+        fprintf(err, "kdsim: the warm-up (%s) must be shorter than the run (%s)\n",
+                sim_fmt_duration(a, sizeof a, warmup),
+                sim_fmt_duration(b, sizeof b, sc.world.duration));
+        rc = SIM_EINVAL;
     } else {
         *seed = sc.world.seed;
     }

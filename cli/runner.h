@@ -54,11 +54,11 @@ json_t **kdsim_run_many(const kdsim_runspec *specs, const size_t *ids, size_t n,
 /* Free an array returned by kdsim_run_many(). NULL-safe. */
 void kdsim_results_free(json_t **results, size_t n);
 
-/* The master seed of scenario `file` under overrides `sets` (its `seed` key, 1 when
- * absent), or prints the scenario's errors and returns 2 (1 when unreadable) with
- * *seed untouched. Returns 0 on success. */
-int kdsim_scenario_seed(const char *file, const char *const *sets, size_t n_sets, FILE *err,
-                        uint64_t *seed);
+/* Check scenario `file` under overrides `sets` before anything runs: it loads, and a
+ * warm-up of `warmup` ns is shorter than its duration. Returns 0 and its master seed in
+ * *seed (its `seed` key, 1 when absent); otherwise prints every error and returns 2. */
+int kdsim_scenario_check(const char *file, const char *const *sets, size_t n_sets,
+                         sim_time warmup, FILE *err, uint64_t *seed);
 
 /* A job of the pool: runs in a child process; returns 0 on success (the child's exit
  * status). */

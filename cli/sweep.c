@@ -567,7 +567,8 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
         json_object_set_new(po, "parameters", pv);
         json_array_append_new(pts, po);
         uint64_t seed;
-        if (kdsim_scenario_seed(sw.scenario, (const char *const *)psets[p], pn[p], err, &seed)) {
+        if (kdsim_scenario_check(sw.scenario, (const char *const *)psets[p], pn[p], sw.warmup, err,
+                                 &seed)) {
             fprintf(err, "kdsim: (in point %zu of %s", p, file);
             for (size_t i = 0; i < sw.n_params; i++)
                 fprintf(err, "%s %s=%s", i ? "," : ":", sw.params[i].key, vals[i]);

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# cli_plan.sh - `kdsim plan` on a small scenario (tests/scenarios/plan-small.yaml: 1,500
+# records/s, one shard takes 1,000): the answer is the cheapest configuration that meets
+# every target in every replication (2 shards), each configuration's verdict agrees
+# with its worst values, the binding target is the one 1 shard misses, --vary picks the
+# setting that passes, --modes restricts the search, no passing configuration exits 3,
+# and bad targets are usage errors.
+#
+# usage: bash tests/cli_plan.sh KDSIM SOURCE_DIR
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 KDSIM SOURCE_DIR" >&2
+    exit 2
+fi
+kdsim=$1
+case $kdsim in
+/*) ;;
+*) kdsim=$PWD/$kdsim ;;
+esac
+cd "$2" || exit 1
+scenario=tests/scenarios/plan-small.yaml
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+failed=0
+fail() {
+    echo "FAIL $1"
+    failed=$((failed + 1))
+}
+
+# k NAME EXPECTED_STATUS ARGS...: as in cli_sweep.sh.
+k() {
+    local name=$1 want=$2
+    shift 2
+    timeout 120 "$kdsim" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    local rc=$?
+    if [ $rc -ne "$want" ]; then
+        fail "kdsim $*: exit status $rc, expected $want"
+        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
+        return 1
+    fi
+    return 0
+}
+
+k plan 0 plan "$scenario" --slo throttle_pct=0.5 --slo lost=0 --shards 1..4 --replications 2 --json
+k text 0 plan "$scenario" --slo throttle_pct=0.5 --slo lost=0 --shards 1..4 --replications 2
+k vary 0 plan "$scenario" --slo throttle_pct=0.5 --slo lost=0 --slo 'p99_ms[reader]=800' \
+    --vary 'consumers[0].poll_interval=2s,200ms' --shards 1..3 --replications 2 --json
+k od 0 plan "$scenario" --slo throttle_pct=0.5 --modes on_demand_standard --replications 1 --json
+k default 0 plan "$scenario" --slo throttle_pct=0.5 --modes provisioned --replications 1 --json
+
+if ! python3 - "$tmp" <<'EOF'; then
+import json, sys
+tmp = sys.argv[1]
+load = lambda n: json.load(open("%s/%s.out" % (tmp, n)))
+p = load("plan")
+cfgs = {c["configuration"]: c for c in p["configurations"]}
+assert list(cfgs) == ["provisioned, %d shard%s" % (n, "" if n == 1 else "s") for n in (1, 2, 3, 4)] + \
+    ["on_demand_standard", "on_demand_advantage"], list(cfgs)
+# Each verdict agrees with the worst replication's values and the targets.
+for c in p["configurations"]:
+    ok = all(c["worst"][t["figure"]] is not None and c["worst"][t["figure"]] <= t["max"]
+             for t in p["targets"])
+    assert ok == c["passes"], c
+# The answer is the cheapest passing configuration.
+passing = [c for c in p["configurations"] if c["passes"]]
+cheapest = min(passing, key=lambda c: c["monthly_usd"])
+assert p["answer"] == cheapest["configuration"] == "provisioned, 2 shards", p["answer"]
+assert p["answer_monthly_usd"] == cheapest["monthly_usd"]
+assert all(c["monthly_usd"] >= p["answer_monthly_usd"] for c in passing)
+assert not cfgs["provisioned, 1 shard"]["passes"]
+assert cfgs["provisioned, 1 shard"]["worst"]["stream.write_throttle_pct"] > 20
+assert p["runner_up"] == "provisioned, 3 shards", p["runner_up"]
+assert p["binding_evidence"] == "provisioned, 1 shard"
+assert "stream.write_throttle_pct" in p["binding"] and "records_lost" in p["binding"]
+assert p["sizing_rule"]["shards"] == 2 and p["sizing_rule"]["passes"] is True
+assert cfgs["provisioned, 3 shards"]["monthly_usd"] > cfgs["provisioned, 2 shards"]["monthly_usd"]
+# --vary: the poll interval that meets the latency target, at the fewest shards.
+v = load("vary")
+assert v["answer"] == "provisioned, 2 shards, consumers[0].poll_interval=200ms", v["answer"]
+slow = [c for c in v["configurations"] if c["vary"] == {"consumers[0].poll_interval": "2s"}]
+assert slow and not any(c["passes"] for c in slow)
+# --modes: on-demand only.
+od = load("od")
+assert [c["configuration"] for c in od["configurations"]] == ["on_demand_standard"]
+assert od["answer"] == "on_demand_standard"
+# Without --shards the search starts at 1 and reaches beyond the sizing rule's 2.
+d = load("default")
+shards = [c["shards"] for c in d["configurations"]]
+assert shards[0] == 1 and max(shards) >= 4 and d["answer"] == "provisioned, 2 shards", shards
+EOF
+    fail "the plan (see the Python traceback above)"
+fi
+grep -q "^answer: provisioned, 2 shards, " "$tmp/text.out" || fail "no answer line in the text"
+grep -q "binding: one step fewer shards, provisioned, 1 shard" "$tmp/text.out" ||
+    fail "the text does not name the binding target"
+grep -q "runner-up: provisioned, 3 shards" "$tmp/text.out" || fail "no runner-up in the text"
+grep -q "AWS's sizing rule .*: 2 shards" "$tmp/text.out" || fail "no sizing rule in the text"
+
+k none 3 plan "$scenario" --slo 'p99_ms=1' --shards 2 --modes provisioned --replications 1
+grep -q "no configuration searched meets every target" "$tmp/none.out" ||
+    fail "no message when nothing passes"
+k noslo 2 plan "$scenario"
+k badslo 2 plan "$scenario" --slo p98_ms=10
+k badname 2 plan "$scenario" --slo 'p99_ms[writer]=10'
+grep -q "no consumer named writer" "$tmp/badname.err" || fail "an unknown consumer: $(cat "$tmp/badname.err")"
+k badshards 2 plan "$scenario" --slo lost=0 --shards 4..2
+k badmode 2 plan "$scenario" --slo lost=0 --modes provisional
+
+if [ $failed -ne 0 ]; then
+    echo "$failed check(s) failed"
+    exit 1
+fi
+echo "cli_plan: all checks passed"

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# cli_replications.sh - `kdsim run --replications N [--warmup T]`: replication 0 is the
+# plain run (same figures as its report), each replication is the plain run of its
+# seed, the summary is the mean of the runs, one or two workers give the same output,
+# and a warm-up is excluded exactly: its counts are those of the full run minus those
+# of the run stopped at the warm-up time.
+#
+# usage: bash tests/cli_replications.sh KDSIM SOURCE_DIR
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 KDSIM SOURCE_DIR" >&2
+    exit 2
+fi
+kdsim=$1
+case $kdsim in
+/*) ;;
+*) kdsim=$PWD/$kdsim ;;
+esac
+cd "$2" || exit 1
+scenario=scenarios/acme-clickstream.yaml
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+failed=0
+fail() {
+    echo "FAIL $1"
+    failed=$((failed + 1))
+}
+
+# k NAME EXPECTED_STATUS ARGS...: as in cli_sweep.sh.
+k() {
+    local name=$1 want=$2
+    shift 2
+    timeout 120 "$kdsim" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    local rc=$?
+    if [ $rc -ne "$want" ]; then
+        fail "kdsim $*: exit status $rc, expected $want"
+        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
+        return 1
+    fi
+    return 0
+}
+
+k reps 0 run "$scenario" --duration 2m --replications 3 --json --jobs 2
+k reps1 0 run "$scenario" --duration 2m --replications 3 --json --jobs 1
+cmp -s "$tmp/reps.out" "$tmp/reps1.out" || fail "--jobs 2 and --jobs 1 differ"
+k text 0 run "$scenario" --duration 2m --replications 3
+grep -q "95% CI" "$tmp/text.out" || fail "the text table has no 95% CI column"
+k plain 0 run "$scenario" --duration 2m --json
+k warm 0 run "$scenario" --duration 3m --warmup 1m --json
+k d3 0 run "$scenario" --duration 3m --json
+k d1 0 run "$scenario" --duration 1m --json
+seed2=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seeds"][2])' "$tmp/reps.out")
+k seed2 0 run "$scenario" --duration 2m --seed "$seed2" --json
+
+if ! python3 - "$tmp" <<'EOF'; then
+import json, sys
+tmp = sys.argv[1]
+load = lambda n: json.load(open("%s/%s.out" % (tmp, n)))
+reps, plain, seed2 = load("reps"), load("plain"), load("seed2")
+
+def figs_of(report):
+    """The figures a report gives, as kdsim's figures name them (a few)."""
+    c = {x["name"]: x for x in report["consumers"]}
+    return {
+        "stream.records_in": report["stream"]["records_in"],
+        "stream.write_throttled_records": report["stream"]["write_throttled_records"],
+        "producers.web.records_written": report["producers"][0]["records_written"],
+        "consumers.live-metrics.latency_ms.p99": c["live-metrics"]["latency_ms"]["p99"],
+        "consumers.s3-delivery.latency_ms.mean": c["s3-delivery"]["latency_ms"]["mean"],
+        "cost.provisioned.monthly_usd": report["cost"]["modes"]["provisioned"]["monthly_usd"],
+        "cost.on_demand_standard.monthly_usd":
+            report["cost"]["modes"]["on_demand_standard"]["monthly_usd"],
+    }
+
+assert reps["seeds"][0] == plain["seed"] == 42, reps["seeds"]
+assert len(set(reps["seeds"])) == 3
+for rep, report in ((0, plain), (2, seed2)):
+    got = reps["runs"][rep]["figures"]
+    for k, v in figs_of(report).items():
+        assert got[k] == v, (rep, k, got[k], v)
+    assert reps["runs"][rep]["seed"] == report["seed"]
+# The summary: means over the three runs, an interval, the extremes.
+for k in ("consumers.live-metrics.latency_ms.p99", "stream.records_in"):
+    vals = [r["figures"][k] for r in reps["runs"]]
+    s = reps["summary"][k]
+    assert s["n"] == 3 and abs(s["mean"] - sum(vals) / 3) < 1e-6 * max(1, abs(s["mean"])), (k, s)
+    assert s["min"] == min(vals) and s["max"] == max(vals)
+assert reps["summary"]["consumers.live-metrics.latency_ms.p99"]["ci95"] > 0
+assert reps["summary"]["stream.records_in"]["ci95"] == 0  # evenly spaced arrivals: no spread
+# The warm-up: counts are the 3-minute run's minus the 1-minute run's, exactly.
+warm, d3, d1 = load("warm")["runs"][0]["figures"], figs_of(load("d3")), figs_of(load("d1"))
+for k in ("stream.records_in", "producers.web.records_written"):
+    assert warm[k] == d3[k] - d1[k], (k, warm[k], d3[k], d1[k])
+r3, r1 = load("d3"), load("d1")
+c3 = {x["name"]: x for x in r3["consumers"]}
+c1 = {x["name"]: x for x in r1["consumers"]}
+n3 = c3["live-metrics"]["records_delivered"]
+n1 = c1["live-metrics"]["records_delivered"]
+assert warm["consumers.live-metrics.records_delivered"] == n3 - n1
+# The mean latency after the warm-up: the weighted difference of the two means (rounded
+# to 3 decimals in the reports, hence the tolerance).
+m = (c3["live-metrics"]["latency_ms"]["mean"] * n3 - c1["live-metrics"]["latency_ms"]["mean"] * n1) / (n3 - n1)
+assert abs(warm["consumers.live-metrics.latency_ms.mean"] - m) < 0.01, (warm["consumers.live-metrics.latency_ms.mean"], m)
+assert load("warm")["warmup_s"] == 60
+EOF
+    fail "replication figures (see the Python traceback above)"
+fi
+
+k zero 2 run "$scenario" --replications 0
+k long 2 run "$scenario" --duration 2m --warmup 5m
+grep -q "warm-up (5m) must be shorter than the run (2m)" "$tmp/long.err" ||
+    fail "a warm-up longer than the run: $(cat "$tmp/long.err")"
+k badset 2 run "$scenario" --replications 2 --set stream.shards=0
+grep -c "stream.shards" "$tmp/badset.err" | grep -qx 1 || fail "a bad scenario is reported more than once"
+
+if [ $failed -ne 0 ]; then
+    echo "$failed check(s) failed"
+    exit 1
+fi
+echo "cli_replications: all checks passed"

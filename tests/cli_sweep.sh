@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# cli_sweep.sh - a sweep of shard counts x seeds (tests/sweeps/shards.yaml: 3 shard
+# counts x 3 replications of the flagship, 2 simulated minutes a run) gives
+# byte-identical tables run serially (--jobs 1), on two worker processes (--jobs 2), and
+# as three parts in three folders merged; a row is what `kdsim run` gives for its point
+# and seed alone; every row carries its provenance; merge refuses incomplete or mixed
+# parts; a bad sweep file stops before any run with file:line:col.
+#
+# usage: bash tests/cli_sweep.sh KDSIM SOURCE_DIR
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 KDSIM SOURCE_DIR" >&2
+    exit 2
+fi
+kdsim=$1
+case $kdsim in
+/*) ;;
+*) kdsim=$PWD/$kdsim ;;
+esac
+cd "$2" || exit 1
+sweep=tests/sweeps/shards.yaml
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+failed=0
+fail() {
+    echo "FAIL $1"
+    failed=$((failed + 1))
+}
+
+# k NAME EXPECTED_STATUS ARGS...: run kdsim ARGS (at most 120 s), output in $tmp/NAME.out
+# and .err; fail unless the exit status is EXPECTED_STATUS.
+k() {
+    local name=$1 want=$2
+    shift 2
+    timeout 120 "$kdsim" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    local rc=$?
+    if [ $rc -ne "$want" ]; then
+        fail "kdsim $*: exit status $rc, expected $want"
+        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
+        return 1
+    fi
+    return 0
+}
+
+# The same sweep three ways.
+k serial 0 sweep "$sweep" --jobs 1 --out "$tmp/serial"
+k parallel 0 sweep "$sweep" --jobs 2 --out "$tmp/parallel"
+for part in 1 2 3; do
+    # Each part in a folder of its own, as on three hosts without a shared disk.
+    k "part$part" 0 sweep "$sweep" --part "$part/3" --jobs 1 --out "$tmp/host$part"
+done
+k merge 0 merge "$tmp/host3/part-3-of-3.json" "$tmp/host1/part-1-of-3.json" \
+    "$tmp/host2/part-2-of-3.json" --out "$tmp/merged"
+for f in results.csv results.json summary.csv; do
+    [ -s "$tmp/serial/$f" ] || fail "the serial sweep wrote no $f"
+    cmp -s "$tmp/serial/$f" "$tmp/parallel/$f" || fail "$f: --jobs 2 differs from --jobs 1"
+    cmp -s "$tmp/serial/$f" "$tmp/merged/$f" || fail "$f: the merged parts differ from one run"
+done
+grep -q "9 runs on 2 workers" "$tmp/parallel.out" || fail "--jobs 2 did not use 2 workers"
+
+# The table: 9 rows in index order, the provenance on each, the parameters, and a row
+# equal to the point run alone.
+if ! python3 - "$tmp" <<'EOF'; then
+import csv, json, re, sys
+tmp = sys.argv[1]
+rows = list(csv.DictReader(open(tmp + "/serial/results.csv")))
+doc = json.load(open(tmp + "/serial/results.json"))
+assert len(rows) == 9, len(rows)
+assert [int(r["index"]) for r in rows] == list(range(9))
+assert [int(r["point"]) for r in rows] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+assert [r["stream.shards"] for r in rows] == ["2"] * 3 + ["3"] * 3 + ["4"] * 3
+assert doc["seeds"][0] == 42 and len(set(doc["seeds"])) == 3, doc["seeds"]
+for r, run in zip(rows, doc["runs"]):
+    assert r["kdsim_version"] == run["kdsim_version"] != ""
+    assert re.fullmatch("[0-9a-f]{64}", r["scenario_sha256"]), r["scenario_sha256"]
+    assert int(r["seed"]) == doc["seeds"][int(r["replication"])]
+    assert run["parameters"] == {"stream.shards": r["stream.shards"]}
+    assert float(r["stream.open_shards"]) == float(r["stream.shards"])
+    for k in ("cost.provisioned.monthly_usd", "cost.on_demand_standard.monthly_usd",
+              "consumers.live-metrics.latency_ms.p99", "records_lost"):
+        assert r[k] != "", k
+# One digest per point; different points, different digests.
+shas = [r["scenario_sha256"] for r in rows]
+assert shas[0] == shas[1] == shas[2] and len(set(shas)) == 3
+# Replications of a point differ (distinct seeds).
+assert rows[0]["consumers.live-metrics.latency_ms.p99"] != rows[1]["consumers.live-metrics.latency_ms.p99"]
+# The summary of point 1 is the mean of its rows.
+s = doc["points"][1]["summary"]["consumers.live-metrics.latency_ms.p99"]
+vals = [float(r["consumers.live-metrics.latency_ms.p99"]) for r in rows[3:6]]
+assert abs(s["mean"] - sum(vals) / 3) < 1e-6 and s["n"] == 3  # 12 digits
+open(tmp + "/alone.args", "w").write("%d\n%s\n" % (doc["seeds"][1], shas[4]))
+json.dump(doc["runs"][4]["figures"], open(tmp + "/row4.json", "w"))
+EOF
+    fail "the sweep's table (see the Python traceback above)"
+fi
+
+# Point 1 (3 shards), replication 1, alone: the same figures and digest.
+if [ -s "$tmp/alone.args" ]; then
+    seed=$(sed -n 1p "$tmp/alone.args")
+    sha=$(sed -n 2p "$tmp/alone.args")
+    k alone 0 run scenarios/acme-clickstream.yaml --set duration=2m --set stream.shards=3 \
+        --seed "$seed" --replications 1 --json
+    if ! python3 - "$tmp" "$sha" <<'EOF'; then
+import json, sys
+tmp, sha = sys.argv[1], sys.argv[2]
+alone = json.load(open(tmp + "/alone.out"))["runs"][0]
+row = json.load(open(tmp + "/row4.json"))
+assert alone["figures"] == row, [k for k in row if alone["figures"].get(k) != row[k]]
+assert alone["scenario_sha256"] == sha, (alone["scenario_sha256"], sha)
+EOF
+        fail "the sweep's row differs from the point run alone"
+    fi
+fi
+
+# Merge refuses what does not make one sweep.
+k missing 2 merge "$tmp/host1/part-1-of-3.json" "$tmp/host3/part-3-of-3.json" --out "$tmp/m2"
+grep -q "part 2 of 3 is missing" "$tmp/missing.err" || fail "merge: no message for a missing part"
+[ -e "$tmp/m2/results.csv" ] && fail "merge wrote a table from incomplete parts"
+k twice 2 merge "$tmp/host1/part-1-of-3.json" "$tmp/host1/part-1-of-3.json" \
+    "$tmp/host2/part-2-of-3.json"
+grep -q "given twice" "$tmp/twice.err" || fail "merge: no message for a part given twice"
+sed 's/replications: 3/replications: 2/' "$sweep" >"$tmp/other.yaml"
+sed -i 's#\.\./\.\./scenarios#'"$PWD"'/scenarios#' "$tmp/other.yaml"
+k other 0 sweep "$tmp/other.yaml" --part 2/3 --out "$tmp/other"
+k mixed 2 merge "$tmp/host1/part-1-of-3.json" "$tmp/other/part-2-of-3.json" \
+    "$tmp/host3/part-3-of-3.json"
+grep -q "different sweeps" "$tmp/mixed.err" || fail "merge: no message for parts of two sweeps"
+
+# A bad sweep file: every error with its position, nothing run.
+cat >"$tmp/bad.yaml" <<EOF
+scenario: $PWD/scenarios/acme-clickstream.yaml
+replication: 2
+parameters:
+  stream.shards: {from: 4, to: 2, step: 1}
+EOF
+k bad 2 sweep "$tmp/bad.yaml" --out "$tmp/badout"
+grep -q "bad.yaml:2:1: unknown key .replication.; did you mean .replications." "$tmp/bad.err" ||
+    fail "a misspelt key: $(head -1 "$tmp/bad.err")"
+grep -q "bad.yaml:4:18: parameters.stream.shards: to (2) must not be below from (4)" "$tmp/bad.err" ||
+    fail "a reversed range: $(cat "$tmp/bad.err")"
+[ -e "$tmp/badout" ] && fail "a bad sweep file created its output folder"
+cat >"$tmp/badvalue.yaml" <<EOF
+scenario: $PWD/scenarios/acme-clickstream.yaml
+parameters:
+  stream.shards: [2, 0]
+EOF
+k badvalue 2 sweep "$tmp/badvalue.yaml" --out "$tmp/badvalue"
+grep -q "in point 1 of .*stream.shards=0" "$tmp/badvalue.err" ||
+    fail "a bad value does not name its point: $(cat "$tmp/badvalue.err")"
+[ -e "$tmp/badvalue" ] && fail "a sweep with a bad point ran"
+k badpart 2 sweep "$sweep" --part 4/3
+k nofile 2 sweep
+
+if [ $failed -ne 0 ]; then
+    echo "$failed check(s) failed"
+    exit 1
+fi
+echo "cli_sweep: all checks passed"
