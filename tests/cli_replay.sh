@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# cli_replay.sh - a producer replaying scenarios/data/sample-day.csv generates, over the
+# first two hours, exactly the records the file's first 120 minutes hold, with either
+# spread within a minute; `record_size: trace` gives every record the file's bytes per
+# record; the poisson spread depends on the seed; a missing file, a bad row and
+# `record_size: trace` without a trace are reported with their positions.
+#
+# usage: bash tests/cli_replay.sh KDSIM SOURCE_DIR
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 KDSIM SOURCE_DIR" >&2
+    exit 2
+fi
+kdsim=$1
+case $kdsim in
+/*) ;;
+*) kdsim=$PWD/$kdsim ;;
+esac
+cd "$2" || exit 1
+scenario=scenarios/replay-day.yaml
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+failed=0
+fail() {
+    echo "FAIL $1"
+    failed=$((failed + 1))
+}
+
+# k NAME EXPECTED_STATUS ARGS...: as in cli_sweep.sh.
+k() {
+    local name=$1 want=$2
+    shift 2
+    timeout 120 "$kdsim" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    local rc=$?
+    if [ $rc -ne "$want" ]; then
+        fail "kdsim $*: exit status $rc, expected $want"
+        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
+        return 1
+    fi
+    return 0
+}
+
+k poisson 0 run "$scenario" --duration 2h --json
+k even 0 run "$scenario" --duration 2h --set 'producers[0].rate.within_minute=even' --json
+k seed 0 run "$scenario" --duration 2h --seed 8 --json
+k scaled 0 run "$scenario" --duration 30m --set 'producers[0].rate.scale=2' \
+    --set 'producers[0].rate.within_minute=even' --json
+
+if ! python3 - "$tmp" <<'EOF'; then
+import csv, json, sys
+tmp = sys.argv[1]
+rows = [r for r in csv.reader(open("scenarios/data/sample-day.csv")) if r and not r[0].startswith("#")][1:]
+minute = lambda ts: int(ts[11:13]) * 60 + int(ts[14:16])
+recs = {minute(r[0]): int(r[1]) for r in rows}
+total_rec = sum(int(r[1]) for r in rows)
+total_bytes = sum(int(r[2]) for r in rows)
+first = lambda m: sum(v for k, v in recs.items() if k < m)
+size = round(total_bytes / total_rec)
+load = lambda n: json.load(open("%s/%s.out" % (tmp, n)))
+for name in ("poisson", "even", "seed"):
+    r = load(name)
+    p = r["producers"][0]
+    generated = p["records_attempted"] + p["records_buffered"]
+    assert generated == first(120), (name, generated, first(120))
+    # record_size: trace: IncomingBytes / IncomingRecords of the whole file.
+    assert r["stream"]["bytes_in"] == r["stream"]["records_in"] * size, (name, size)
+s = load("scaled")["producers"][0]
+assert s["records_attempted"] + s["records_buffered"] == 2 * first(30)
+# The seed moves the poisson seconds, not the minutes.
+a, b = load("poisson"), load("seed")
+assert a["stream"]["peak_records_per_s"] != b["stream"]["peak_records_per_s"] or \
+    a["consumers"][0]["latency_ms"] != b["consumers"][0]["latency_ms"]
+# Poisson seconds are burstier than even ones.
+assert load("poisson")["stream"]["peak_records_per_s"] > load("even")["stream"]["peak_records_per_s"]
+EOF
+    fail "the replayed records (see the Python traceback above)"
+fi
+
+# Errors.
+cat >"$tmp/bad.csv" <<'EOF'
+timestamp,IncomingRecords,IncomingBytes
+2026-09-14T00:00:00Z,100,102400
+2026-09-14T00:01:00Z,lots,102400
+EOF
+sed -e "s#file: data/sample-day.csv#file: $tmp/bad.csv#" "$scenario" >"$tmp/badrow.yaml"
+k badrow 2 run "$tmp/badrow.yaml"
+grep -q "bad.csv:3:22: IncomingRecords: expected a count >= 0 (or an empty cell), got \"lots\"" \
+    "$tmp/badrow.err" || fail "a bad row: $(cat "$tmp/badrow.err")"
+grep -q "badrow.yaml:24:35: producers\[0\].rate.file: cannot use the trace" "$tmp/badrow.err" ||
+    fail "a bad trace does not point at the scenario key: $(cat "$tmp/badrow.err")"
+k missing 2 run "$scenario" --set 'producers[0].rate.file=nowhere.csv'
+grep -q "cannot open the trace: No such file or directory" "$tmp/missing.err" ||
+    fail "a missing trace: $(cat "$tmp/missing.err")"
+grep -q "relative to the scenario's folder" "$tmp/missing.err" ||
+    fail "a missing trace: no hint about the folder"
+k nosize 2 run scenarios/acme-clickstream.yaml --set 'producers[0].record_size=trace'
+grep -q "producers\[0\].record_size: record_size: trace takes the size from a replayed trace" \
+    "$tmp/nosize.err" || fail "record_size: trace without a trace: $(cat "$tmp/nosize.err")"
+k spread 2 run "$scenario" --set 'producers[0].rate.within_minute=uniform'
+grep -q "within_minute" "$tmp/spread.err" || fail "a bad spread: $(cat "$tmp/spread.err")"
+
+if [ $failed -ne 0 ]; then
+    echo "$failed check(s) failed"
+    exit 1
+fi
+echo "cli_replay: all checks passed"
