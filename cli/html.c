@@ -68,6 +68,7 @@ static const char *real(char *buf, size_t n, double x, int dec)
         snprintf(buf, n, isfinite(x) ? "%.6g" : "-", x);
         return buf;
     }
+    dec = dec < 0 ? 0 : dec > 6 ? 6 : dec;
     uint64_t scale = 1;
     for (int i = 0; i < dec; i++)
         scale *= 10;
