@@ -1,6 +1,7 @@
 /* progress.c - the progress line of long runs (progress.h). */
 #include "progress.h"
 
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,7 +71,14 @@ void kdsim_progress_run(kds_world *w, FILE *err, bool show)
     /* Slices start at a thousandth of the run and adapt to take about 0.1 s each, so the
      * clock is read a few times a second whatever the scenario's event rate. */
     sim_time slice = end / 1000 > SIM_MS(1) ? end / 1000 : SIM_MS(1);
-    double t0 = wall_s(), last = t0;
+    double t0 = wall_s(), last = t0, after = KDSIM_PROGRESS_AFTER_S;
+    const char *env = getenv("KDSIM_PROGRESS_AFTER");
+    if (env && *env) {
+        char *rest;
+        double v = strtod(env, &rest);
+        if (!*rest && v >= 0)
+            after = v;
+    }
     bool drawn = false, stopped = false;
     while (sim_now(w->sim) < end) {
         sim_time next = end - sim_now(w->sim) > slice ? sim_now(w->sim) + slice : end;
@@ -85,7 +93,7 @@ void kdsim_progress_run(kds_world *w, FILE *err, bool show)
             slice *= 2;
         else if (b - a > 0.2 && slice > SIM_MS(2))
             slice /= 2;
-        if (b - t0 > KDSIM_PROGRESS_AFTER_S && b - last > 0.25) {
+        if (b - t0 >= after && (!drawn || b - last > 0.25)) {
             draw(err, w, sim_now(w->sim), b - t0);
             last = b;
             drawn = true;
