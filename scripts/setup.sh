@@ -21,6 +21,9 @@ packages=(gcc make cmake pkg-config libgsl-dev libyaml-dev check libsubunit-dev
 [ "$mode" = test ] && packages+=(python3 chromium)
 # The tests also fuzz with clang's libFuzzer.
 [ "$mode" = test ] && packages+=(clang libclang-rt-14-dev valgrind)
+# The cluster recipes run for real in the tests: a one-node Slurm (its daemons started by
+# tests/cli_cluster_slurm.sh itself, no systemd needed) and GNU parallel.
+[ "$mode" = test ] && packages+=(parallel slurm-wlm munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
