@@ -4,7 +4,7 @@
 # from a temporary folder, with their own key, ports and state, no systemd; the sweep
 # tests/sweeps/shards.yaml run as a 3-task job array (scripts/slurm-sweep.sbatch), the
 # merge as a job that depends on it; the merged table must be byte-identical to the
-# sweep run on one machine. Everything started here is stopped by its process id, and
+# sweep run on one machine, and one part resubmitted alone must come back the same. Everything started here is stopped by its process id, and
 # the folder removed, whatever happens; every wait is bounded.
 #
 # Without the Slurm and munge programs, or when the daemons do not come up (they need to
@@ -147,6 +147,16 @@ for a in 1 2 3; do
     [ -s "$tmp/out/part-$a-of-3.json" ] || fail "task $a wrote no part"
     grep -q "part $a of 3" "$tmp/out/task-$a.log" 2>/dev/null || fail "task $a: $(cat "$tmp/out/task-$a.log" 2>/dev/null)"
 done
+
+# Running one part again, as after a lost task: the same part, byte for byte.
+if [ -s "$tmp/out/part-2-of-3.json" ]; then
+    mv "$tmp/out/part-2-of-3.json" "$tmp/part-2-before.json"
+    (cd "$tmp/out" && KDSIM=$kdsim timeout 90 sbatch --wait --array=2 --time=5 \
+        --output="$tmp/out/again.log" "$src/scripts/slurm-sweep.sbatch" "$sweep" "$tmp/out" 3 \
+        >/dev/null) || fail "resubmitting part 2: $(cat "$tmp/out/again.log" 2>/dev/null)"
+    cmp -s "$tmp/part-2-before.json" "$tmp/out/part-2-of-3.json" ||
+        fail "part 2 run again differs from the first time"
+fi
 
 # The same sweep on this machine alone.
 timeout 120 "$kdsim" sweep "$sweep" --jobs 2 --out "$tmp/local" >/dev/null || fail "the local sweep failed"
