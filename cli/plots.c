@@ -131,11 +131,33 @@ static bool shard_exists_in(const kds_shard *sh, size_t m)
     return sh->created < SIM_S(60) * (sim_time)(m + 1);
 }
 
-/* One row per shard and minute, shard by shard; NaN where the shard did not exist. */
-static int write_shards(const kds_world *w, const axis *ax, const char *pdir)
+/* The per-shard plots' time step, minutes: 1, or more where a long run with many shards
+ * would otherwise write more rows than a picture can show (about 1,000 points across, and
+ * at most KDSIM_PLOTS_SHARD_CELLS shard-steps in all). */
+#define KDSIM_PLOTS_SHARD_CELLS 500000
+static size_t shard_step(const kds_world *w, const axis *ax)
+{
+    size_t step = (ax->minutes + 999) / 1000;
+    size_t cells = w->stream.n_shards * ax->minutes;
+    size_t by_cells = (cells + KDSIM_PLOTS_SHARD_CELLS - 1) / KDSIM_PLOTS_SHARD_CELLS;
+    step = step > by_cells ? step : by_cells;
+    return step ? step : 1;
+}
+
+/* A sum over the minutes of one step in which a shard existed. */
+typedef struct acc {
+    double secs, rec, bytes, thr; /* while the shard took writes */
+    double rsecs, out, rthr;      /* while it existed (a closed shard is still read) */
+} acc;
+
+/* One row per shard and step (minute by minute unless shard_step() says more), shard by
+ * shard; NaN where the shard did not exist. Sets *points to the steps per shard. */
+static int write_shards(const kds_world *w, const axis *ax, const char *pdir, size_t step,
+                        size_t *points)
 {
     const kds_stream *st = &w->stream;
     const kds_stream_cfg *c = &st->cfg;
+    *points = (ax->minutes + step - 1) / step;
     kdsim_afile a;
     int rc = kdsim_aopen(&a, pdir, "shards.csv");
     if (rc)
@@ -147,30 +169,40 @@ static int write_shards(const kds_world *w, const axis *ax, const char *pdir)
         const kds_shard_stats *s = &sh->st;
         char id[32];
         kds_shard_id(id, sizeof id, sh->index);
-        for (size_t m = 0; m < ax->minutes; m++) {
-            double secs = minute_s(ax, m);
-            fprintf(a.f, "%zu,%" PRIu32 ",%s,", m, sh->index, id);
-            if (shard_writes_in(sh, m)) {
-                double rec = sim_series_get(&s->in_records_min, m) /
-                             (secs * (double)c->write_records_per_s);
-                double byt = sim_series_get(&s->in_bytes_min, m) /
-                             (secs * (double)c->write_bytes_per_s);
+        for (size_t m0 = 0; m0 < ax->minutes; m0 += step) {
+            acc t = {0};
+            for (size_t m = m0; m < m0 + step && m < ax->minutes; m++) {
+                double secs = minute_s(ax, m);
+                if (shard_writes_in(sh, m)) {
+                    t.secs += secs;
+                    t.rec += sim_series_get(&s->in_records_min, m);
+                    t.bytes += sim_series_get(&s->in_bytes_min, m);
+                    t.thr += sim_series_get(&s->throttled_min, m);
+                }
+                if (shard_exists_in(sh, m)) {
+                    t.rsecs += secs;
+                    t.out += sim_series_get(&s->out_bytes_min, m);
+                    t.rthr += sim_series_get(&s->read_throttled_min, m);
+                }
+            }
+            fprintf(a.f, "%zu,%" PRIu32 ",%s,", m0, sh->index, id);
+            if (t.secs > 0) {
+                double rec = t.rec / (t.secs * (double)c->write_records_per_s);
+                double byt = t.bytes / (t.secs * (double)c->write_bytes_per_s);
                 fprintf(a.f, "%.3f,", 100.0 * (rec > byt ? rec : byt));
             } else {
                 fprintf(a.f, "NaN,");
             }
-            if (shard_exists_in(sh, m))
-                fprintf(a.f, "%.3f,",
-                        100.0 * sim_series_get(&s->out_bytes_min, m) /
-                            (secs * (double)c->read_bytes_per_s));
+            if (t.rsecs > 0)
+                fprintf(a.f, "%.3f,", 100.0 * t.out / (t.rsecs * (double)c->read_bytes_per_s));
             else
                 fprintf(a.f, "NaN,");
-            if (shard_writes_in(sh, m))
-                fprintf(a.f, "%.3f,", sim_series_get(&s->throttled_min, m) / secs);
+            if (t.secs > 0)
+                fprintf(a.f, "%.3f,", t.thr / t.secs);
             else
                 fprintf(a.f, "NaN,");
-            if (shard_exists_in(sh, m))
-                fprintf(a.f, "%.3f\n", sim_series_get(&s->read_throttled_min, m) / secs);
+            if (t.rsecs > 0)
+                fprintf(a.f, "%.3f\n", t.rthr / t.rsecs);
             else
                 fprintf(a.f, "NaN\n");
         }
@@ -662,16 +694,17 @@ static int plan_shards(const kds_world *w, const axis *ax, const char *pdir, kds
         const char *name, *what, *unit;
         int col, budget;
     } m[] = {
-        {"shard-writes", "Writes per shard against the write budget, per minute",
+        {"shard-writes", "Writes per shard against the write budget",
          "stored writes (% of the budget: 1,000 records/s or 1 MiB/s)", 4, 1},
-        {"shard-reads", "Shared-throughput reads per shard against the read budget, per minute",
+        {"shard-reads", "Shared-throughput reads per shard against the read budget",
          "bytes read (% of the shared 2 MiB/s)", 5, 1},
-        {"shard-write-throttles", "Write-throttled records per shard, per minute",
+        {"shard-write-throttles", "Write-throttled records per shard",
          "records refused (records/s)", 6, 0},
-        {"shard-read-throttles", "Read-throttled GetRecords calls per shard, per minute",
+        {"shard-read-throttles", "Read-throttled GetRecords calls per shard",
          "calls refused (calls/s)", 7, 0},
     };
-    int rc = write_shards(w, ax, pdir);
+    size_t points, step = shard_step(w, ax);
+    int rc = write_shards(w, ax, pdir, step, &points);
     if (rc)
         return rc;
     const kds_stream_cfg *c = &w->stream.cfg;
@@ -691,12 +724,17 @@ static int plan_shards(const kds_world *w, const axis *ax, const char *pdir, kds
                 (double)c->read_bytes_per_s / 1048576.0);
         else
             fmt(unit, sizeof unit, "%s", m[i].unit);
+        char what[160];
+        if (step == 1)
+            fmt(what, sizeof what, "%s, per minute", m[i].what);
+        else
+            fmt(what, sizeof what, "%s, per %zu minutes", m[i].what, step);
         fmt(pl->name, sizeof pl->name, "%s", m[i].name);
-        fmt(pl->title, sizeof pl->title, "%s%s", m[i].what, heat ? " (heat map)" : "");
+        fmt(pl->title, sizeof pl->title, "%s%s", what, heat ? " (heat map)" : "");
         fmt(pl->vars, sizeof pl->vars,
             "data='shards.csv'; col=%d; what='%s'; unit='%s'; budget=%d; heat=%d; nshards=%zu; "
             "xdiv=%d; xunit='%s'; npoints=%zu; cbmax=%d",
-            m[i].col, m[i].what, unit, m[i].budget, heat, ns, ax->xdiv, ax->unit, ax->minutes,
+            m[i].col, what, unit, m[i].budget, heat, ns, ax->xdiv, ax->unit, points,
             m[i].budget ? 100 : 0);
     }
     return 0;

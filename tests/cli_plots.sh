@@ -144,6 +144,32 @@ if bad:
     sys.exit(1)
 PY
 
+# A run longer than 1,000 minutes: the shard plots' data goes in 2-minute steps, each the
+# two minutes of shards_per_minute.csv together.
+PATH=$tmp/empty "$kdsim" run scenarios/lambda-poison-record.yaml --out "$tmp/long" >/dev/null 2>&1 ||
+    fail "lambda-poison-record --out failed"
+python3 - "$tmp/long" <<'PY' || failed=$((failed + 1))
+import csv, sys
+d = sys.argv[1]
+rows = [x for x in csv.DictReader(open(f"{d}/plots/shards.csv")) if x["shard"] == "1"]
+spm = {int(x["minute"]): x for x in csv.DictReader(open(f"{d}/shards_per_minute.csv"))
+       if x["shard_id"] == "shardId-000000000001"}
+bad = []
+if [int(x["minute"]) for x in rows] != list(range(0, 1470, 2)):
+    bad.append(f"steps {[x['minute'] for x in rows[:4]]}..., {len(rows)} rows: expected 0, 2, 4, ... 1468")
+for x in rows[5:10]:
+    m = int(x["minute"])
+    rec = (float(spm[m]["records_in"]) + float(spm[m + 1]["records_in"])) / 120 / 1000
+    byt = (float(spm[m]["bytes_in"]) + float(spm[m + 1]["bytes_in"])) / 120 / 1048576
+    if abs(float(x["write_pct"]) - 100 * max(rec, byt)) > 0.001:
+        bad.append(f"minute {m}: write_pct {x['write_pct']} against {100 * max(rec, byt):.3f}")
+if "per 2 minutes" not in open(f"{d}/plots/plots.sh").read():
+    bad.append("plots.sh: the shard plots' titles do not say 'per 2 minutes'")
+if bad:
+    print("FAIL 2-minute steps:\n  " + "\n  ".join(bad))
+    sys.exit(1)
+PY
+
 # A gnuplot that fails: the run still succeeds, and says which plots are missing.
 PATH=$tmp/fake:$PATH "$kdsim" run scenarios/hot-shard.yaml --duration 2m --out "$tmp/fail" \
     >/dev/null 2>"$tmp/fail.err"
