@@ -121,25 +121,11 @@ static bool starts(const char *p, const char *s)
     return strncmp(p, s, strlen(s)) == 0;
 }
 
-/* Copy gnuplot's SVG into the page. Inline SVG needs no XML prolog and no namespace
- * declarations (the HTML parser supplies them), and the ids gnuplot gives its markers
- * ("gpPt1") are the same in every plot, so each plot's ids get its own prefix. */
+/* The ids seen so far in one SVG. */
 typedef struct idset {
-    char **v; /* owned strings: the ids seen so far in one SVG */
+    char **v; /* owned strings */
     size_t n;
 } idset;
-
-static void inline_svg_ids(FILE *out, const char *svg, const char *prefix, const char *label,
-                           idset *ids);
-
-static void inline_svg(FILE *out, const char *svg, const char *prefix, const char *label)
-{
-    idset ids = {NULL, 0};
-    inline_svg_ids(out, svg, prefix, label, &ids);
-    for (size_t i = 0; i < ids.n; i++)
-        free(ids.v[i]);
-    free(ids.v);
-}
 
 static void inline_svg_ids(FILE *out, const char *svg, const char *prefix, const char *label,
                            idset *ids)
@@ -162,7 +148,8 @@ static void inline_svg_ids(FILE *out, const char *svg, const char *prefix, const
                 }
             }
         }
-        if (starts(p, "id='") || starts(p, "id=\"")) {
+        if (starts(p, " id='") || starts(p, " id=\"")) {
+            fputc(*p++, out);
             const char *v = p + 4, *e = strchr(v, p[3]);
             if (e) {
                 /* gnuplot repeats some ids (gnuplot_plot_1 for a curve and its key
@@ -200,6 +187,18 @@ static void inline_svg_ids(FILE *out, const char *svg, const char *prefix, const
         fputc(*p++, out);
     }
     fputc('\n', out);
+}
+
+/* Copy gnuplot's SVG into the page. Inline SVG needs no XML prolog and no namespace
+ * declarations (the HTML parser supplies them), and the ids gnuplot gives its markers
+ * ("gpPt1") are the same in every plot, so each plot's ids get its own prefix. */
+static void inline_svg(FILE *out, const char *svg, const char *prefix, const char *label)
+{
+    idset ids = {NULL, 0};
+    inline_svg_ids(out, svg, prefix, label, &ids);
+    for (size_t i = 0; i < ids.n; i++)
+        free(ids.v[i]);
+    free(ids.v);
 }
 
 /* ---- page parts ------------------------------------------------------------------- */

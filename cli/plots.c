@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -289,8 +290,11 @@ static int write_cost(const json_t *report, const char *pdir, size_t *nitems)
             size_t i;
             const json_t *it;
             json_array_foreach(json_object_get(m, "items"), i, it)
-                if (!strcmp(json_string_value(json_object_get(it, "item")), items[k]))
+            {
+                const char *name = json_string_value(json_object_get(it, "item"));
+                if (name && !strcmp(name, items[k]))
                     usd += json_number_value(json_object_get(it, "monthly_usd"));
+            }
             fprintf(a.f, ",%.2f", usd);
         }
         fprintf(a.f, ",%.2f\n", json_number_value(json_object_get(m, "monthly_usd")));
@@ -494,8 +498,13 @@ const char *kdsim_gnuplot_path(char *buf, size_t n)
                     : snprintf(buf, n, "./gnuplot");
         struct stat sb;
         if (k > 0 && (size_t)k < n && stat(buf, &sb) == 0 && S_ISREG(sb.st_mode) &&
-            access(buf, X_OK) == 0)
+            access(buf, X_OK) == 0) {
+            /* gnuplot runs in DIR/plots: a relative PATH entry must not stay relative. */
+            char abs[PATH_MAX];
+            if (buf[0] != '/' && realpath(buf, abs) && strlen(abs) < n)
+                strcpy(buf, abs);
             return buf;
+        }
         if (!end)
             return NULL;
         path = end + 1;
@@ -552,10 +561,12 @@ static int run_gnuplot(const char *gnuplot, const char *pdir, const kdsim_plots 
     }
     int status = -1;
     if (pid > 0) {
-        int ws;
-        while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+        int ws = 0;
+        pid_t r;
+        while ((r = waitpid(pid, &ws, 0)) < 0 && errno == EINTR)
             ;
-        status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+        if (r == pid)
+            status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
     }
     free(argv);
     free(vars);
