@@ -218,7 +218,8 @@ static const char CSS[] =
     ".card.bad .v{color:#b02a1a}\n"
     "table{border-collapse:collapse;background:#fff;margin:.5em 0;font-size:.9em}\n"
     "th,td{border:1px solid #d5dae2;padding:.25em .6em;text-align:right;vertical-align:top}\n"
-    "th{background:#eef1f5}td.t,th.t{text-align:left}\n"
+    "th{background:#eef1f5}td.t,th.t{text-align:left}td.t{white-space:nowrap}\n"
+    "caption{text-align:left;font-weight:600;padding:.3em 0}\n"
     ".scroll{overflow-x:auto}\n"
     "figure{background:#fff;border:1px solid #d5dae2;border-radius:6px;margin:1em 0;"
     "padding:.6em}\n"
@@ -460,6 +461,55 @@ static void producer_table(FILE *f, const json_t *r)
     fputs("</table></div></section>\n", f);
 }
 
+/* An array of objects (a KCL application's workers) as a table of their scalar keys,
+ * the first object's keys as columns; nothing if the array is empty or absent. */
+static void scalar_table(FILE *f, const json_t *arr, const char *caption)
+{
+    const json_t *first = json_array_get(arr, 0);
+    if (!json_is_object(first))
+        return;
+    fputs("<div class=\"scroll\"><table>\n<caption>", f);
+    esc(f, caption);
+    fputs("</caption>\n<tr>", f);
+    const char *k;
+    const json_t *v;
+    bool col0 = true;
+    json_object_foreach((json_t *)first, k, v)
+    {
+        if (json_is_array(v) || json_is_object(v))
+            continue;
+        fputs(col0 ? "<th class=\"t\">" : "<th>", f);
+        esc(f, k);
+        fputs("</th>", f);
+        col0 = false;
+    }
+    fputs("</tr>\n", f);
+    size_t i;
+    const json_t *o;
+    json_array_foreach(arr, i, o)
+    {
+        fputs("<tr>", f);
+        json_object_foreach((json_t *)first, k, v)
+        {
+            if (json_is_array(v) || json_is_object(v))
+                continue;
+            const json_t *x = json_object_get(o, k);
+            if (json_is_string(x))
+                td_text(f, json_string_value(x));
+            else if (json_is_integer(x) && json_integer_value(x) >= 0)
+                td_u(f, (uint64_t)json_integer_value(x));
+            else if (json_is_number(x))
+                td_r(f, json_number_value(x), 3);
+            else if (json_is_boolean(x))
+                td_text(f, json_is_true(x) ? "yes" : "no");
+            else
+                td_text(f, "-");
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table></div>\n", f);
+}
+
 static void consumer_table(FILE *f, const json_t *r)
 {
     const json_t *cs = json_object_get(r, "consumers");
@@ -518,6 +568,7 @@ static void consumer_table(FILE *f, const json_t *r)
             fputs("</tr>\n", f);
         }
         fputs("</table>\n", f);
+        scalar_table(f, json_object_get(c, "workers"), "workers (KCL)");
     }
     fputs("</section>\n", f);
 }
