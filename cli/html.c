@@ -366,7 +366,7 @@ static void stream_tables(FILE *f, const json_t *r)
     if (json_array_size(ops) > 0) {
         static const char *const oc[] = {"requested (s)", "operation", "cause", "status",
                                          "completed (s)", "new shards", "message", NULL};
-        fputs("<h3>Resharding</h3>\n<table>\n", f);
+        fputs("<h3>Resharding</h3>\n<div class=\"scroll\"><table>\n", f);
         th(f, oc);
         const json_t *op;
         json_array_foreach(ops, i, op)
@@ -393,7 +393,7 @@ static void stream_tables(FILE *f, const json_t *r)
             td_text(f, js(op, "message"));
             fputs("</tr>\n", f);
         }
-        fputs("</table>\n", f);
+        fputs("</table></div>\n", f);
     }
     const json_t *hot = json_object_get(st, "hot");
     const json_t *h;
