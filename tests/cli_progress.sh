@@ -30,12 +30,12 @@ if ! command -v script >/dev/null 2>&1; then
     exit 77
 fi
 sc=scenarios/acme-clickstream.yaml
-args="run $sc --duration 4h --json"
+args="run $sc --duration 1h --json"
 
 # On a terminal: stderr is the pseudo-terminal, stdout a file.
 KDSIM_PROGRESS_AFTER=0 script -qfec "'$kdsim' $args >'$tmp/tty.json'" "$tmp/typescript" >/dev/null 2>&1 </dev/null
 tr '\r' '\n' <"$tmp/typescript" >"$tmp/lines"
-line='kdsim: [0-9hms.]+ of 4h00m simulated \([0-9]+\.[0-9]%\), [0-9.]+[kMG]? events/s, [0-9.]+[kMG]? simulated s per wall s, about [0-9hms.?]+ left'
+line='kdsim: [0-9hms.]+ of 1h00m simulated \([0-9]+\.[0-9]%\), [0-9.]+[kMG]? events/s, [0-9.]+[kMG]? simulated s per wall s, about [0-9hms.?]+ left'
 grep -Eq "$line" "$tmp/lines" || fail "no progress line on the terminal: $(head -c 300 "$tmp/typescript" | cat -v)"
 # Erased at the end: the last thing written is a carriage return and erase-line.
 last=$(grep -v '^Script ' "$tmp/typescript" | tr -d '\n' | tail -c 8 | od -An -c | tr -s ' ')
