@@ -276,8 +276,11 @@ static void key_figures(FILE *f, const json_t *r)
     {
         const json_t *l = json_object_get(c, "latency_ms");
         char v[64], p99[32];
-        snprintf(v, sizeof v, "%s / %s ms", real(b, sizeof b, jr(l, "p50"), 0),
-                 real(p99, sizeof p99, jr(l, "p99"), 0));
+        if (ju(c, "records_delivered") == 0)
+            snprintf(v, sizeof v, "none delivered");
+        else
+            snprintf(v, sizeof v, "%s / %s ms", real(b, sizeof b, jr(l, "p50"), 0),
+                     real(p99, sizeof p99, jr(l, "p99"), 0));
         snprintf(w, sizeof w, "%s: latency p50 / p99", js(c, "name"));
         card(f, v, w, false);
         uint64_t lost = ju(c, "records_expired_unread");
