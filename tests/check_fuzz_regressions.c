@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +17,13 @@ typedef int (*entry)(const uint8_t *, size_t);
 
 /* Feed every regular file of directory `rel` (under the source tree) to `fn`; returns
  * how many there were. */
-static size_t replay_dir(const char *rel, const char *suffix, entry fn)
+static size_t replay_dir(const char *rel, const char *suffix, entry fn, bool must_exist)
 {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", tu_src(rel));
     DIR *d = opendir(dir);
+    if (!d && !must_exist)
+        return 0; /* no saved input for this target yet (git keeps no empty folder) */
     ck_assert_msg(d != NULL, "cannot open %s", dir);
     size_t n = 0;
     struct dirent *e;
@@ -47,18 +50,18 @@ static size_t replay_dir(const char *rel, const char *suffix, entry fn)
 
 START_TEST(test_saved_inputs)
 {
-    replay_dir("tests/fuzz-regressions/scenario", NULL, kdsim_fuzz_scenario);
-    replay_dir("tests/fuzz-regressions/prices", NULL, kdsim_fuzz_prices);
-    replay_dir("tests/fuzz-regressions/units", NULL, kdsim_fuzz_units);
+    replay_dir("tests/fuzz-regressions/scenario", NULL, kdsim_fuzz_scenario, false);
+    replay_dir("tests/fuzz-regressions/prices", NULL, kdsim_fuzz_prices, false);
+    ck_assert_uint_ge(replay_dir("tests/fuzz-regressions/units", NULL, kdsim_fuzz_units, true), 1);
 }
 END_TEST
 
 START_TEST(test_seed_corpus)
 {
-    ck_assert_uint_gt(replay_dir("scenarios", ".yaml", kdsim_fuzz_scenario), 5);
-    ck_assert_uint_gt(replay_dir("tests/scenarios/bad", ".yaml", kdsim_fuzz_scenario), 20);
-    ck_assert_uint_ge(replay_dir("scenarios/prices", ".yaml", kdsim_fuzz_prices), 1);
-    ck_assert_uint_gt(replay_dir("fuzz/corpus/units", NULL, kdsim_fuzz_units), 10);
+    ck_assert_uint_gt(replay_dir("scenarios", ".yaml", kdsim_fuzz_scenario, true), 5);
+    ck_assert_uint_gt(replay_dir("tests/scenarios/bad", ".yaml", kdsim_fuzz_scenario, true), 20);
+    ck_assert_uint_ge(replay_dir("scenarios/prices", ".yaml", kdsim_fuzz_prices, true), 1);
+    ck_assert_uint_gt(replay_dir("fuzz/corpus/units", NULL, kdsim_fuzz_units, true), 10);
 }
 END_TEST
 
