@@ -28,6 +28,7 @@
 #include "sim_err.h"
 #include "sim_mem.h"
 #include "sim_units.h"
+#include "sweep_plots.h"
 #include "ydoc.h"
 
 #define MAX_VALUES 100000   /* values of one parameter */
@@ -657,10 +658,11 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
                 free(name);
                 free(text);
                 json_decref(doc);
-            } else if (write_tables(meta, res, total, out_dir, err) == 0) {
+            } else if (write_tables(meta, res, total, out_dir, err) == 0 &&
+                       kdsim_sweep_plots(meta, res, total, out_dir, err) == 0) {
                 status = KDSIM_EXIT_OK;
                 fprintf(out, "kdsim: sweep %s: %zu point%s x %zu replication%s = %zu runs on "
-                             "%u worker%s; wrote %s/results.csv, results.json, summary.csv\n",
+                             "%u worker%s; wrote %s/results.csv, results.json, summary.csv, plots/\n",
                         sw.name, np, np == 1 ? "" : "s", R, R == 1 ? "" : "s", total, use,
                         use == 1 ? "" : "s", out_dir);
             }
@@ -809,10 +811,11 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
     }
     status = KDSIM_EXIT_FAIL;
     if (make_dirs(out_dir ? out_dir : dir, err) == 0 &&
-        write_tables(docs[0], runs, total, out_dir ? out_dir : dir, err) == 0) {
+        write_tables(docs[0], runs, total, out_dir ? out_dir : dir, err) == 0 &&
+        kdsim_sweep_plots(docs[0], runs, total, out_dir ? out_dir : dir, err) == 0) {
         status = KDSIM_EXIT_OK;
         fprintf(out, "kdsim: merged %zu parts, %zu runs; wrote %s/results.csv, results.json, "
-                     "summary.csv\n", parts, total, out_dir ? out_dir : dir);
+                     "summary.csv, plots/\n", parts, total, out_dir ? out_dir : dir);
     }
     free(dir);
 done:

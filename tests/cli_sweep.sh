@@ -59,6 +59,18 @@ for f in results.csv results.json summary.csv; do
     cmp -s "$tmp/serial/$f" "$tmp/merged/$f" || fail "$f: the merged parts differ from one run"
 done
 grep -q "9 runs on 2 workers" "$tmp/parallel.out" || fail "--jobs 2 did not use 2 workers"
+# The summary plots: data for each, drawn when gnuplot is there.
+for d in serial merged; do
+    for p in stream-write_throttle_pct records_lost consumers-live-metrics-latency_ms-p99; do
+        [ -s "$tmp/$d/plots/$p.csv" ] || fail "$d: no plot data $p.csv"
+        if command -v gnuplot >/dev/null 2>&1; then
+            [ -s "$tmp/$d/plots/$p.png" ] && [ -s "$tmp/$d/plots/$p.svg" ] || fail "$d: plot $p not drawn"
+        fi
+    done
+    [ -x "$tmp/$d/plots/plots.sh" ] || fail "$d: no plots.sh"
+done
+cmp -s "$tmp/serial/plots/records_lost.csv" "$tmp/merged/plots/records_lost.csv" ||
+    fail "the plot data of the merged parts differ"
 
 # The table: 9 rows in index order, the provenance on each, the parameters, and a row
 # equal to the point run alone.
