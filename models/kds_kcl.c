@@ -3,6 +3,7 @@
  * end-of-run summary. */
 #include "kds_kcl.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include <gsl/gsl_randist.h>
 
+#include "kds_trace.h"
 #include "sim_err.h"
 
 /* Local-map timestamps: not in the map, and "never renewed" (a new unowned lease,
@@ -991,6 +993,13 @@ static void acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_s
     a->replay_expected += replay;
     size_t mi = a->n_moves++;
     sl->last_move = mi;
+    if (KDS_TRACING(a->st->trace, "lease", w->cfg->name, l->shard))
+        kds_trace_emit(a->st->trace, now, "lease", w->cfg->name, l->shard,
+                       "lease %s (%s)%s%s; %" PRIu64 " records processed after its last "
+                       "checkpoint will be delivered again",
+                       cause == KDS_KCL_STEAL ? "stolen" : "taken",
+                       kds_kcl_cause_name(cause), m->from ? " from " : "", m->from ? m->from : "",
+                       replay);
 
     if (w->n_held == w->cap_held) {
         w->cap_held = w->cap_held ? w->cap_held * 2 : 8;

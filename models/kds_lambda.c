@@ -3,11 +3,13 @@
  * from it and invoked, and the failure handling that holds the shard. */
 #include "kds_lambda.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kds_trace.h"
 #include "sim_err.h"
 
 typedef struct kds_lambda kds_lambda;
@@ -435,6 +437,10 @@ static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
     if (age > rd->st.iterator_age_ms_max)
         rd->st.iterator_age_ms_max = age;
 
+    if (KDS_TRACING(m->st->trace, "invoke", m->base.name, rd->sh->index))
+        kds_trace_emit(m->st->trace, now, "invoke", m->base.name, rd->sh->index,
+                       "Invoke: batch of %" PRIu64 " records%s, IteratorAge %.0f ms", b->count,
+                       is_retry ? " (retry)" : "", age);
     double ms = sim_dist_sample(&m->cfg.duration_ms, m->rng) +
                 m->cfg.duration_ms_per_record * (double)b->count;
     double limit = sim_to_ms(m->cfg.timeout);
