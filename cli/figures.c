@@ -71,7 +71,7 @@ json_t *kdsim_figs_json(const kdsim_figs *f)
         return NULL;
     for (size_t i = 0; i < f->n; i++) {
         double v = f->v[i].value;
-        json_t *j = isnan(v) ? json_null()
+        json_t *j = isnan(v)          ? json_null()
                     : f->v[i].integer ? json_integer((json_int_t)v)
                                       : json_real(v);
         if (json_object_set_new(o, f->v[i].name, j)) {
@@ -90,7 +90,8 @@ int kdsim_figs_from_json(const json_t *o, kdsim_figs *out)
     const char *k;
     json_t *v;
     /* jansson keeps insertion order (2.8+), so the figures come back in theirs. */
-    json_object_foreach((json_t *)o, k, v) {
+    json_object_foreach((json_t *)o, k, v)
+    {
         double x = json_is_number(v) ? json_number_value(v) : NAN;
         if (!json_is_number(v) && !json_is_null(v)) {
             kdsim_figs_fini(out);
@@ -232,8 +233,8 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
 
     double in = fig(&c, "stream.records_in", st, wst, "records_in", COUNT);
     fig(&c, "stream.bytes_in", st, wst, "bytes_in", COUNT);
-    double thr = fig(&c, "stream.write_throttled_records", st, wst, "write_throttled_records",
-                     COUNT);
+    double thr =
+        fig(&c, "stream.write_throttled_records", st, wst, "write_throttled_records", COUNT);
     /* Of the record puts the shards judged (stored, or refused for throughput), the
      * share refused: CloudWatch's WriteProvisionedThroughputExceeded over the total. */
     add(&c, "stream.write_throttle_pct", in + thr > 0 ? round3(100.0 * thr / (in + thr)) : 0,
@@ -246,8 +247,7 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
         fig(&c, "stream.peak_records_per_s", st, NULL, "peak_records_per_s", END);
     /* Offered (stored plus throttled) in the busiest minute: the demand, which the
      * planner sizes its search by. Of the whole run. */
-    add(&c, "stream.peak_offered_bytes_per_s", num(st, "capacity.peak_offered_bytes_per_s"),
-        false);
+    add(&c, "stream.peak_offered_bytes_per_s", num(st, "capacity.peak_offered_bytes_per_s"), false);
     fig(&c, "stream.open_shards", st, NULL, "open_shards", END);
     add(&c, "stream.open_shards_max", num(st, "capacity.open_shards_max"), true);
 
@@ -271,9 +271,10 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
     add(&c, "records_lost", lost, true);
 
     char name[256];
-    static const char *const pkeys[] = {"records_attempted", "records_written",
-                                        "write_throttled_records", "records_given_up",
-                                        "duplicates_written", "records_retried", "put_calls"};
+    static const char *const pkeys[] = {
+        "records_attempted", "records_written",    "write_throttled_records",
+        "records_given_up",  "duplicates_written", "records_retried",
+        "put_calls"};
     for (size_t i = 0; i < json_array_size(ps); i++) {
         const json_t *p = json_array_get(ps, i), *wp = wps ? json_array_get(wps, i) : NULL;
         const char *pn = json_string_value(json_object_get(p, "name"));
@@ -314,7 +315,8 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
     const json_t *modes = json_object_get(cost, "modes");
     const char *mk;
     json_t *mv;
-    json_object_foreach((json_t *)modes, mk, mv) {
+    json_object_foreach((json_t *)modes, mk, mv)
+    {
         snprintf(name, sizeof name, "cost.%s.monthly_usd", mk);
         add(&c, name, num(mv, "monthly_usd"), false);
     }
@@ -322,8 +324,7 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
     if (sm) {
         /* The mode the scenario's stream runs in: what the scenario, as configured,
          * costs (provisioned bills the shards it had). */
-        add(&c, "cost.scenario.monthly_usd", num(json_object_get(modes, sm), "monthly_usd"),
-            false);
+        add(&c, "cost.scenario.monthly_usd", num(json_object_get(modes, sm), "monthly_usd"), false);
     }
     if (c.rc)
         kdsim_figs_fini(out);
@@ -350,7 +351,8 @@ json_t *kdsim_figs_summary(json_t *const *results, size_t n)
         const json_t *figs = results[k] ? json_object_get(results[k], "figures") : NULL;
         const char *name;
         json_t *v;
-        json_object_foreach((json_t *)figs, name, v) {
+        json_object_foreach((json_t *)figs, name, v)
+        {
             if (json_object_get(sum, name))
                 continue; /* done with its first appearance */
             size_t m = 0;

@@ -57,15 +57,15 @@ typedef struct slo {
 } slo;
 
 typedef struct config {
-    char *label;  /* owned: "provisioned, 3 shards", "on_demand_standard", + vary values */
-    int mode;     /* index in MODES */
-    unsigned shards;          /* provisioned: the shard count; else 0 */
-    char **sets;  /* owned: base overrides (borrowed strings) + this config's (owned) */
-    size_t n_sets, n_own;     /* the last n_own strings of sets are owned */
-    json_t *vary; /* owned: {key: value} of the --vary settings */
+    char *label;          /* owned: "provisioned, 3 shards", "on_demand_standard", + vary values */
+    int mode;             /* index in MODES */
+    unsigned shards;      /* provisioned: the shard count; else 0 */
+    char **sets;          /* owned: base overrides (borrowed strings) + this config's (owned) */
+    size_t n_sets, n_own; /* the last n_own strings of sets are owned */
+    json_t *vary;         /* owned: {key: value} of the --vary settings */
     /* results */
-    double cost;  /* mean monthly USD of its mode */
-    bool ran;     /* every replication ran */
+    double cost; /* mean monthly USD of its mode */
+    bool ran;    /* every replication ran */
     bool passes;
     double *worst; /* owned: per slo, the largest value over the replications (NaN: n/a) */
 } config;
@@ -96,10 +96,10 @@ static char *xprintf(const char *fmt, ...)
 /* ---- targets -------------------------------------------------------------------------- */
 
 typedef struct slo_kind {
-    const char *name;     /* as on the command line */
-    const char *stat;     /* figure under consumers.NAME. (NULL: a stream-wide figure) */
-    const char *figure;   /* stream-wide figure */
-    const char *label;    /* label; %s is the consumer */
+    const char *name;   /* as on the command line */
+    const char *stat;   /* figure under consumers.NAME. (NULL: a stream-wide figure) */
+    const char *figure; /* stream-wide figure */
+    const char *label;  /* label; %s is the consumer */
 } slo_kind;
 
 static const slo_kind KINDS[] = {
@@ -144,8 +144,10 @@ static int parse_slo(const char *spec, kdsim_scenario *sc, slo **v, size_t *n, F
         if (strlen(KINDS[i].name) == nl && !strncmp(spec, KINDS[i].name, nl))
             k = &KINDS[i];
     if (!k || !eq) {
-        fprintf(err, "kdsim: --slo %s: expected NAME=VALUE with NAME one of p50_ms, p90_ms, "
-                     "p99_ms, mean_ms, max_ms, iterator_age_ms, lost, throttle_pct\n", spec);
+        fprintf(err,
+                "kdsim: --slo %s: expected NAME=VALUE with NAME one of p50_ms, p90_ms, "
+                "p99_ms, mean_ms, max_ms, iterator_age_ms, lost, throttle_pct\n",
+                spec);
         return -1;
     }
     char *end;
@@ -164,8 +166,8 @@ static int parse_slo(const char *spec, kdsim_scenario *sc, slo **v, size_t *n, F
             return -1;
         }
         if (!k->stat) {
-            fprintf(err, "kdsim: --slo %s: %s is stream-wide; it takes no consumer name\n",
-                    spec, k->name);
+            fprintf(err, "kdsim: --slo %s: %s is stream-wide; it takes no consumer name\n", spec,
+                    k->name);
             return -1;
         }
         memcpy(who, br + 1, (size_t)(close - br - 1));
@@ -251,8 +253,8 @@ static void config_fini(config *c)
 }
 
 /* The configuration of `mode` at `shards` (provisioned) with vary combination `combo`. */
-static config make_config(int mode, unsigned shards, const kdsim_scenario_opts *o,
-                          const vary *vs, size_t nv, size_t combo, unsigned od_shards)
+static config make_config(int mode, unsigned shards, const kdsim_scenario_opts *o, const vary *vs,
+                          size_t nv, size_t combo, unsigned od_shards)
 {
     config c = {0};
     c.mode = mode;
@@ -320,8 +322,8 @@ static void failures(const config *c, const slo *slos, size_t ns, char *buf, siz
         int k = snprintf(buf + used, n - used, "%s%s %s > %g", used ? "; " : "", slos[i].label,
                          isnan(w) ? "n/a" : "", slos[i].max);
         if (!isnan(w))
-            k = snprintf(buf + used, n - used, "%s%s %.6g > %g", used ? "; " : "", slos[i].label,
-                         w, slos[i].max);
+            k = snprintf(buf + used, n - used, "%s%s %.6g > %g", used ? "; " : "", slos[i].label, w,
+                         slos[i].max);
         if (k < 0)
             break;
         used += (size_t)k < n - used ? (size_t)k : n - used - 1;
@@ -378,8 +380,10 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
             char *end;
             reps = strtoul(val, &end, 10);
             if (*val < '0' || *val > '9' || *end || reps < 1 || reps > 1000) {
-                fprintf(err, "kdsim: --replications: expected a whole number from 1 to 1000, "
-                             "got \"%s\"\n", val);
+                fprintf(err,
+                        "kdsim: --replications: expected a whole number from 1 to 1000, "
+                        "got \"%s\"\n",
+                        val);
                 goto usage;
             }
         } else if (!strcmp(s, "--shards")) {
@@ -389,8 +393,10 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         } else if (!strcmp(s, "--vary")) {
             const char *eq = strchr(val, '=');
             if (!eq || eq == val || !eq[1]) {
-                fprintf(err, "kdsim: --vary: expected KEY.PATH=V1,V2,..., like "
-                             "producers[0].batch.linger=50ms,100ms,200ms, got \"%s\"\n", val);
+                fprintf(err,
+                        "kdsim: --vary: expected KEY.PATH=V1,V2,..., like "
+                        "producers[0].batch.linger=50ms,100ms,200ms, got \"%s\"\n",
+                        val);
                 goto usage;
             }
             vary *v = &vs[nv++];
@@ -410,8 +416,10 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
             }
         } else if (!strcmp(s, "--jobs")) {
             if (kdsim_parse_jobs(val, &jobs)) {
-                fprintf(err, "kdsim: --jobs: expected a whole number from 1 to 1024, got "
-                             "\"%s\"\n", val);
+                fprintf(err,
+                        "kdsim: --jobs: expected a whole number from 1 to 1024, got "
+                        "\"%s\"\n",
+                        val);
                 goto usage;
             }
         } else if (!strcmp(s, "--out")) {
@@ -437,8 +445,10 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         goto usage;
     }
     if (shards_arg && parse_shards(shards_arg, &shards, &n_shards)) {
-        fprintf(err, "kdsim: --shards: expected a range like 1..16 or a list like 2,4,8 (1 to "
-                     "10000), got \"%s\"\n", shards_arg);
+        fprintf(err,
+                "kdsim: --shards: expected a range like 1..16 or a list like 2,4,8 (1 to "
+                "10000), got \"%s\"\n",
+                shards_arg);
         goto usage;
     }
     bool use_mode[3] = {true, true, true};
@@ -452,8 +462,10 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                 if (!strcmp(tok, MODES[k]))
                     m = k;
             if (m < 0) {
-                fprintf(err, "kdsim: --modes: %s is not a capacity mode (provisioned, "
-                             "on_demand_standard, on_demand_advantage)\n", tok);
+                fprintf(err,
+                        "kdsim: --modes: %s is not a capacity mode (provisioned, "
+                        "on_demand_standard, on_demand_advantage)\n",
+                        tok);
                 ok = false;
             } else {
                 use_mode[m] = true;
@@ -471,8 +483,8 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         int rc = kdsim_scenario_load(&sc, scenario, o.sets, o.n_sets, &g);
         if (rc) {
             ydiag_print(&g, err, "kdsim");
-            fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n,
-                    g.n == 1 ? "" : "s", scenario);
+            fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s",
+                    scenario);
             ydiag_fini(&g);
             goto done;
         }
@@ -498,8 +510,7 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
      * run): AWS's sizing rule and the busiest minute offered, whichever is larger, from
      * half of it to twice it (at least 1..4), capped at 64 counts. */
     if (use_mode[0] && !shards) {
-        kdsim_runspec b = {scenario, o.sets, o.n_sets, master, warmup, sim_phys_bytes() / 2,
-                           NULL};
+        kdsim_runspec b = {scenario, o.sets, o.n_sets, master, warmup, sim_phys_bytes() / 2, NULL};
         int st;
         base_run = kdsim_run_once(&b, err, &st);
         if (!base_run) {
@@ -530,8 +541,10 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         for (size_t k = 0; k < counts; k++)
             for (size_t v = 0; v < combos; v++) {
                 if (nc >= MAX_CONFIGS) {
-                    fprintf(err, "kdsim: more than %d configurations; narrow --shards or "
-                                 "--vary\n", MAX_CONFIGS);
+                    fprintf(err,
+                            "kdsim: more than %d configurations; narrow --shards or "
+                            "--vary\n",
+                            MAX_CONFIGS);
                     status = KDSIM_EXIT_USAGE;
                     goto done;
                 }
@@ -558,9 +571,13 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     for (size_t c = 0; c < nc; c++)
         for (size_t r = 0; r < reps; r++) {
             size_t i = c * reps + r;
-            specs[i] = (kdsim_runspec){scenario, (const char *const *)cfgs[c].sets, cfgs[c].n_sets,
-                                       kdsim_replication_seed(master, (unsigned)r), warmup,
-                                       sim_phys_bytes() / 2 / use, NULL};
+            specs[i] = (kdsim_runspec){scenario,
+                                       (const char *const *)cfgs[c].sets,
+                                       cfgs[c].n_sets,
+                                       kdsim_replication_seed(master, (unsigned)r),
+                                       warmup,
+                                       sim_phys_bytes() / 2 / use,
+                                       NULL};
             ids[i] = i;
         }
     long failed = 0;
@@ -648,8 +665,8 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     if (!rule_run)
         rule_run = base_run;
     double rule_shards = rule_run ? fig_of(rule_run, "cost.sizing_rule.shards") : NAN;
-    double rule_cost = rule_run ? fig_of(rule_run, "cost.provisioned_sizing_rule.monthly_usd")
-                                : NAN;
+    double rule_cost =
+        rule_run ? fig_of(rule_run, "cost.provisioned_sizing_rule.monthly_usd") : NAN;
     long rule_cfg = -1; /* the rule's shard count, with the answer's --vary settings */
     for (size_t c = 0; c < nc; c++)
         if (cfgs[c].mode == 0 && (double)cfgs[c].shards == rule_shards &&
@@ -664,7 +681,8 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     json_object_set_new(doc, "warmup_s", json_real(sim_to_s(warmup)));
     json_t *seeds = json_array();
     for (size_t r = 0; r < reps; r++)
-        json_array_append_new(seeds, json_integer((json_int_t)kdsim_replication_seed(master, (unsigned)r)));
+        json_array_append_new(
+            seeds, json_integer((json_int_t)kdsim_replication_seed(master, (unsigned)r)));
     json_object_set_new(doc, "seeds", seeds);
     json_t *tj = json_array();
     for (size_t i = 0; i < ns; i++) {
@@ -681,17 +699,18 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         json_t *x = json_object();
         json_object_set_new(x, "configuration", json_string(cfgs[c].label));
         json_object_set_new(x, "mode", json_string(MODES[cfgs[c].mode]));
-        json_object_set_new(x, "shards", cfgs[c].mode == 0 ? json_integer(cfgs[c].shards)
-                                                           : json_null());
+        json_object_set_new(x, "shards",
+                            cfgs[c].mode == 0 ? json_integer(cfgs[c].shards) : json_null());
         json_object_set(x, "vary", cfgs[c].vary);
-        json_object_set_new(x, "monthly_usd", isnan(cfgs[c].cost)
-                                                  ? json_null()
-                                                  : json_real(round(cfgs[c].cost * 100) / 100));
+        json_object_set_new(x, "monthly_usd",
+                            isnan(cfgs[c].cost) ? json_null()
+                                                : json_real(round(cfgs[c].cost * 100) / 100));
         json_object_set_new(x, "passes", json_boolean(cfgs[c].passes));
         json_t *wj = json_object();
         for (size_t i = 0; i < ns; i++)
             json_object_set_new(wj, slos[i].figure,
-                                isnan(cfgs[c].worst[i]) ? json_null() : json_real(cfgs[c].worst[i]));
+                                isnan(cfgs[c].worst[i]) ? json_null()
+                                                        : json_real(cfgs[c].worst[i]));
         json_object_set_new(x, "worst", wj);
         json_array_append_new(cj, x);
     }
@@ -699,8 +718,8 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     json_object_set_new(doc, "answer", best >= 0 ? json_string(cfgs[best].label) : json_null());
     json_object_set_new(doc, "answer_monthly_usd",
                         best >= 0 ? json_real(round(cfgs[best].cost * 100) / 100) : json_null());
-    json_object_set_new(doc, "runner_up", second >= 0 ? json_string(cfgs[second].label)
-                                                      : json_null());
+    json_object_set_new(doc, "runner_up",
+                        second >= 0 ? json_string(cfgs[second].label) : json_null());
     json_object_set_new(doc, "runner_up_monthly_usd",
                         second >= 0 ? json_real(round(cfgs[second].cost * 100) / 100)
                                     : json_null());
@@ -712,10 +731,11 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     json_object_set_new(doc, "binding_evidence",
                         closest >= 0 ? json_string(cfgs[closest].label) : json_null());
     json_t *rj = json_object();
-    json_object_set_new(rj, "shards", isnan(rule_shards) ? json_null() : json_integer((json_int_t)rule_shards));
+    json_object_set_new(rj, "shards",
+                        isnan(rule_shards) ? json_null() : json_integer((json_int_t)rule_shards));
     json_object_set_new(rj, "monthly_usd", isnan(rule_cost) ? json_null() : json_real(rule_cost));
-    json_object_set_new(rj, "passes", rule_cfg >= 0 ? json_boolean(cfgs[rule_cfg].passes)
-                                                    : json_null());
+    json_object_set_new(rj, "passes",
+                        rule_cfg >= 0 ? json_boolean(cfgs[rule_cfg].passes) : json_null());
     json_object_set_new(doc, "sizing_rule", rj);
 
     if (json) {
@@ -771,8 +791,9 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                              "target (search lower with --shards)\n");
             }
             if (tight >= 0)
-                fprintf(out, "  tightest target at the answer: %s %.6g of %g (%.0f %% to "
-                             "spare)\n",
+                fprintf(out,
+                        "  tightest target at the answer: %s %.6g of %g (%.0f %% to "
+                        "spare)\n",
                         slos[tight].label, B->worst[tight], slos[tight].max,
                         100 * (isfinite(tight_slack) ? tight_slack : 0));
             if (second >= 0)
@@ -781,10 +802,11 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                         money(b, sizeof b, cfgs[second].cost - B->cost));
         }
         if (!isnan(rule_shards))
-            fprintf(out, "AWS's sizing rule (busiest minute: write MiB/s, read MiB/s / 2, "
-                         "records/s / 1000): %.0f shard%s, %s a month as provisioned; %s\n",
+            fprintf(out,
+                    "AWS's sizing rule (busiest minute: write MiB/s, read MiB/s / 2, "
+                    "records/s / 1000): %.0f shard%s, %s a month as provisioned; %s\n",
                     rule_shards, rule_shards == 1 ? "" : "s", money(a, sizeof a, rule_cost),
-                    rule_cfg < 0           ? "not in the shards searched"
+                    rule_cfg < 0            ? "not in the shards searched"
                     : cfgs[rule_cfg].passes ? "it meets the targets"
                                             : "it misses the targets");
     }

@@ -138,7 +138,8 @@ static void text_table(const json_t *doc, FILE *out)
     fprintf(out, "\n\n%-52s %14s %12s %14s %14s\n", "figure", "mean", "95% CI +-", "min", "max");
     const char *name;
     json_t *s;
-    json_object_foreach(json_object_get(doc, "summary"), name, s) {
+    json_object_foreach(json_object_get(doc, "summary"), name, s)
+    {
         char a[32], b[32], c[32], d[32];
         double half = json_number_value(json_object_get(s, "ci95"));
         fprintf(out, "%-52s %14s %12s %14s %14s\n", name,
@@ -181,20 +182,26 @@ int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
             char *end;
             reps = strtoul(val, &end, 10);
             if (*val < '0' || *val > '9' || *end || reps < 1 || reps > 10000) {
-                fprintf(err, "kdsim: --replications: expected a whole number from 1 to "
-                             "10000, got \"%s\"\n", val);
+                fprintf(err,
+                        "kdsim: --replications: expected a whole number from 1 to "
+                        "10000, got \"%s\"\n",
+                        val);
                 goto usage;
             }
         } else if (!strcmp(s, "--warmup")) {
             if (kdsim_parse_duration_opt(val, &warmup)) {
-                fprintf(err, "kdsim: --warmup: expected a duration like 5m or 30s, got "
-                             "\"%s\"\n", val);
+                fprintf(err,
+                        "kdsim: --warmup: expected a duration like 5m or 30s, got "
+                        "\"%s\"\n",
+                        val);
                 goto usage;
             }
         } else if (!strcmp(s, "--jobs")) {
             if (kdsim_parse_jobs(val, &jobs)) {
-                fprintf(err, "kdsim: --jobs: expected a whole number from 1 to 1024, got "
-                             "\"%s\"\n", val);
+                fprintf(err,
+                        "kdsim: --jobs: expected a whole number from 1 to 1024, got "
+                        "\"%s\"\n",
+                        val);
                 goto usage;
             }
         } else if (!strcmp(s, "--out")) {
@@ -233,9 +240,9 @@ int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
     SIM_ASSERT(specs != NULL && ids != NULL);
     uint64_t mem = sim_phys_bytes() / 2 / jobs;
     for (unsigned long r = 0; r < reps; r++) {
-        specs[r] = (kdsim_runspec){scenario, o.sets, o.n_sets,
-                                   kdsim_replication_seed(master, (unsigned)r), warmup, mem,
-                                   NULL};
+        specs[r] =
+            (kdsim_runspec){scenario, o.sets, o.n_sets, kdsim_replication_seed(master, (unsigned)r),
+                            warmup,   mem,    NULL};
         ids[r] = r;
     }
     long failed = 0;

@@ -70,8 +70,7 @@ static int run_world(kds_world *w, const kds_world_cfg *cfg, FILE *err)
         return 1;
     }
     if (w->violated) {
-        fprintf(err, "kdsim: %s\nkdsim: the run stopped: this is a bug in kdsim\n",
-                w->violation);
+        fprintf(err, "kdsim: %s\nkdsim: the run stopped: this is a bug in kdsim\n", w->violation);
         return 1;
     }
     return 0;
@@ -264,8 +263,8 @@ void kdsim_results_free(json_t **results, size_t n)
     free(results);
 }
 
-int kdsim_scenario_check(const char *file, const char *const *sets, size_t n_sets,
-                         sim_time warmup, FILE *err, uint64_t *seed)
+int kdsim_scenario_check(const char *file, const char *const *sets, size_t n_sets, sim_time warmup,
+                         FILE *err, uint64_t *seed)
 {
     kdsim_scenario sc = {0};
     ydiag g;
@@ -273,8 +272,7 @@ int kdsim_scenario_check(const char *file, const char *const *sets, size_t n_set
     int rc = kdsim_scenario_load(&sc, file, sets, n_sets, &g);
     if (rc) {
         ydiag_print(&g, err, "kdsim");
-        fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s",
-                file);
+        fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s", file);
     } else if (warmup >= sc.world.duration) {
         char a[32], b[32];
         fprintf(err, "kdsim: the warm-up (%s) must be shorter than the run (%s)\n",

@@ -23,11 +23,11 @@ typedef struct kdsim_runspec {
     const char *const *sets; /* borrowed: overrides "key.path=value", as for
                                 kdsim_scenario_load(), without the seed */
     size_t n_sets;
-    uint64_t seed;           /* the run's master seed */
-    sim_time warmup;         /* statistics start here, ns (0: none) */
-    uint64_t max_memory;     /* the memory guard of the run, B (0: none) */
-    const json_t *extra;     /* borrowed, or NULL: fields put first in the result (a
-                                sweep's index, point, replication and parameters) */
+    uint64_t seed;       /* the run's master seed */
+    sim_time warmup;     /* statistics start here, ns (0: none) */
+    uint64_t max_memory; /* the memory guard of the run, B (0: none) */
+    const json_t *extra; /* borrowed, or NULL: fields put first in the result (a
+                            sweep's index, point, replication and parameters) */
 } kdsim_runspec;
 
 /* The seed of replication r (0-based) under master seed `master`: the master seed
@@ -57,8 +57,8 @@ void kdsim_results_free(json_t **results, size_t n);
 /* Check scenario `file` under overrides `sets` before anything runs: it loads, and a
  * warm-up of `warmup` ns is shorter than its duration. Returns 0 and its master seed in
  * *seed (its `seed` key, 1 when absent); otherwise prints every error and returns 2. */
-int kdsim_scenario_check(const char *file, const char *const *sets, size_t n_sets,
-                         sim_time warmup, FILE *err, uint64_t *seed);
+int kdsim_scenario_check(const char *file, const char *const *sets, size_t n_sets, sim_time warmup,
+                         FILE *err, uint64_t *seed);
 
 /* A job of the pool: runs in a child process; returns 0 on success (the child's exit
  * status). */

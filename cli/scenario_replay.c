@@ -100,19 +100,21 @@ bool kdsim_replay_record_size(ywalk *w, yaml_node_t *pm, const char *path, const
     if (r->kind != KDS_RATE_TABLE) {
         /* A replay that failed to load leaves a constant 0 rate; its errors are out. */
         yaml_node_t *rate = yw_get(w, pm, "rate");
-        yaml_node_t *prof = rate && rate->type == YAML_MAPPING_NODE ? yw_get(w, rate, "profile")
-                                                                    : NULL;
+        yaml_node_t *prof =
+            rate && rate->type == YAML_MAPPING_NODE ? yw_get(w, rate, "profile") : NULL;
         bool replay = prof && prof->type == YAML_SCALAR_NODE &&
                       !strcmp((const char *)prof->data.scalar.value, "replay");
         if (!replay)
-            yw_error(w, n, kp, "record_size: trace takes the size from a replayed trace; "
-                               "it needs rate: {profile: replay, file: ...}");
+            yw_error(w, n, kp,
+                     "record_size: trace takes the size from a replayed trace; "
+                     "it needs rate: {profile: replay, file: ...}");
         return true;
     }
     double per = r->cum[r->n_slots + 1];
     if (isnan(per)) {
-        yw_error(w, n, kp, "record_size: trace needs the trace's IncomingBytes column (and "
-                           "some records); give a size instead, like record_size: 1 KiB");
+        yw_error(w, n, kp,
+                 "record_size: trace needs the trace's IncomingBytes column (and "
+                 "some records); give a size instead, like record_size: 1 KiB");
         return true;
     }
     *size = sim_dist_const(nearbyint(per) < 1 ? 1 : nearbyint(per));

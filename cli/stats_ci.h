@@ -15,10 +15,10 @@
 #include <stddef.h>
 
 typedef struct kdsim_ci {
-    size_t n;     /* replications */
-    double mean;  /* sample mean */
-    double sd;    /* sample standard deviation (n - 1); NaN when n < 2 */
-    double half;  /* half-width of the 95 % interval; NaN when n < 2 */
+    size_t n;    /* replications */
+    double mean; /* sample mean */
+    double sd;   /* sample standard deviation (n - 1); NaN when n < 2 */
+    double half; /* half-width of the 95 % interval; NaN when n < 2 */
     double min, max;
 } kdsim_ci;
 

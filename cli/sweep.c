@@ -31,8 +31,8 @@
 #include "sweep_plots.h"
 #include "ydoc.h"
 
-#define MAX_VALUES 100000   /* values of one parameter */
-#define MAX_RUNS 10000000   /* points x replications */
+#define MAX_VALUES 100000 /* values of one parameter */
+#define MAX_RUNS 10000000 /* points x replications */
 
 typedef struct param {
     const char *key; /* borrowed from the document: a scenario key path */
@@ -51,9 +51,9 @@ typedef struct sweep {
     bool has_seed;
     uint64_t seed;
     sim_time warmup;
-    char **fixed;             /* owned "key=value" from `set` */
+    char **fixed; /* owned "key=value" from `set` */
     size_t n_fixed;
-    param *params;            /* owned */
+    param *params; /* owned */
     size_t n_params;
     size_t n_points;
 } sweep;
@@ -115,8 +115,9 @@ static void load_param(ywalk *w, yaml_node_t *k, yaml_node_t *v, param *p)
     snprintf(kp, sizeof kp, "parameters.%s", p->key);
     if (!strchr(p->key, '.') && strcmp(p->key, "seed") && strcmp(p->key, "duration") &&
         strcmp(p->key, "name"))
-        yw_error(w, k, kp, "expected a scenario key path like stream.shards or "
-                           "producers[0].rate");
+        yw_error(w, k, kp,
+                 "expected a scenario key path like stream.shards or "
+                 "producers[0].rate");
     if (v->type == YAML_SEQUENCE_NODE) {
         size_t n = yw_seq_len(w, v);
         if (n == 0)
@@ -131,8 +132,9 @@ static void load_param(ywalk *w, yaml_node_t *k, yaml_node_t *v, param *p)
         return;
     }
     if (v->type != YAML_MAPPING_NODE) {
-        yw_error(w, v, kp, "expected a list of values like [2, 4, 8] or a range like "
-                           "{from: 2, to: 8, step: 2}");
+        yw_error(w, v, kp,
+                 "expected a list of values like [2, 4, 8] or a range like "
+                 "{from: 2, to: 8, step: 2}");
         return;
     }
     static const char *const keys[] = {"from", "to", "step", "unit", NULL};
@@ -171,8 +173,7 @@ static int sweep_load(sweep *s, const char *file, ydiag *g)
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
     const char *dot = strrchr(base, '.');
-    s->stem = dup_printf("%.*s", (int)(dot && dot != base ? dot - base : (long)strlen(base)),
-                         base);
+    s->stem = dup_printf("%.*s", (int)(dot && dot != base ? dot - base : (long)strlen(base)), base);
     s->name = s->stem;
     s->reps = 1;
     size_t before = g->n;
@@ -183,12 +184,13 @@ static int sweep_load(sweep *s, const char *file, ydiag *g)
     yaml_node_t *root = ydoc_root(&s->doc);
     if (!root || !yw_is_map(&w, root, "")) {
         if (!root)
-            ydiag_add(g, file, NULL, "", "the sweep file is empty; it needs at least scenario "
-                                         "(see docs/capacity-planning.md)");
+            ydiag_add(g, file, NULL, "",
+                      "the sweep file is empty; it needs at least scenario "
+                      "(see docs/capacity-planning.md)");
         return SIM_EINVAL;
     }
-    static const char *const keys[] = {"name", "scenario", "replications", "seed", "warmup",
-                                       "set", "parameters", NULL};
+    static const char *const keys[] = {"name",   "scenario", "replications", "seed",
+                                       "warmup", "set",      "parameters",   NULL};
     yw_check_keys(&w, root, "", keys);
     yw_str(&w, root, "", "name", false, &s->name);
     if (yw_str(&w, root, "", "scenario", true, &s->scenario_rel))
@@ -200,8 +202,8 @@ static int sweep_load(sweep *s, const char *file, ydiag *g)
     yw_duration(&w, root, "", "warmup", false, 0, SIM_DAY(400), &s->warmup);
     yaml_node_t *set = yw_get(&w, root, "set");
     if (set && yw_is_map(&w, set, "set")) {
-        for (yaml_node_pair_t *pr = set->data.mapping.pairs.start;
-             pr < set->data.mapping.pairs.top; pr++) {
+        for (yaml_node_pair_t *pr = set->data.mapping.pairs.start; pr < set->data.mapping.pairs.top;
+             pr++) {
             yaml_node_t *k = yaml_document_get_node(&s->doc.doc, pr->key);
             yaml_node_t *v = yaml_document_get_node(&s->doc.doc, pr->value);
             const char *kt = yw_scalar(&w, k, "set");
@@ -221,16 +223,15 @@ static int sweep_load(sweep *s, const char *file, ydiag *g)
         size_t n = (size_t)(ps->data.mapping.pairs.top - ps->data.mapping.pairs.start);
         s->params = calloc(n ? n : 1, sizeof *s->params);
         SIM_ASSERT(s->params != NULL);
-        for (yaml_node_pair_t *pr = ps->data.mapping.pairs.start;
-             pr < ps->data.mapping.pairs.top; pr++) {
+        for (yaml_node_pair_t *pr = ps->data.mapping.pairs.start; pr < ps->data.mapping.pairs.top;
+             pr++) {
             yaml_node_t *k = yaml_document_get_node(&s->doc.doc, pr->key);
             yaml_node_t *v = yaml_document_get_node(&s->doc.doc, pr->value);
             if (!yw_scalar(&w, k, "parameters"))
                 continue;
             for (size_t i = 0; i < s->n_params; i++)
                 if (!strcmp(s->params[i].key, (const char *)k->data.scalar.value))
-                    yw_error(&w, k, "parameters", "parameter %s is given twice",
-                             s->params[i].key);
+                    yw_error(&w, k, "parameters", "parameter %s is given twice", s->params[i].key);
             param *p = &s->params[s->n_params++];
             load_param(&w, k, v, p);
             if (p->n > 0 && s->n_points <= MAX_RUNS)
@@ -330,7 +331,8 @@ static json_t *figure_names(json_t *const *runs, size_t n)
     for (size_t i = 0; i < n; i++) {
         const char *k;
         json_t *v;
-        json_object_foreach(json_object_get(runs[i], "figures"), k, v) {
+        json_object_foreach(json_object_get(runs[i], "figures"), k, v)
+        {
             if (!json_object_get(seen, k)) {
                 json_object_set_new(seen, k, json_true());
                 json_array_append_new(names, json_string(k));
@@ -367,8 +369,9 @@ static int write_tables(const json_t *meta, json_t *const *runs, size_t n, const
     fputc('\n', f);
     for (size_t r = 0; r < n; r++) {
         const json_t *run = runs[r];
-        fprintf(f, "%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT
-                   ",%" JSON_INTEGER_FORMAT,
+        fprintf(f,
+                "%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT
+                ",%" JSON_INTEGER_FORMAT,
                 json_integer_value(json_object_get(run, "index")),
                 json_integer_value(json_object_get(run, "point")),
                 json_integer_value(json_object_get(run, "replication")),
@@ -376,8 +379,8 @@ static int write_tables(const json_t *meta, json_t *const *runs, size_t n, const
         const json_t *pv = json_object_get(run, "parameters");
         for (size_t i = 0; i < json_array_size(pkeys); i++) {
             fputc(',', f);
-            const char *v = json_string_value(
-                json_object_get(pv, json_string_value(json_array_get(pkeys, i))));
+            const char *v =
+                json_string_value(json_object_get(pv, json_string_value(json_array_get(pkeys, i))));
             csv_field(f, v ? v : "");
         }
         fputc(',', f);
@@ -394,8 +397,8 @@ static int write_tables(const json_t *meta, json_t *const *runs, size_t n, const
 
     /* The per-point summaries: runs p x reps .. (p + 1) x reps - 1 are point p's. */
     json_t *doc = json_object();
-    static const char *const mkeys[] = {"kdsim_version", "sweep", "sweep_sha256", "scenario",
-                                        "replications", "warmup_s", "seeds", "parameters"};
+    static const char *const mkeys[] = {"kdsim_version", "sweep",    "sweep_sha256", "scenario",
+                                        "replications",  "warmup_s", "seeds",        "parameters"};
     for (size_t i = 0; i < sizeof mkeys / sizeof mkeys[0]; i++)
         json_object_set(doc, mkeys[i], json_object_get(meta, mkeys[i]));
     json_t *pts = json_array();
@@ -417,7 +420,8 @@ static int write_tables(const json_t *meta, json_t *const *runs, size_t n, const
         json_array_append_new(pts, o);
         const char *fname;
         json_t *s;
-        json_object_foreach(sum, fname, s) {
+        json_object_foreach(sum, fname, s)
+        {
             fprintf(f, "%zu", p);
             const json_t *pv = json_object_get(pt, "parameters");
             for (size_t i = 0; i < json_array_size(pkeys); i++) {
@@ -446,7 +450,8 @@ static int write_tables(const json_t *meta, json_t *const *runs, size_t n, const
     char *js = kdsim_report_dump(doc);
     int rc = SIM_EIO;
     if (csv && summary && js)
-        rc = write_file(dir, "results.csv", csv, err) || write_file(dir, "summary.csv", summary, err) ||
+        rc = write_file(dir, "results.csv", csv, err) ||
+                     write_file(dir, "summary.csv", summary, err) ||
                      write_file(dir, "results.json", js, err)
                  ? SIM_EIO
                  : 0;
@@ -460,9 +465,8 @@ static int write_tables(const json_t *meta, json_t *const *runs, size_t n, const
 
 /* ---- kdsim sweep ------------------------------------------------------------------------ */
 
-static const char SWEEP_USAGE[] =
-    "usage: kdsim sweep FILE [--jobs N] [--out DIR] [--part K/N]\n"
-    "       kdsim merge PART... [--out DIR]\n";
+static const char SWEEP_USAGE[] = "usage: kdsim sweep FILE [--jobs N] [--out DIR] [--part K/N]\n"
+                                  "       kdsim merge PART... [--out DIR]\n";
 
 static int make_dirs(const char *dir, FILE *err)
 {
@@ -497,8 +501,10 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
         }
         if (!strcmp(s, "--jobs")) {
             if (kdsim_parse_jobs(argv[++i], &jobs)) {
-                fprintf(err, "kdsim: --jobs: expected a whole number from 1 to 1024, got "
-                             "\"%s\"\n", argv[i]);
+                fprintf(err,
+                        "kdsim: --jobs: expected a whole number from 1 to 1024, got "
+                        "\"%s\"\n",
+                        argv[i]);
                 return KDSIM_EXIT_USAGE;
             }
         } else if (!strcmp(s, "--out")) {
@@ -510,8 +516,10 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
             if (*v >= '0' && *v <= '9' && *end == '/' && end[1] >= '0' && end[1] <= '9')
                 parts = strtoul(end + 1, &end, 10);
             if (*end || parts < 1 || parts > 100000 || part < 1 || part > parts) {
-                fprintf(err, "kdsim: --part: expected K/N with 1 <= K <= N, like 3/8, got "
-                             "\"%s\"\n", v);
+                fprintf(err,
+                        "kdsim: --part: expected K/N with 1 <= K <= N, like 3/8, got "
+                        "\"%s\"\n",
+                        v);
                 return KDSIM_EXIT_USAGE;
             }
         } else if (s[0] == '-' && s[1] == '-') {
@@ -534,8 +542,7 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
     int rc = sweep_load(&sw, file, &g);
     if (rc) {
         ydiag_print(&g, err, "kdsim");
-        fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s",
-                file);
+        fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s", file);
         ydiag_fini(&g);
         sweep_fini(&sw);
         return rc == SIM_EIO ? KDSIM_EXIT_USAGE : KDSIM_EXIT_USAGE;
@@ -589,7 +596,8 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
     if (bad)
         goto done;
     for (size_t r = 0; r < R; r++)
-        json_array_append_new(seeds, json_integer((json_int_t)kdsim_replication_seed(master, (unsigned)r)));
+        json_array_append_new(
+            seeds, json_integer((json_int_t)kdsim_replication_seed(master, (unsigned)r)));
     json_t *pk = json_array();
     for (size_t i = 0; i < sw.n_params; i++)
         json_array_append_new(pk, json_string(sw.params[i].key));
@@ -626,9 +634,13 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
         json_object_set_new(x, "replication", json_integer((json_int_t)r));
         json_object_set(x, "parameters", json_object_get(json_array_get(pts, p), "parameters"));
         extras[k] = x;
-        specs[k] = (kdsim_runspec){sw.scenario, (const char *const *)psets[p], pn[p],
+        specs[k] = (kdsim_runspec){sw.scenario,
+                                   (const char *const *)psets[p],
+                                   pn[p],
                                    (uint64_t)json_integer_value(json_array_get(seeds, r)),
-                                   sw.warmup, mem, x};
+                                   sw.warmup,
+                                   mem,
+                                   x};
         ids[k] = i;
         k++;
     }
@@ -651,8 +663,9 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
                 char *name = dup_printf("part-%lu-of-%lu.json", part, parts);
                 if (text && write_file(out_dir, name, text, err) == 0) {
                     status = KDSIM_EXIT_OK;
-                    fprintf(out, "kdsim: sweep %s, part %lu of %lu: %zu of %zu runs; wrote "
-                                 "%s/%s (combine the parts with kdsim merge)\n",
+                    fprintf(out,
+                            "kdsim: sweep %s, part %lu of %lu: %zu of %zu runs; wrote "
+                            "%s/%s (combine the parts with kdsim merge)\n",
                             sw.name, part, parts, mine, total, out_dir, name);
                 }
                 free(name);
@@ -661,8 +674,9 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
             } else if (write_tables(meta, res, total, out_dir, err) == 0 &&
                        kdsim_sweep_plots(meta, res, total, out_dir, err) == 0) {
                 status = KDSIM_EXIT_OK;
-                fprintf(out, "kdsim: sweep %s: %zu point%s x %zu replication%s = %zu runs on "
-                             "%u worker%s; wrote %s/results.csv, results.json, summary.csv, plots/\n",
+                fprintf(out,
+                        "kdsim: sweep %s: %zu point%s x %zu replication%s = %zu runs on "
+                        "%u worker%s; wrote %s/results.csv, results.json, summary.csv, plots/\n",
                         sw.name, np, np == 1 ? "" : "s", R, R == 1 ? "" : "s", total, use,
                         use == 1 ? "" : "s", out_dir);
             }
@@ -744,9 +758,12 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
             goto done;
         }
         const json_t *d = docs[i];
-        if (!json_is_integer(json_object_get(d, "part")) || !json_is_array(json_object_get(d, "runs"))) {
-            fprintf(err, "kdsim: %s: not a part file (no part or runs): make parts with kdsim "
-                         "sweep FILE --part K/N\n", files[i]);
+        if (!json_is_integer(json_object_get(d, "part")) ||
+            !json_is_array(json_object_get(d, "runs"))) {
+            fprintf(err,
+                    "kdsim: %s: not a part file (no part or runs): make parts with kdsim "
+                    "sweep FILE --part K/N\n",
+                    files[i]);
             goto done;
         }
         if (i == 0) {
@@ -759,8 +776,9 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
         static const char *const same[] = {"sweep_sha256", "kdsim_version", "parts", "runs_total"};
         for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
             if (!json_equal(json_object_get(d, same[k]), json_object_get(docs[0], same[k]))) {
-                fprintf(err, "kdsim: %s and %s come from different sweeps (their %s differ); "
-                             "merge the parts of one sweep file, run by one kdsim version\n",
+                fprintf(err,
+                        "kdsim: %s and %s come from different sweeps (their %s differ); "
+                        "merge the parts of one sweep file, run by one kdsim version\n",
                         files[0], files[i], same[k]);
                 goto done;
             }
@@ -777,8 +795,10 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
     }
     for (size_t k = 1; k <= parts; k++) {
         if (!seen_part[k]) {
-            fprintf(err, "kdsim: part %zu of %zu is missing; run kdsim sweep FILE --part %zu/%zu "
-                         "and merge again\n", k, parts, k, parts);
+            fprintf(err,
+                    "kdsim: part %zu of %zu is missing; run kdsim sweep FILE --part %zu/%zu "
+                    "and merge again\n",
+                    k, parts, k, parts);
             goto done;
         }
     }
@@ -814,8 +834,10 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
         write_tables(docs[0], runs, total, out_dir ? out_dir : dir, err) == 0 &&
         kdsim_sweep_plots(docs[0], runs, total, out_dir ? out_dir : dir, err) == 0) {
         status = KDSIM_EXIT_OK;
-        fprintf(out, "kdsim: merged %zu parts, %zu runs; wrote %s/results.csv, results.json, "
-                     "summary.csv, plots/\n", parts, total, out_dir ? out_dir : dir);
+        fprintf(out,
+                "kdsim: merged %zu parts, %zu runs; wrote %s/results.csv, results.json, "
+                "summary.csv, plots/\n",
+                parts, total, out_dir ? out_dir : dir);
     }
     free(dir);
 done:

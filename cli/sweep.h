@@ -36,12 +36,12 @@ bool kdsim_wants_replications(int argc, char **argv);
 /* Options that the scenario commands share, gathered as scenario overrides: --seed N
  * (kept apart as the master seed), --duration T, --set K=V, --prices FILE. */
 typedef struct kdsim_scenario_opts {
-    const char **sets;    /* owned array; strings owned in `owned` or borrowed from argv */
+    const char **sets; /* owned array; strings owned in `owned` or borrowed from argv */
     size_t n_sets;
     char **owned;
     size_t n_owned;
     bool has_seed;
-    uint64_t seed;        /* --seed */
+    uint64_t seed; /* --seed */
 } kdsim_scenario_opts;
 
 /* If argv[*i] is one of those options, consume it (and its value) and return 1; return

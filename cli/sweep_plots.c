@@ -23,8 +23,8 @@
 #define MAX_PLOTS 64
 
 typedef struct plot {
-    char name[160];   /* file stem */
-    char fig[200];    /* the figure */
+    char name[160]; /* file stem */
+    char fig[200];  /* the figure */
     char ylabel[128];
 } plot;
 
@@ -63,8 +63,7 @@ static size_t index_of(json_t *a, const char *v)
     return json_array_size(a) - 1;
 }
 
-int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const char *dir,
-                      FILE *err)
+int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const char *dir, FILE *err)
 {
     const json_t *pkeys = json_object_get(meta, "parameters");
     const json_t *points = json_object_get(meta, "points");
@@ -73,8 +72,10 @@ int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const c
     if (np == 0 || npts < 2 || reps == 0 || n < npts * reps)
         return 0;
     if (np > 2) {
-        fprintf(err, "kdsim: no plots: a sweep of %zu parameters is too many to draw "
-                     "(summary.csv has every point)\n", np);
+        fprintf(err,
+                "kdsim: no plots: a sweep of %zu parameters is too many to draw "
+                "(summary.csv has every point)\n",
+                np);
         return 0;
     }
     const char *k0 = json_string_value(json_array_get(pkeys, 0));
@@ -105,14 +106,16 @@ int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const c
     size_t nplots = 0;
     const char *fn;
     json_t *fv;
-    json_object_foreach(sum[0], fn, fv) {
+    json_object_foreach(sum[0], fn, fv)
+    {
         const char *ylabel = NULL;
         size_t fl = strlen(fn);
         if (!strcmp(fn, "stream.write_throttle_pct"))
             ylabel = "write throttling (% of record puts)";
         else if (!strcmp(fn, "records_lost"))
             ylabel = "records lost";
-        else if (!strncmp(fn, "consumers.", 10) && fl > 15 && !strcmp(fn + fl - 15, ".latency_ms.p99"))
+        else if (!strncmp(fn, "consumers.", 10) && fl > 15 &&
+                 !strcmp(fn + fl - 15, ".latency_ms.p99"))
             ylabel = "p99 latency (ms)";
         else if (!strcmp(fn, "cost.scenario.monthly_usd"))
             ylabel = "monthly cost in the mode of the scenario (USD)";
@@ -166,8 +169,8 @@ int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const c
                     double half = json_is_number(c) ? json_number_value(c) : 0;
                     char label[128];
                     clean(label, sizeof label, json_string_value(json_array_get(xs, x)));
-                    fprintf(f, "%.12g,%s,,%.12g,%.12g,%.12g\n", numeric ? xv[x] : (double)x,
-                            label, mean, mean - half, mean + half);
+                    fprintf(f, "%.12g,%s,,%.12g,%.12g,%.12g\n", numeric ? xv[x] : (double)x, label,
+                            mean, mean - half, mean + half);
                 }
         }
         fclose(f);
@@ -189,8 +192,10 @@ int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const c
             asprintf(&to, "%s/%s", pdir, scripts[i]) < 0)
             SIM_ASSERT(0);
         if (copy_file(from, to)) {
-            fprintf(err, "kdsim: cannot copy the plot script %s to %s: %s (KDSIM_PLOTS_DIR "
-                         "names the folder of kdsim's plots/)\n", from, pdir, strerror(errno));
+            fprintf(err,
+                    "kdsim: cannot copy the plot script %s to %s: %s (KDSIM_PLOTS_DIR "
+                    "names the folder of kdsim's plots/)\n",
+                    from, pdir, strerror(errno));
             rc = SIM_EIO;
         }
         free(from);
@@ -207,8 +212,9 @@ int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const c
     clean(xl, sizeof xl, k0);
     for (size_t i = 0; i < nplots; i++) {
         char *e = NULL;
-        if (asprintf(&e, "data='%s.csv'; out='%s'; title='%s against %s'; ylabel='%s'; "
-                         "xlabel='%s'; nseries=%zu; xnumeric=%d",
+        if (asprintf(&e,
+                     "data='%s.csv'; out='%s'; title='%s against %s'; ylabel='%s'; "
+                     "xlabel='%s'; nseries=%zu; xnumeric=%d",
                      plots[i].name, plots[i].name, plots[i].fig, xl, plots[i].ylabel, xl, ns,
                      numeric ? 1 : 0) < 0)
             SIM_ASSERT(0);
@@ -237,8 +243,10 @@ int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const c
         free(sh);
     }
     if (!rc && nplots && !gnuplot) {
-        fprintf(err, "kdsim: gnuplot is not installed: the sweep's plot data and scripts are "
-                     "in %s (apt-get install gnuplot-nox, then run %s/plots.sh)\n", pdir, pdir);
+        fprintf(err,
+                "kdsim: gnuplot is not installed: the sweep's plot data and scripts are "
+                "in %s (apt-get install gnuplot-nox, then run %s/plots.sh)\n",
+                pdir, pdir);
     } else if (!rc && nplots) {
         fflush(err);
         pid_t pid = fork();

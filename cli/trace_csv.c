@@ -223,8 +223,7 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
                     slot = &rcol;
                 else if (strstr(nm, "incomingbytes"))
                     slot = &bcol;
-                else if (!strncmp(nm, "timestamp", 9) || !strcmp(nm, "time") ||
-                         !strcmp(nm, "date"))
+                else if (!strncmp(nm, "timestamp", 9) || !strcmp(nm, "time") || !strcmp(nm, "date"))
                     slot = &tcol;
                 if (slot && *slot >= 0)
                     err_at(g, name, line_no, cells[i].col, "column %s appears twice in the header",
@@ -285,8 +284,9 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
         rows[n_rows++] = r;
     }
     if (!header)
-        err_at(g, name, 0, 0, "the trace is empty: it needs a header line "
-                              "(timestamp,IncomingRecords,IncomingBytes) and one row a minute");
+        err_at(g, name, 0, 0,
+               "the trace is empty: it needs a header line "
+               "(timestamp,IncomingRecords,IncomingBytes) and one row a minute");
     else if (g->n == before && n_rows == 0)
         err_at(g, name, 0, 0, "the trace has a header but no rows");
     if (g->n > before) {

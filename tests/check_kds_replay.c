@@ -66,8 +66,8 @@ END_TEST
 START_TEST(test_even_pro_rata)
 {
     kds_rate r = build(KDS_REPLAY_EVEN, 1);
-    ck_assert_double_eq(kds_rate_at(&r, SIM_S(30)), 10);       /* 600 a minute */
-    ck_assert_double_eq(kds_rate_at(&r, SIM_MIN(1) + 1), 0);   /* the quiet minute */
+    ck_assert_double_eq(kds_rate_at(&r, SIM_S(30)), 10);     /* 600 a minute */
+    ck_assert_double_eq(kds_rate_at(&r, SIM_MIN(1) + 1), 0); /* the quiet minute */
     ck_assert_double_eq_tol(kds_rate_integral(&r, SIM_S(15), SIM_S(45)), 300, 1e-9);
     /* Across a boundary: the last 30 s of minute 2 (7/min) and the first 30 s of
      * minute 3 (123457/min). */
@@ -75,8 +75,7 @@ START_TEST(test_even_pro_rata)
                             3.5 + 123457 / 2.0, 1e-6);
     ck_assert_double_eq_tol(kds_rate_peak(&r, 0, SIM_MIN(N_TRACE)), 123457 / 60.0, 1e-9);
     ck_assert_double_eq_tol(kds_rate_peak(&r, 0, SIM_MIN(3)), 10, 1e-9);
-    ck_assert_double_eq_tol(kds_rate_peak(&r, SIM_MIN(3) - 1, SIM_MIN(3) + 1), 123457 / 60.0,
-                            1e-9);
+    ck_assert_double_eq_tol(kds_rate_peak(&r, SIM_MIN(3) - 1, SIM_MIN(3) + 1), 123457 / 60.0, 1e-9);
 }
 END_TEST
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
 #include "sim_err.h"
+#include "testutil.h"
 #include "trace_csv.h"
 
 static kdsim_trace t;
@@ -84,11 +84,12 @@ END_TEST
  * first, a missing minute, an empty cell, no bytes column. */
 START_TEST(test_shapes)
 {
-    ck_assert_int_eq(parse("\"Label\",\"IncomingBytes (Sum)\",\"Timestamp\",\"IncomingRecords (Sum)\"\r\n"
-                           "x,300,2026-09-14T00:03:00Z,3\r\n"
-                           "x,,2026-09-14T00:02:00Z,\r\n"
-                           "x,100,2026-09-14T00:00:00Z,1\r\n"),
-                     0);
+    ck_assert_int_eq(
+        parse("\"Label\",\"IncomingBytes (Sum)\",\"Timestamp\",\"IncomingRecords (Sum)\"\r\n"
+              "x,300,2026-09-14T00:03:00Z,3\r\n"
+              "x,,2026-09-14T00:02:00Z,\r\n"
+              "x,100,2026-09-14T00:00:00Z,1\r\n"),
+        0);
     ck_assert_uint_eq(t.n, 4);
     ck_assert_double_eq(t.records[0], 1);
     ck_assert_double_eq(t.records[1], 0); /* no row: no data that minute */
