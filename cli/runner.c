@@ -231,6 +231,12 @@ json_t **kdsim_run_many(const kdsim_runspec *specs, const size_t *ids, size_t n,
     SIM_ASSERT(order != NULL && res != NULL);
     for (size_t k = 0; k < n; k++)
         order[k] = k;
+    /* A file left by an earlier run into this folder must not pass for this one's. */
+    for (size_t k = 0; k < n; k++) {
+        char *path = run_file(dir, ids[k]);
+        remove(path);
+        free(path);
+    }
     many m = {specs, ids, dir, err};
     long bad = kdsim_pool_run(order, n, jobs, many_job, &m, err, what);
     *failed = 0;
