@@ -166,7 +166,8 @@ static char *run_file(const char *dir, size_t id)
 {
     size_t n = strlen(dir) + 40;
     char *p = malloc(n);
-    SIM_ASSERT(p != NULL);
+    if (!p)
+        abort(); /* out of memory for a file name: nothing sensible is left to do */
     snprintf(p, n, "%s/runs/%06zu.json", dir, id);
     return p;
 }
