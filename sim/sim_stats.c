@@ -217,7 +217,7 @@ static int reserve(sim_series *s, size_t need)
     return SIM_OK;
 }
 
-int sim_series_add(sim_series *s, sim_time t, double x)
+int sim__series_add_slow(sim_series *s, sim_time t, double x)
 {
     SIM_ASSERT(t >= 0);
     size_t i;

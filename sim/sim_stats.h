@@ -76,8 +76,22 @@ void sim_series_init(sim_series *s, sim_time width, sim_series_kind kind);
 /* Free the buckets. NULL-safe; idempotent. */
 void sim_series_fini(sim_series *s);
 
-/* Add x at time t (>= 0) into its bucket. Returns 0 or SIM_ENOMEM. Amortised O(1). */
-int sim_series_add(sim_series *s, sim_time t, double x);
+/* Add x at time t (>= 0) into its bucket. Returns 0 or SIM_ENOMEM. Amortised O(1).
+ * Inline: the common case (the bucket of the previous add) is a few instructions on the
+ * hottest path of a run; any other bucket goes through sim__series_add_slow(). */
+int sim__series_add_slow(sim_series *s, sim_time t, double x);
+
+static inline int sim_series_add(sim_series *s, sim_time t, double x)
+{
+    if (t >= s->cur_lo && t - s->cur_lo < s->width && s->v && s->cur < s->n) {
+        if (s->kind == SIM_SERIES_SUM)
+            s->v[s->cur] += x;
+        else if (x > s->v[s->cur])
+            s->v[s->cur] = x;
+        return 0;
+    }
+    return sim__series_add_slow(s, t, x);
+}
 
 /* Make the series cover [0, end): empty buckets read as 0. Returns 0 or SIM_ENOMEM. */
 int sim_series_extend(sim_series *s, sim_time end);
