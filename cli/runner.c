@@ -227,7 +227,7 @@ json_t **kdsim_run_many(const kdsim_runspec *specs, const size_t *ids, size_t n,
         free(runs);
         return NULL;
     }
-    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    size_t *order = calloc(n ? n : 1, sizeof *order);
     json_t **res = calloc(n ? n : 1, sizeof *res);
     SIM_ASSERT(order != NULL && res != NULL);
     for (size_t k = 0; k < n; k++)
