@@ -92,3 +92,14 @@ void kds_consumer_stats_child(kds_consumer_stats *cs, sim_time wait)
     if (ms > cs->child_wait_ms_max)
         cs->child_wait_ms_max = ms;
 }
+
+void kds_consumer_settle(kds_consumer_stats *cs, const kds_log *l, kds_cursor *cur,
+                         uint64_t start_pos)
+{
+    if (cur->pos < l->head_pos) {
+        cs->records_expired_unread += l->head_pos - cur->pos;
+        cur->pos = l->head_pos;
+    }
+    cs->records_unread += kds_log_unread(l, cur);
+    cs->records_skipped_at_start += start_pos;
+}

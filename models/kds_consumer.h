@@ -69,6 +69,13 @@ struct kds_shard;
 bool kds_parents_done(const struct kds_stream *st, const struct kds_shard *child,
                       bool (*parent_done)(void *arg, uint32_t shard), void *arg);
 
+/* End-of-run accounting of one reader of one shard: records below the log's head that
+ * the cursor never reached expired unread (and the cursor moves to the head); what lies
+ * between the cursor and the end is unread; what lay before `start_pos` was skipped at
+ * the start. */
+void kds_consumer_settle(kds_consumer_stats *cs, const kds_log *l, kds_cursor *cur,
+                         uint64_t start_pos);
+
 /* Record that a child shard started reading after waiting `wait` ns for its parents. */
 void kds_consumer_stats_child(kds_consumer_stats *cs, sim_time wait);
 

@@ -353,13 +353,7 @@ static void finish(kds_consumer *base, sim_time end)
     cs->efo_consumer_shard_hours = 0;
     for (size_t i = 0; i < c->n_subs; i++) {
         kds_efo_sub *sub = c->subs[i];
-        const kds_log *l = &sub->sh->log;
-        if (sub->cur.pos < l->head_pos) {
-            cs->records_expired_unread += l->head_pos - sub->cur.pos;
-            sub->cur.pos = l->head_pos;
-        }
-        cs->records_unread += kds_log_unread(l, &sub->cur);
-        cs->records_skipped_at_start += sub->start_pos;
+        kds_consumer_settle(cs, &sub->sh->log, &sub->cur, sub->start_pos);
         /* Consumer-shard-hours: while registered, for each shard while it is open. */
         sim_time from = sub->sh->created > c->begin ? sub->sh->created : c->begin;
         sim_time to = sub->sh->closed >= 0 && sub->sh->closed < end ? sub->sh->closed : end;

@@ -234,13 +234,7 @@ static void finish(kds_consumer *base, sim_time end)
     cs->records_skipped_at_start = 0;
     for (size_t i = 0; i < p->n_readers; i++) {
         reader *rd = p->readers[i];
-        const kds_log *l = &rd->sh->log;
-        if (rd->cur.pos < l->head_pos) {
-            cs->records_expired_unread += l->head_pos - rd->cur.pos;
-            rd->cur.pos = l->head_pos;
-        }
-        cs->records_unread += kds_log_unread(l, &rd->cur);
-        cs->records_skipped_at_start += rd->start_pos;
+        kds_consumer_settle(cs, &rd->sh->log, &rd->cur, rd->start_pos);
     }
     sim_series_extend(&cs->iterator_age_min, end);
     sim_series_extend(&cs->delivered_min, end);
