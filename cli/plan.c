@@ -63,6 +63,7 @@ typedef struct config {
     char **sets;          /* owned: base overrides (borrowed strings) + this config's (owned) */
     size_t n_sets, n_own; /* the last n_own strings of sets are owned */
     json_t *vary;         /* owned: {key: value} of the --vary settings */
+    size_t combo;         /* which combination of the --vary settings */
     /* results */
     double cost; /* mean monthly USD of its mode */
     bool ran;    /* every replication ran */
@@ -258,6 +259,7 @@ static config make_config(int mode, unsigned shards, const kdsim_scenario_opts *
 {
     config c = {0};
     c.mode = mode;
+    c.combo = combo;
     c.shards = shards;
     c.sets = calloc(o->n_sets + nv + 2, sizeof *c.sets);
     SIM_ASSERT(c.sets != NULL);
@@ -294,6 +296,16 @@ static config make_config(int mode, unsigned shards, const kdsim_scenario_opts *
     }
     free(vals);
     return c;
+}
+
+/* Search order: mode, then shard count, then the --vary combination. */
+static bool config_before(const config *a, const config *b)
+{
+    if (a->mode != b->mode)
+        return a->mode < b->mode;
+    if (a->shards != b->shards)
+        return a->shards < b->shards;
+    return a->combo < b->combo;
 }
 
 /* ---- the command ------------------------------------------------------------------------- */
@@ -523,7 +535,7 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         double e = fmax(isnan(rule) ? 1 : rule, isnan(offered) ? 1 : offered);
         demand = e;
         unsigned lo = e >= 8 ? (unsigned)floor(e / 2) : 1;
-        unsigned hi = (unsigned)fmax(fmax(4, 2 * e), (double)scen_shards);
+        unsigned hi = (unsigned)fmax(fmax(4, ceil(1.5 * e)), (double)scen_shards);
         if (hi - lo + 1 > 64)
             hi = lo + 63;
         n_shards = hi - lo + 1;
@@ -553,68 +565,139 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                 cfgs[nc++] = make_config(m, m == 0 ? shards[k] : 0, &o, vs, nv, v, od_shards);
             }
     }
-    /* Check every configuration loads before running any. */
-    for (size_t c = 0; c < nc; c++) {
-        uint64_t dummy;
-        if (kdsim_scenario_check(scenario, (const char *const *)cfgs[c].sets, cfgs[c].n_sets,
-                                 warmup, err, &dummy)) {
-            fprintf(err, "kdsim: (in configuration %s)\n", cfgs[c].label);
-            status = KDSIM_EXIT_USAGE;
-            goto done;
-        }
-    }
-    n_runs = nc * reps;
-    specs = calloc(n_runs, sizeof *specs);
-    ids = calloc(n_runs, sizeof *ids);
-    SIM_ASSERT(specs && ids);
-    unsigned use = jobs < n_runs ? jobs : (unsigned)n_runs;
-    for (size_t c = 0; c < nc; c++)
-        for (size_t r = 0; r < reps; r++) {
-            size_t i = c * reps + r;
-            specs[i] = (kdsim_runspec){scenario,
-                                       (const char *const *)cfgs[c].sets,
-                                       cfgs[c].n_sets,
-                                       kdsim_replication_seed(master, (unsigned)r),
-                                       warmup,
-                                       sim_phys_bytes() / 2 / use,
-                                       NULL};
-            ids[i] = i;
-        }
-    long failed = 0;
-    res = kdsim_run_many(specs, ids, n_runs, use, out_dir, err, "plan", &failed);
-    if (!res)
-        goto done;
-    if (failed)
-        fprintf(err, "kdsim: %ld of %zu runs failed; their configurations count as failing\n",
-                failed, n_runs);
-
-    /* Evaluate: the worst replication of each target; the mean cost of the mode. */
+    /* Run, evaluate, and (searching shard counts by default) widen the search when the
+     * answer sits at its lower edge or nothing provisioned passes: at most 3 times. */
     static const char *const cost_fig[] = {"cost.provisioned.monthly_usd",
                                            "cost.on_demand_standard.monthly_usd",
                                            "cost.on_demand_advantage.monthly_usd"};
-    for (size_t c = 0; c < nc; c++) {
-        config *cf = &cfgs[c];
-        cf->worst = malloc((ns ? ns : 1) * sizeof *cf->worst);
-        SIM_ASSERT(cf->worst != NULL);
-        cf->ran = true;
-        double sum = 0;
-        for (size_t r = 0; r < reps; r++) {
-            const json_t *run = res[c * reps + r];
-            cf->ran = cf->ran && run;
-            if (run)
-                sum += fig_of(run, cost_fig[cf->mode]);
-        }
-        cf->cost = cf->ran ? sum / (double)reps : NAN;
-        cf->passes = cf->ran;
-        for (size_t i = 0; i < ns; i++) {
-            double w = -INFINITY;
-            for (size_t r = 0; r < reps && cf->ran; r++) {
-                double x = fig_of(res[c * reps + r], slos[i].figure);
-                w = isnan(x) || isnan(w) ? NAN : fmax(w, x);
+    size_t ran_c = 0;
+    for (int round = 0;; round++) {
+        /* Check every new configuration loads before running any. */
+        for (size_t c = ran_c; c < nc; c++) {
+            uint64_t dummy;
+            if (kdsim_scenario_check(scenario, (const char *const *)cfgs[c].sets, cfgs[c].n_sets,
+                                     warmup, err, &dummy)) {
+                fprintf(err, "kdsim: (in configuration %s)\n", cfgs[c].label);
+                status = KDSIM_EXIT_USAGE;
+                goto done;
             }
-            cf->worst[i] = cf->ran ? w : NAN;
-            cf->passes = cf->passes && !isnan(w) && w <= slos[i].max;
         }
+        size_t first = ran_c * reps, count = (nc - ran_c) * reps;
+        free(specs);
+        free(ids);
+        specs = calloc(count, sizeof *specs);
+        ids = calloc(count, sizeof *ids);
+        res = realloc(res, nc * reps * sizeof *res);
+        SIM_ASSERT(specs && ids && res);
+        n_runs = first; /* what res holds so far, for the clean-up */
+        unsigned use = jobs < count ? jobs : (unsigned)count;
+        for (size_t c = ran_c; c < nc; c++)
+            for (size_t r = 0; r < reps; r++) {
+                size_t i = c * reps + r - first;
+                specs[i] = (kdsim_runspec){scenario,
+                                           (const char *const *)cfgs[c].sets,
+                                           cfgs[c].n_sets,
+                                           kdsim_replication_seed(master, (unsigned)r),
+                                           warmup,
+                                           sim_phys_bytes() / 2 / use,
+                                           NULL};
+                ids[i] = c * reps + r;
+            }
+        long failed = 0;
+        json_t **got = kdsim_run_many(specs, ids, count, use, out_dir, err, "plan", &failed);
+        if (!got)
+            goto done;
+        memcpy(res + first, got, count * sizeof *got);
+        free(got);
+        n_runs = nc * reps;
+        if (failed)
+            fprintf(err, "kdsim: %ld of %zu runs failed; their configurations count as failing\n",
+                    failed, count);
+        /* Evaluate: the worst replication of each target; the mean cost of the mode. */
+        for (size_t c = ran_c; c < nc; c++) {
+            config *cf = &cfgs[c];
+            cf->worst = malloc((ns ? ns : 1) * sizeof *cf->worst);
+            SIM_ASSERT(cf->worst != NULL);
+            cf->ran = true;
+            double sum = 0;
+            for (size_t r = 0; r < reps; r++) {
+                const json_t *run = res[c * reps + r];
+                cf->ran = cf->ran && run;
+                if (run)
+                    sum += fig_of(run, cost_fig[cf->mode]);
+            }
+            cf->cost = cf->ran ? sum / (double)reps : NAN;
+            cf->passes = cf->ran;
+            for (size_t i = 0; i < ns; i++) {
+                double w = -INFINITY;
+                for (size_t r = 0; r < reps && cf->ran; r++) {
+                    double x = fig_of(res[c * reps + r], slos[i].figure);
+                    w = isnan(x) || isnan(w) ? NAN : fmax(w, x);
+                }
+                cf->worst[i] = cf->ran ? w : NAN;
+                cf->passes = cf->passes && !isnan(w) && w <= slos[i].max;
+            }
+        }
+        ran_c = nc;
+        if (shards_arg || !use_mode[0] || round >= 3)
+            break;
+        /* Where the provisioned search stands. */
+        unsigned lo = UINT32_MAX, hi = 0;
+        long pbest = -1;
+        for (size_t c = 0; c < nc; c++) {
+            if (cfgs[c].mode != 0)
+                continue;
+            lo = cfgs[c].shards < lo ? cfgs[c].shards : lo;
+            hi = cfgs[c].shards > hi ? cfgs[c].shards : hi;
+            if (cfgs[c].passes && (pbest < 0 || cfgs[c].cost < cfgs[pbest].cost))
+                pbest = (long)c;
+        }
+        unsigned from = 0, to = 0;
+        if (pbest >= 0 && cfgs[pbest].shards == lo && lo > 1) {
+            from = lo / 2 > 0 ? lo / 2 : 1; /* the answer is at the lower edge: go lower */
+            to = lo - 1;
+        } else if (pbest < 0 && hi < 10000) {
+            from = hi + 1; /* nothing passes: go higher */
+            to = hi * 2 < hi + 64 ? hi * 2 : hi + 64;
+            to = to > 10000 ? 10000 : to;
+        }
+        if (!from)
+            break;
+        for (unsigned x = from; x <= to; x++)
+            for (size_t v = 0; v < combos; v++) {
+                if (nc >= MAX_CONFIGS)
+                    break;
+                cfgs = realloc(cfgs, (nc + 1) * sizeof *cfgs);
+                SIM_ASSERT(cfgs != NULL);
+                cfgs[nc++] = make_config(0, x, &o, vs, nv, v, od_shards);
+            }
+    }
+    /* Show the configurations in search order: modes, then shards, then settings. */
+    {
+        size_t *perm = malloc(nc * sizeof *perm);
+        config *sorted = malloc(nc * sizeof *sorted);
+        json_t **rs = malloc(nc * reps * sizeof *rs);
+        SIM_ASSERT(perm && sorted && rs);
+        for (size_t c = 0; c < nc; c++)
+            perm[c] = c;
+        for (size_t i = 1; i < nc; i++) { /* insertion sort: stable, nc is small */
+            size_t x = perm[i], j = i;
+            while (j > 0 && config_before(&cfgs[x], &cfgs[perm[j - 1]])) {
+                perm[j] = perm[j - 1];
+                j--;
+            }
+            perm[j] = x;
+        }
+        for (size_t c = 0; c < nc; c++) {
+            sorted[c] = cfgs[perm[c]];
+            for (size_t r = 0; r < reps; r++)
+                rs[c * reps + r] = res[perm[c] * reps + r];
+        }
+        memcpy(cfgs, sorted, nc * sizeof *cfgs);
+        memcpy(res, rs, nc * reps * sizeof *res);
+        free(perm);
+        free(sorted);
+        free(rs);
     }
     /* The answer and the runner-up: the cheapest passing configurations (ties: the
      * earlier in search order, fewer shards first). */
@@ -647,8 +730,9 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     long tight = -1;
     double tight_slack = INFINITY;
     for (size_t i = 0; best >= 0 && i < ns; i++) {
-        double slack = slos[i].max > 0 ? (slos[i].max - cfgs[best].worst[i]) / slos[i].max
-                                       : (cfgs[best].worst[i] <= 0 ? 1 : -1);
+        if (slos[i].max <= 0)
+            continue; /* "none at all": met or not, no margin to speak of */
+        double slack = (slos[i].max - cfgs[best].worst[i]) / slos[i].max;
         if (slack < tight_slack) {
             tight_slack = slack;
             tight = (long)i;
@@ -770,8 +854,8 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                          "or relax the targets\n");
         } else {
             const config *B = &cfgs[best];
-            fprintf(out, "answer: %s, %s a month (mean of %lu replications)\n", B->label,
-                    money(a, sizeof a, B->cost), reps);
+            fprintf(out, "answer: %s, %s a month (%s)\n", B->label, money(a, sizeof a, B->cost),
+                    reps == 1 ? "one replication" : "mean of the replications");
             if (closest >= 0) {
                 failures(&cfgs[closest], slos, ns, buf, sizeof buf);
                 fprintf(out, "  binding: %s, %s, %s a month, misses: %s\n",

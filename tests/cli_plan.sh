@@ -98,6 +98,17 @@ grep -q "binding: one step fewer shards, provisioned, 1 shard" "$tmp/text.out" |
 grep -q "runner-up: provisioned, 3 shards" "$tmp/text.out" || fail "no runner-up in the text"
 grep -q "AWS's sizing rule .*: 2 shards" "$tmp/text.out" || fail "no sizing rule in the text"
 
+# Nothing passes in the first range (sized by bytes, but 6,000 records/s need 6 shards
+# for the records): the search goes higher by itself.
+k up 0 plan "$scenario" --set 'producers[0].rate=6000 records/s' --slo throttle_pct=0.5 \
+    --slo lost=0 --modes provisioned --replications 1 --json
+python3 - "$tmp/up.out" <<'EOF' || fail "the search did not widen upwards"
+import json, sys
+p = json.load(open(sys.argv[1]))
+shards = [c["shards"] for c in p["configurations"]]
+assert shards == sorted(shards) and shards[0] == 1 and max(shards) >= 7, shards
+assert p["answer"] == "provisioned, 7 shards", p["answer"]
+EOF
 k none 3 plan "$scenario" --slo 'p99_ms=1' --shards 2 --modes provisioned --replications 1
 grep -q "no configuration searched meets every target" "$tmp/none.out" ||
     fail "no message when nothing passes"
