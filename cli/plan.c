@@ -334,8 +334,10 @@ static void failures(const config *c, const slo *slos, size_t ns, char *buf, siz
         int k = snprintf(buf + used, n - used, "%s%s %s > %g", used ? "; " : "", slos[i].label,
                          isnan(w) ? "n/a" : "", slos[i].max);
         if (!isnan(w))
-            k = snprintf(buf + used, n - used, "%s%s %.6g > %g", used ? "; " : "", slos[i].label, w,
-                         slos[i].max);
+            k = snprintf(buf + used, n - used,
+                         /* a count whole, other figures to 6 digits */
+                         w == floor(w) && fabs(w) < 1e15 ? "%s%s %.0f > %g" : "%s%s %.6g > %g",
+                         used ? "; " : "", slos[i].label, w, slos[i].max);
         if (k < 0)
             break;
         used += (size_t)k < n - used ? (size_t)k : n - used - 1;
