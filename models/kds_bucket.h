@@ -28,20 +28,60 @@ typedef struct kds_bucket {
  * `now`. rate * 1e9 and depth * 1e9 must fit in int64 (rates up to ~9e9/s: asserted). */
 void kds_bucket_init(kds_bucket *b, uint64_t rate, uint64_t depth, sim_time now);
 
-/* Bring the level up to date at `now` (>= last). */
-void kds_bucket_refill(kds_bucket *b, sim_time now);
+/* Bring the level up to date at `now` (>= last). Inline, with the budgets' checks: they
+ * run for every shard a request touches. */
+static inline void kds_bucket_refill(kds_bucket *b, sim_time now)
+{
+    sim_time dt = now - b->last;
+    b->last = now;
+    if (dt <= 0 || b->level >= b->depth || b->rate == 0)
+        return;
+    int64_t room = b->depth - b->level;
+    /* Compare dt with the time to fill before multiplying, so rate * dt cannot
+     * overflow: it is then below room + rate. */
+    if (dt >= room / b->rate + 1) {
+        b->level = b->depth;
+        return;
+    }
+    b->level += b->rate * dt;
+    if (b->level > b->depth)
+        b->level = b->depth;
+}
 
 /* Whole units available at `now` (0 when in debt). */
-uint64_t kds_bucket_avail(kds_bucket *b, sim_time now);
+static inline uint64_t kds_bucket_avail(kds_bucket *b, sim_time now)
+{
+    kds_bucket_refill(b, now);
+    return b->level > 0 ? (uint64_t)(b->level / KDS_NANO) : 0;
+}
 
 /* Take `units` if that many are available at `now`; returns whether it did. */
-bool kds_bucket_take(kds_bucket *b, sim_time now, uint64_t units);
+static inline bool kds_bucket_take(kds_bucket *b, sim_time now, uint64_t units)
+{
+    kds_bucket_refill(b, now);
+    if (units > (uint64_t)(INT64_MAX / KDS_NANO))
+        return false;
+    int64_t need = (int64_t)units * KDS_NANO;
+    if (b->level < need)
+        return false;
+    b->level -= need;
+    return true;
+}
 
-/* Charge `units` unconditionally (the level may go negative). */
-void kds_bucket_charge(kds_bucket *b, sim_time now, uint64_t units);
+/* Charge `units` unconditionally (the level may go negative; units * 1e9 must fit in
+ * int64, which every caller's per-call amounts do by far). */
+static inline void kds_bucket_charge(kds_bucket *b, sim_time now, uint64_t units)
+{
+    kds_bucket_refill(b, now);
+    b->level -= (int64_t)units * KDS_NANO;
+}
 
 /* True if the level is below zero at `now` (the budget is overdrawn). */
-bool kds_bucket_in_debt(kds_bucket *b, sim_time now);
+static inline bool kds_bucket_in_debt(kds_bucket *b, sim_time now)
+{
+    kds_bucket_refill(b, now);
+    return b->level < 0;
+}
 
 /* Change the rate and depth at `now` (on-demand scaling), keeping the level but
  * capping it at the new depth. */
