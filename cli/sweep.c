@@ -492,6 +492,7 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
     const char *file = NULL, *out_dir = NULL;
     unsigned jobs = kdsim_cpus();
     unsigned long part = 0, parts = 0;
+    bool plots = true;
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
         bool takes = !strcmp(s, "--jobs") || !strcmp(s, "--out") || !strcmp(s, "--part");
@@ -509,6 +510,8 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
             }
         } else if (!strcmp(s, "--out")) {
             out_dir = argv[++i];
+        } else if (!strcmp(s, "--no-plots")) {
+            plots = false;
         } else if (!strcmp(s, "--part")) {
             const char *v = argv[++i];
             char *end;
@@ -672,7 +675,7 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
                 free(text);
                 json_decref(doc);
             } else if (write_tables(meta, res, total, out_dir, err) == 0 &&
-                       kdsim_sweep_plots(meta, res, total, out_dir, err) == 0) {
+                       (!plots || kdsim_sweep_plots(meta, res, total, out_dir, err) == 0)) {
                 status = KDSIM_EXIT_OK;
                 fprintf(out,
                         "kdsim: sweep %s: %zu point%s x %zu replication%s = %zu runs on "
@@ -722,8 +725,11 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
     const char **files = calloc((size_t)argc, sizeof *files);
     SIM_ASSERT(files != NULL);
     size_t nf = 0;
+    bool plots = true;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--out")) {
+        if (!strcmp(argv[i], "--no-plots")) {
+            plots = false;
+        } else if (!strcmp(argv[i], "--out")) {
             if (i + 1 >= argc) {
                 fprintf(err, "kdsim: --out needs a value\n%s", SWEEP_USAGE);
                 free(files);
@@ -832,7 +838,7 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
     status = KDSIM_EXIT_FAIL;
     if (make_dirs(out_dir ? out_dir : dir, err) == 0 &&
         write_tables(docs[0], runs, total, out_dir ? out_dir : dir, err) == 0 &&
-        kdsim_sweep_plots(docs[0], runs, total, out_dir ? out_dir : dir, err) == 0) {
+        (!plots || kdsim_sweep_plots(docs[0], runs, total, out_dir ? out_dir : dir, err) == 0)) {
         status = KDSIM_EXIT_OK;
         fprintf(out,
                 "kdsim: merged %zu parts, %zu runs; wrote %s/results.csv, results.json, "
