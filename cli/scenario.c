@@ -117,7 +117,6 @@ static void load_stream(kdsim_scenario *sc, ywalk *w, yaml_node_t *m)
         load_limits(w, lim, yw_path(kp, sizeof kp, path, "limits"), c);
     }
     kdsim_load_capacity(sc, w, m);
-    (void)sc;
 }
 
 /* ---- producers --------------------------------------------------------------------- */

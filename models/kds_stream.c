@@ -103,7 +103,6 @@ kds_shard *kds__shard_new(kds_stream *st, kds_hashkey lo, kds_hashkey hi)
     kds_bucket_init(&sh->rcalls, c->read_calls_per_s, depth_of(c->read_calls_per_s, c->read_burst_s), now);
     kds_bucket_init(&sh->rbytes, c->read_bytes_per_s, depth_of(c->read_bytes_per_s, c->read_burst_s), now);
     sh->read_blocked_until = 0;
-    sh->last_trim = now;
     kds_log_init(&sh->log, c->compact_span);
     series_init(&sh->st);
     st->shards[st->n_shards++] = sh;
@@ -355,7 +354,6 @@ void kds_stream_trim(kds_stream *st, kds_shard *sh)
     if (now < st->cfg.retention)
         return;
     sh->st.records_expired += kds_log_trim(&sh->log, now - st->cfg.retention);
-    sh->last_trim = now;
 }
 
 void kds_stream_meter_retention(kds_stream *st)

@@ -119,7 +119,6 @@ struct kds_shard {
     kds_bucket wbytes, wrecords, tank; /* write budget */
     kds_bucket rcalls, rbytes;         /* shared read budget */
     sim_time read_blocked_until;       /* calls before this are throttled, ns */
-    sim_time last_trim;                /* last retention trim, ns */
 
     kds_log log;               /* retained records */
     kds_append_listener *on_append; /* owned array: told of every append */

@@ -244,17 +244,30 @@ static int scale_to(const number *n, uint64_t scale, uint64_t limit, uint64_t *o
 
 /* ---- parsers ---------------------------------------------------------------------- */
 
-int sim_parse_duration(const char *text, sim_time *out)
+/* What every parser starts with: the number, then [*p, *end) is the unit text with the
+ * blanks around it cut off. The blanks after the number may be the trailing ones that
+ * trim_end already removed ("1 \t"), so *p never passes *end (a read past the end the
+ * fuzzer found). */
+static int lex_head(const char *text, const char **p, const char **end, number *n)
 {
-    const char *p = skip_spaces(text);
-    const char *end = trim_end(p);
-    number n;
-    int rc = lex_number(&p, &n);
+    *p = skip_spaces(text);
+    *end = trim_end(*p);
+    int rc = lex_number(p, n);
     if (rc)
         return rc;
-    p = skip_spaces(p);
-    if (p > end)
-        p = end; /* trailing blanks were already cut off at end (fuzz-found) */
+    *p = skip_spaces(*p);
+    if (*p > *end)
+        *p = *end;
+    return SIM_OK;
+}
+
+int sim_parse_duration(const char *text, sim_time *out)
+{
+    const char *p, *end;
+    number n;
+    int rc = lex_head(text, &p, &end, &n);
+    if (rc)
+        return rc;
     if (p == end) {
         /* A bare zero needs no unit; any other bare number is ambiguous. */
         if (n.v != 0)
@@ -275,15 +288,11 @@ int sim_parse_duration(const char *text, sim_time *out)
 
 int sim_parse_bytes(const char *text, uint64_t *out)
 {
-    const char *p = skip_spaces(text);
-    const char *end = trim_end(p);
+    const char *p, *end;
     number n;
-    int rc = lex_number(&p, &n);
+    int rc = lex_head(text, &p, &end, &n);
     if (rc)
         return rc;
-    p = skip_spaces(p);
-    if (p > end)
-        p = end; /* trailing blanks were already cut off at end (fuzz-found) */
     const unit *u;
     if (p == end) {
         /* A bare integer is a byte count; "1.5" alone names no unit to round in. */
@@ -319,15 +328,11 @@ static int split_per(const char *p, const char *end, const char **le, uint64_t *
 
 int sim_parse_byte_rate(const char *text, double *bytes_per_s)
 {
-    const char *p = skip_spaces(text);
-    const char *end = trim_end(p);
+    const char *p, *end;
     number n;
-    int rc = lex_number(&p, &n);
+    int rc = lex_head(text, &p, &end, &n);
     if (rc)
         return rc;
-    p = skip_spaces(p);
-    if (p > end)
-        p = end; /* trailing blanks were already cut off at end (fuzz-found) */
     if (p == end && n.v == 0) {
         *bytes_per_s = 0;
         return SIM_OK;
@@ -353,15 +358,11 @@ int sim_parse_byte_rate(const char *text, double *bytes_per_s)
 
 int sim_parse_count_rate(const char *text, const char *word, double *per_s)
 {
-    const char *p = skip_spaces(text);
-    const char *end = trim_end(p);
+    const char *p, *end;
     number n;
-    int rc = lex_number(&p, &n);
+    int rc = lex_head(text, &p, &end, &n);
     if (rc)
         return rc;
-    p = skip_spaces(p);
-    if (p > end)
-        p = end; /* trailing blanks were already cut off at end (fuzz-found) */
     if (p == end && n.v == 0) {
         *per_s = 0;
         return SIM_OK;
