@@ -56,9 +56,28 @@ static bool push_now(kds_efo_sub *sub)
     uint64_t avail = kds_bucket_avail(&sub->budget, now);
     if (avail == 0 && sub->cur.pos < l->end_pos)
         return false;
-    sub->n_scratch = 0;
     kds_take tk;
-    kds_log_take(l, &sub->cur, UINT64_MAX, avail ? avail : 1, collect, sub, &tk);
+    const kds_slice *sl;
+    size_t n_sl;
+    kds_slice whole;
+    const kds_run *last = kds_log_last(l);
+    if (last && last->first == sub->cur.pos && last->bytes <= avail) {
+        /* A live subscription at the tip: the run just appended is all there is to
+         * push, and it fits the budget whole. This is what kds_log_take would return,
+         * without its search and slicing (the push on every append is the hottest
+         * consumer path of a run). */
+        whole = (kds_slice){last->first, last->count, last->dups, last->marks, last->src,
+                            last->bytes, last->t0, last->t1};
+        kds_log_seek_end(l, &sub->cur);
+        tk = (kds_take){last->count, last->bytes, 0, last->t1};
+        sl = &whole;
+        n_sl = 1;
+    } else {
+        sub->n_scratch = 0;
+        kds_log_take(l, &sub->cur, UINT64_MAX, avail ? avail : 1, collect, sub, &tk);
+        sl = sub->scratch;
+        n_sl = sub->n_scratch;
+    }
     sub->cs->records_expired_unread += tk.expired;
     bool caught_up = sub->cur.pos >= l->end_pos;
     if (tk.records > 0) {
@@ -78,7 +97,7 @@ static bool push_now(kds_efo_sub *sub)
                            " B, arrives at +%.0f ms, MillisBehindLatest %.0f",
                            tk.records, tk.bytes, sim_to_ms(at - now),
                            caught_up ? 0.0 : sim_to_ms(now - tk.t_last));
-        sub->deliver(sub->owner, sub, sub->scratch, sub->n_scratch, at);
+        sub->deliver(sub->owner, sub, sl, n_sl, at);
     }
     if (caught_up && sub->sh->state != KDS_SHARD_OPEN) {
         sub->done = true; /* SHARD_END */

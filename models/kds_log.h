@@ -153,4 +153,12 @@ uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t);
 /* Number of runs retained (memory accounting). */
 size_t kds_log_runs(const kds_log *l);
 
+/* The newest run, or NULL when the log retains none. The pointer is valid until the
+ * next append, trim or compaction. For readers that follow the tip of the log (an
+ * enhanced fan-out push on append) and want the run just written without a take. */
+static inline const kds_run *kds_log_last(const kds_log *l)
+{
+    return l->n ? &l->runs[(l->head + l->n - 1) & (l->cap - 1)] : NULL;
+}
+
 #endif
