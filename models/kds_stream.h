@@ -134,9 +134,9 @@ typedef struct kds_stream_stats {
     sim_series in_records_s;   /* records stored per second */
     sim_series in_bytes_s;     /* bytes stored per second */
     sim_series throttled_s;    /* write-throttled records per second */
-    sim_series in_records_min; /* per minute, as CloudWatch shows them */
-    sim_series in_bytes_min;
-    sim_series throttled_min;
+    sim_series in_records_min; /* per minute, as CloudWatch shows them: summed from */
+    sim_series in_bytes_min;   /* the per-second series by kds_stream_finish(), so */
+    sim_series throttled_min;  /* empty until then */
     sim_series read_throttled_min;
 } kds_stream_stats;
 
