@@ -347,7 +347,7 @@ void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uin
         sh->read_blocked_until = now + st->cfg.big_read_penalty;
 }
 
-void kds_stream_trim(kds_stream *st, kds_shard *sh)
+void kds__stream_trim(kds_stream *st, kds_shard *sh)
 {
     sim_time now = sim_now(st->sim);
     if (now < st->cfg.retention)

@@ -260,9 +260,19 @@ bool kds_stream_read_admit(kds_stream *st, kds_shard *sh);
  * big_read_penalty window. */
 void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uint64_t bytes);
 
-/* Drop records older than the retention period from `sh` as of now (cheap when
- * nothing expires). Readers learn about it when they next take. */
-void kds_stream_trim(kds_stream *st, kds_shard *sh);
+/* Drop records older than the retention period from `sh` as of now. Readers learn
+ * about it when they next take. Inline: every put and every read calls it, and nearly
+ * always the oldest run retained is younger than the retention period, which one
+ * comparison shows; the rest is kds__stream_trim(). */
+void kds__stream_trim(kds_stream *st, kds_shard *sh);
+
+static inline void kds_stream_trim(kds_stream *st, kds_shard *sh)
+{
+    const kds_log *l = &sh->log;
+    if (l->n == 0 || l->runs[l->head].t0 > sim_now(st->sim) - st->cfg.retention)
+        return; /* nothing retained, or nothing old enough */
+    kds__stream_trim(st, sh);
+}
 
 /* Trim every shard and close the per-second and per-minute series at `end`. */
 void kds_stream_finish(kds_stream *st, sim_time end);
