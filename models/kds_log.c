@@ -275,6 +275,22 @@ void kds_log_take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_
     while (off < l->n && out->records < max_records) {
         const kds_run *r = at(l, off);
         uint64_t o = c->pos - r->first;
+        if (o == 0 && r->count <= max_records - out->records &&
+            r->bytes <= max_bytes - out->bytes) {
+            /* A whole run within both limits (the common case): nothing to prorate or
+             * fit. out->bytes < max_bytes holds here, or the loop would have ended. */
+            kds_slice sl = {c->pos, r->count, r->dups, r->marks, r->src, r->bytes, r->t0, r->t1};
+            if (fn)
+                fn(ctx, &sl);
+            out->records += r->count;
+            out->bytes += r->bytes;
+            out->t_last = r->t1;
+            c->pos += r->count;
+            off++;
+            if (out->bytes >= max_bytes)
+                break;
+            continue;
+        }
         uint64_t k = r->count - o;
         if (k > max_records - out->records)
             k = max_records - out->records;
