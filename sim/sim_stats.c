@@ -1,8 +1,9 @@
 /* sim_stats.c - latency histograms and time series of sim_stats.h.
  *
  * The histogram's bins come from GSL (gsl_histogram with explicit log-spaced ranges);
- * this file adds the exact total, sum, minimum and maximum that GSL does not keep, and
- * the quantile inversion. Time series are plain growable arrays of doubles.
+ * this file adds the exact total, sum, minimum and maximum that GSL does not keep, the
+ * table that finds a value's bin without a search, and the quantile inversion. Time
+ * series are plain growable arrays of doubles.
  */
 #include "sim_stats.h"
 
@@ -17,9 +18,65 @@
 /* Above ~100 decades x 10^4 bins something is wrong with the arguments, not the data. */
 #define MAX_BINS 1000000
 
+/* A cell table holds two or three cells per bin; beyond this (1 MiB, layouts of ~100k
+ * bins, far finer than any report needs) the log10 estimate is cheaper in memory and
+ * still exact. */
+#define MAX_CELLS (1u << 18)
+
+static uint64_t double_bits(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+/* Build h->cell_bin for the ranges of h->h, or leave it NULL (no cells) when the table
+ * would be too big. Returns 0 or SIM_ENOMEM. */
+static int build_cells(sim_hist *h, unsigned per_decade)
+{
+    const gsl_histogram *g = h->h;
+    /* Keep enough mantissa bits that a cell (relative width at most 2^-m) is narrower
+     * than a log bin (relative width 10^(1/per_decade) - 1): then a value is at most
+     * one step from its cell's first bin. Narrower cells would only cost memory. */
+    double bin_rel = pow(10.0, 1.0 / per_decade) - 1.0;
+    unsigned m = 0;
+    while (m < 52 && ldexp(1.0, -(int)m) >= bin_rel)
+        m++;
+    unsigned shift = 52 - m;
+    uint64_t base = double_bits(h->lo) >> shift;
+    uint64_t end = double_bits(h->hi) >> shift; /* hi's cell: not in the table */
+    if (end - base > MAX_CELLS || end == base) /* too fine, or no cell below hi's */
+        return SIM_OK;
+    size_t cells = (size_t)(end - base);
+    uint32_t *cb = malloc(cells * sizeof *cb);
+    if (!cb)
+        return SIM_ENOMEM;
+    /* Cells and bins both ascend, so one merge-like walk fills the table. lo's cell
+     * starts at or below lo: its first bin is then [0, lo), and the step in
+     * sim_hist_add moves values at or above lo on. */
+    size_t b = 0;
+    for (size_t c = 0; c < cells; c++) {
+        uint64_t start_bits = (base + c) << shift;
+        double v;
+        memcpy(&v, &start_bits, sizeof v);
+        while (b < g->n - 1 && v >= g->range[b + 1])
+            b++;
+        cb[c] = (uint32_t)b;
+    }
+    h->cell_bin = cb;
+    h->cells = cells;
+    h->cell_base = base;
+    h->cell_shift = shift;
+    return SIM_OK;
+}
+
 int sim_hist_init(sim_hist *h, double lo, double hi, unsigned per_decade)
 {
     h->h = NULL;
+    h->cell_bin = NULL;
+    h->cells = 0; /* every add takes the slow path until the table exists */
+    h->cell_base = 0;
+    h->cell_shift = 52;
     if (!(lo > 0) || !isfinite(lo) || !(hi > lo) || !isfinite(hi) || per_decade == 0)
         return SIM_EINVAL;
     /* The epsilon keeps an exact number of decades (0.01 .. 1e3) from gaining a
@@ -68,6 +125,11 @@ int sim_hist_init(sim_hist *h, double lo, double hi, unsigned per_decade)
     h->sum = 0.0;
     h->min = INFINITY;
     h->max = -INFINITY;
+    int rc = build_cells(h, per_decade);
+    if (rc) {
+        sim_hist_fini(h);
+        return rc;
+    }
     return SIM_OK;
 }
 
@@ -84,41 +146,35 @@ void sim_hist_fini(sim_hist *h)
         return;
     gsl_histogram_free(h->h); /* NULL-safe since GSL 1.x */
     h->h = NULL;
+    free(h->cell_bin);
+    h->cell_bin = NULL;
+    h->cells = 0;
 }
 
-void sim_hist_add(sim_hist *h, double x, double w)
+/* The bin of *x for sim_hist_add when the cell table does not cover it (see
+ * sim_stats.h); clamps a negative *x to 0 and asserts it is not NaN. */
+size_t sim__hist_bin_slow(const sim_hist *h, double *x)
 {
-    SIM_ASSERT(!isnan(x) && w > 0 && isfinite(w));
-    if (x < 0)
-        x = 0;
-    /* GSL drops values outside its range; ours land in the last bin instead, where the
-     * exact maximum still bounds the quantiles. */
-    /* The bin is computed from the logarithm rather than found by GSL's binary search
-     * (this is the hottest statistics call of a run); the estimate is corrected
-     * against the bin's exact GSL ranges, so the result is the bin GSL would pick. */
+    SIM_ASSERT(!isnan(*x));
+    if (*x < 0)
+        *x = 0;
     const gsl_histogram *g = h->h;
-    size_t i;
-    if (x < h->lo) {
-        i = 0;
-    } else if (x >= h->hi) {
+    if (*x < h->lo)
+        return 0;
+    if (*x >= h->hi)
+        return g->n - 1;
+    /* Values in hi's cell, or any value of a layout without a table: the bin is
+     * estimated from the logarithm, then corrected against the exact GSL ranges, so
+     * the result is still the bin GSL picks. */
+    double k = floor(log10(*x / h->lo) * h->per_decade);
+    size_t i = k < 0 ? 1 : (size_t)k + 1;
+    if (i > g->n - 1)
         i = g->n - 1;
-    } else {
-        double k = floor(log10(x / h->lo) * h->per_decade);
-        i = k < 0 ? 1 : (size_t)k + 1;
-        if (i > g->n - 1)
-            i = g->n - 1;
-        while (i > 1 && x < g->range[i])
-            i--;
-        while (i < g->n - 1 && x >= g->range[i + 1])
-            i++;
-    }
-    g->bin[i] += w;
-    h->weight += w;
-    h->sum += x * w;
-    if (x < h->min)
-        h->min = x;
-    if (x > h->max)
-        h->max = x;
+    while (i > 1 && *x < g->range[i])
+        i--;
+    while (i < g->n - 1 && *x >= g->range[i + 1])
+        i++;
+    return i;
 }
 
 void sim_hist_merge(sim_hist *dst, const sim_hist *src)

@@ -9,18 +9,31 @@
 #ifndef SIM_STATS_H
 #define SIM_STATS_H
 
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <gsl/gsl_histogram.h>
 
 #include "sim.h"
+#include "sim_err.h"
 
 typedef struct sim_hist {
     gsl_histogram *h; /* owned; bins [0, lo) then log-spaced up to hi */
     double lo;        /* lower edge of the first log bin (value unit) */
     double hi;        /* upper edge; larger values land in the last bin */
-    double per_decade;/* log bins per decade (to find a value's bin without a search) */
+    double per_decade;/* log bins per decade (the fallback bin estimate, without table) */
+    /* A value's bin without a search: positive doubles order like their bit patterns,
+     * so the top bits (exponent and a few mantissa bits) name a cell narrower than any
+     * log bin; cell_bin[c] is the bin of cell c's smallest value, and sim_hist_add
+     * steps forward from it against GSL's exact ranges. The cells run from lo's up to,
+     * not including, hi's; anything else (below lo's cell, negative, from hi's cell on,
+     * NaN) goes through sim__hist_bin_slow(). */
+    uint32_t *cell_bin;  /* owned; NULL (and cells 0) for layouts too fine for a table */
+    size_t cells;        /* cells in cell_bin */
+    uint64_t cell_base;  /* the cell of lo: (bits of lo) >> cell_shift */
+    unsigned cell_shift; /* 52 minus the mantissa bits a cell keeps */
     double weight;    /* total weight added */
     double sum;       /* sum of value * weight */
     double min;       /* smallest value added (+inf when empty) */
@@ -38,8 +51,43 @@ int sim_hist_init_latency_ms(sim_hist *h);
 /* Free the bins. NULL-safe; idempotent. */
 void sim_hist_fini(sim_hist *h);
 
-/* Add value x (clamped at 0) with weight w > 0 (for instance a run's record count). */
-void sim_hist_add(sim_hist *h, double x, double w);
+/* Add value x (clamped at 0; not NaN) with weight w > 0, finite (for instance a run's
+ * record count); bad arguments are bugs (asserted). GSL drops values outside its
+ * range; ours land in the last bin instead, where the exact maximum still bounds the
+ * quantiles. Otherwise the bin is the one gsl_histogram_find picks.
+ * Inline: this is the hottest statistics call of a run, and a value inside the cell
+ * table (nearly all of them) costs one lookup and a comparison or two; the rest goes
+ * through sim__hist_bin_slow(), which may clamp *x. */
+size_t sim__hist_bin_slow(const sim_hist *h, double *x);
+
+static inline void sim_hist_add(sim_hist *h, double x, double w)
+{
+    /* 0 < w <= DBL_MAX is w > 0 && isfinite(w) in two comparisons. */
+    SIM_ASSERT(w > 0 && w <= DBL_MAX);
+    const gsl_histogram *g = h->h;
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    /* Unsigned: values below lo's cell (and negative ones, whose sign bit is set) wrap
+     * to large indices, so one comparison checks both ends. */
+    uint64_t c = (bits >> h->cell_shift) - h->cell_base;
+    size_t i;
+    if (c < h->cells) {
+        i = h->cell_bin[c];
+        /* x is below hi's cell, so this stops at range[n] == hi at the latest; in
+         * practice after one step at most, a cell being narrower than a bin. */
+        while (x >= g->range[i + 1])
+            i++;
+    } else {
+        i = sim__hist_bin_slow(h, &x);
+    }
+    g->bin[i] += w;
+    h->weight += w;
+    h->sum += x * w;
+    if (x < h->min)
+        h->min = x;
+    if (x > h->max)
+        h->max = x;
+}
 
 /* Merge src into dst (same bin layout required: asserted). */
 void sim_hist_merge(sim_hist *dst, const sim_hist *src);

@@ -1,9 +1,12 @@
 /* check_sim_stats.c - Check suite for sim_stats: histogram layout, percentiles against
  * exact order statistics, weighted adds, merging, and time series.
  */
+#include <float.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -20,6 +23,13 @@
         if (!(cond))                                                                               \
             ck_abort_msg(__VA_ARGS__);                                                             \
     } while (0)
+
+static uint64_t double_bits(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
 
 /* The width of the bin holding x, the accuracy sim_hist_quantile promises. */
 static double bin_width_at(const sim_hist *h, double x)
@@ -258,6 +268,108 @@ START_TEST(test_merge_mismatch)
 }
 END_TEST
 
+/* ---- bin choice ------------------------------------------------------------------- */
+
+/* Layouts for the bin-choice test: the latency layout, coarse and fine ones, one whose
+ * decades do not divide, one with subnormal edges, one whose lo and hi share a table
+ * cell (no table), and one too fine for a table (the log10 fallback). */
+static const struct {
+    double lo, hi;
+    unsigned per_decade;
+    int table; /* 1: expect a cell table; 0: expect none */
+} bin_layouts[] = {
+    {0.01, 400.0 * 86400e3, 100, 1}, {1, 50, 10, 1},       {0.01, 1000, 10, 1},
+    {1e-3, 1e3, 1000, 1},            {3, 7e5, 1, 1},       {1e-310, 1e-300, 10, 1},
+    {1, 1.01, 100, 0},               {1e-100, 1e100, 1000, 0},
+};
+
+/* The bin GSL picks for x under sim_hist_add's rules: negative counts as 0, values at
+ * or above hi go to the last bin. */
+static size_t gsl_bin(const sim_hist *h, double x)
+{
+    if (x < 0)
+        x = 0;
+    if (x >= h->hi)
+        return h->h->n - 1;
+    size_t i;
+    CHECK(gsl_histogram_find(h->h, x, &i) == 0, "gsl_histogram_find refused %.17g", x);
+    return i;
+}
+
+/* Adds x with weight 1 and checks that exactly the expected bin gained it: bins hold
+ * small integers, exact in doubles, and the total grows by 1, so no other bin moved. */
+static void check_bin(sim_hist *h, double x)
+{
+    size_t want = gsl_bin(h, x);
+    double before = h->h->bin[want], total = h->weight;
+    sim_hist_add(h, x, 1);
+    CHECK(h->h->bin[want] == before + 1, "x = %.17g (bits %016llx) missed bin %zu", x,
+          (unsigned long long)double_bits(x), want);
+    CHECK(h->weight == total + 1, "weight");
+}
+
+static double from_bits(uint64_t u)
+{
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+START_TEST(test_bin_choice)
+{
+    sim_hist h;
+    ck_assert_int_eq(sim_hist_init(&h, bin_layouts[_i].lo, bin_layouts[_i].hi,
+                                   bin_layouts[_i].per_decade),
+                     SIM_OK);
+    ck_assert_int_eq(h.cell_bin != NULL, bin_layouts[_i].table);
+    const gsl_histogram *g = h.h;
+
+    /* The table itself: each cell's entry is the bin of the cell's first value, not
+     * one below (which would only cost a step) nor one above (a wrong bin). */
+    for (size_t c = 0; c < h.cells; c++) {
+        double start = from_bits((h.cell_base + c) << h.cell_shift);
+        size_t want = start < h.lo ? 0 : gsl_bin(&h, start);
+        CHECK(h.cell_bin[c] == want, "cell %zu (from %.17g): bin %u, want %zu", c, start,
+              (unsigned)h.cell_bin[c], want);
+    }
+
+    /* Every edge, and the doubles either side of it. */
+    for (size_t k = 0; k <= g->n; k++) {
+        check_bin(&h, g->range[k]);
+        check_bin(&h, nextafter(g->range[k], -INFINITY));
+        check_bin(&h, nextafter(g->range[k], INFINITY));
+    }
+    /* Every cell boundary (the first double of each cell, and the last of the one
+     * before), up to hi's cell and just past it. */
+    for (size_t c = 0; c <= h.cells + 1 && h.cells > 0; c++) {
+        uint64_t b = (h.cell_base + c) << h.cell_shift;
+        check_bin(&h, from_bits(b));
+        if (b > 0) /* bits 0 are +0.0; one below would be a NaN */
+            check_bin(&h, from_bits(b - 1));
+        check_bin(&h, from_bits(b + 1));
+    }
+    /* Random values spread evenly over the logarithm, from five decades below lo to
+     * five above hi. */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    gsl_rng_set(r, 2024);
+    double l0 = log(h.lo) - 5 * log(10), l1 = log(h.hi) + 5 * log(10);
+    for (int n = 0; n < 200000; n++)
+        check_bin(&h, exp(gsl_ran_flat(r, l0, l1)));
+    gsl_rng_free(r);
+    /* The ends. */
+    static const double ends[] = {0.0, -0.0, -1.0, -INFINITY, DBL_MIN, 1e-320, INFINITY,
+                                  DBL_MAX};
+    for (size_t k = 0; k < sizeof ends / sizeof ends[0]; k++)
+        check_bin(&h, ends[k]);
+    check_bin(&h, h.lo);
+    check_bin(&h, h.hi);
+    check_bin(&h, h.hi * 10);
+    sim_hist_fini(&h);
+    ck_assert_ptr_null(h.cell_bin);
+    sim_hist_fini(&h); /* idempotent */
+}
+END_TEST
+
 /* ---- errors ----------------------------------------------------------------------- */
 
 static const struct {
@@ -400,6 +512,12 @@ static Suite *stats_suite(void)
     tcase_add_test(limits, test_series_growth);
     tcase_add_test(limits, test_series_too_long);
     suite_add_tcase(s, limits);
+
+    TCase *bins = tcase_create("bins");
+    tcase_add_loop_test(bins, test_bin_choice, 0,
+                        (int)(sizeof bin_layouts / sizeof bin_layouts[0]));
+    tcase_set_timeout(bins, 60);
+    suite_add_tcase(s, bins);
 
     TCase *errors = tcase_create("errors");
     tcase_add_loop_test(errors, test_init_errors, 0,
