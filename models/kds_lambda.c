@@ -31,6 +31,9 @@ typedef struct batch {
     size_t n, cap;
     uint64_t count;      /* records */
     uint64_t bytes;      /* their bytes */
+    uint64_t dups;       /* of which duplicates */
+    uint64_t marks;      /* of which marked (poison) records */
+    uint64_t first_marked; /* position of the first marked record (when marks > 0) */
     uint32_t attempts;   /* retry attempts consumed (MaximumRetryAttempts) */
     bool handed;         /* handed to the function before: handing again is a duplicate */
     bool retry_attempt;  /* its next invocation consumes a retry (counted then) */
@@ -212,6 +215,10 @@ static void batch_add(batch *b, const kds_slice *s)
     b->sl[b->n++] = *s;
     b->count += s->count;
     b->bytes += s->bytes;
+    b->dups += s->dups;
+    if (s->marks && b->marks == 0)
+        b->first_marked = s->first;
+    b->marks += s->marks;
 }
 
 /* Keep the first k records (0 < k < count) in b; return a new batch with the rest,
@@ -227,6 +234,8 @@ static batch *batch_split(kds_lambda *m, batch *b, uint64_t k)
     b->n = 0;
     b->count = 0;
     b->bytes = 0;
+    b->dups = 0;
+    b->marks = 0;
     for (size_t i = 0; i < n; i++) {
         kds_slice s = b->sl[i];
         if (b->count >= k) {
@@ -241,18 +250,6 @@ static batch *batch_split(kds_lambda *m, batch *b, uint64_t k)
         }
     }
     return t;
-}
-
-static uint32_t batch_marks(const batch *b, uint64_t *first_marked)
-{
-    uint32_t marks = 0;
-    *first_marked = UINT64_MAX;
-    for (size_t i = 0; i < b->n; i++) {
-        if (b->sl[i].marks && *first_marked == UINT64_MAX)
-            *first_marked = b->sl[i].first;
-        marks += b->sl[i].marks;
-    }
-    return marks;
 }
 
 /* Insert b into rd's retry queue, kept in position order. */
@@ -360,11 +357,9 @@ static void hand(kds_lambda *m, batch *b)
         cs->duplicates_delivered += b->count;
         return;
     }
-    for (size_t i = 0; i < b->n; i++) {
-        cs->records_delivered += b->sl[i].count;
-        cs->bytes_delivered += b->sl[i].bytes;
-        cs->duplicates_delivered += b->sl[i].dups;
-    }
+    cs->records_delivered += b->count;
+    cs->bytes_delivered += b->bytes;
+    cs->duplicates_delivered += b->dups;
     sim_series_add(&cs->delivered_min, now, (double)b->count);
     b->handed = true;
 }
@@ -447,14 +442,13 @@ static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
     b->timed_out = ms > limit;
     if (b->timed_out)
         ms = limit;
-    uint64_t first_marked;
     b->fails = false;
     b->fail_pos = b->sl[0].first;
-    if (batch_marks(b, &first_marked) > 0) {
+    if (b->marks > 0) {
         /* A poison record fails every batch that holds it; a function that reports
          * batch item failures names it. */
         b->fails = true;
-        b->fail_pos = first_marked;
+        b->fail_pos = b->first_marked;
     } else if (m->cfg.error_rate > 0 && gsl_rng_uniform(m->rng) < m->cfg.error_rate) {
         b->fails = true;
     } else if (b->timed_out) {
