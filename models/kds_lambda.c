@@ -205,13 +205,23 @@ static void batch_put(kds_lambda *m, batch *b)
     m->pool = b;
 }
 
+/* Room for `more` slices beyond b's. */
+static void batch_reserve(batch *b, size_t more)
+{
+    if (b->cap - b->n >= more)
+        return;
+    size_t cap = b->cap ? b->cap : 4;
+    while (cap - b->n < more)
+        cap *= 2;
+    b->sl = realloc(b->sl, cap * sizeof *b->sl);
+    SIM_ASSERT(b->sl != NULL);
+    b->cap = cap;
+}
+
 static void batch_add(batch *b, const kds_slice *s)
 {
-    if (b->n == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 4;
-        b->sl = realloc(b->sl, b->cap * sizeof *b->sl);
-        SIM_ASSERT(b->sl != NULL);
-    }
+    if (b->n == b->cap)
+        batch_reserve(b, 1);
     b->sl[b->n++] = *s;
     b->count += s->count;
     b->bytes += s->bytes;
@@ -292,6 +302,27 @@ static void buf_pop(reader *rd)
     rd->buf_count -= buf_at(rd, 0)->sl.count;
     rd->b_head = (rd->b_head + 1) & (rd->b_cap - 1);
     rd->b_n--;
+}
+
+/* Move the first `whole` buffered slices and the first `part` records of the next
+ * (none when 0) into b. */
+static void batch_take(batch *b, reader *rd, size_t whole, uint64_t part)
+{
+    uint64_t before = b->count;
+    batch_reserve(b, whole + 1);
+    size_t mask = rd->b_cap - 1;
+    for (size_t i = rd->b_head, j = 0; j < whole; i = (i + 1) & mask, j++)
+        batch_add(b, &rd->buf[i].sl);
+    rd->b_head = (rd->b_head + whole) & mask;
+    rd->b_n -= whole;
+    rd->buf_count -= b->count - before;
+    if (part > 0) {
+        bslice *f = buf_at(rd, 0);
+        kds_slice x;
+        slice_cut(&f->sl, part, &x, &f->sl);
+        batch_add(b, &x);
+        rd->buf_count -= part;
+    }
 }
 
 /* Records left in the buffer past the retention period are lost (the mapping held
@@ -657,14 +688,18 @@ static void dispatch(reader *rd)
     buf_drop_expired(rd);
     buf_drop_aged(rd);
     while (rd->inflight < c->parallelization && rd->b_n > 0) {
-        /* Is a batch ready: full by count or payload, or its window over? */
-        uint64_t n = 0, pay = 0;
+        /* Is a batch ready: full by count or payload, or its window over? The walk
+         * also says what the batch takes: `whole` slices, then `part` records of the
+         * next (0 < part < its count) or none. */
+        uint64_t n = 0, pay = 0, part = 0;
+        size_t whole = 0;
         bool full = false;
         sim_time oldest = buf_at(rd, 0)->avail;
         if (oldest > now)
             break;
-        for (size_t i = 0; i < rd->b_n; i++) {
-            const bslice *bs = buf_at(rd, i);
+        size_t mask = rd->b_cap - 1;
+        for (size_t i = rd->b_head, left = rd->b_n; left > 0; i = (i + 1) & mask, left--) {
+            const bslice *bs = &rd->buf[i];
             if (bs->avail > now)
                 break;
             uint64_t pp = record_payload(m, &bs->sl);
@@ -682,7 +717,13 @@ static void dispatch(reader *rd)
                 k = fit;
             n += k;
             pay += k * pp;
-            if (n >= c->batch_size || k < bs->sl.count) {
+            if (k < bs->sl.count) {
+                part = k;
+                full = true;
+                break;
+            }
+            whole++;
+            if (n >= c->batch_size) {
                 full = true;
                 break;
             }
@@ -701,24 +742,8 @@ static void dispatch(reader *rd)
             sim_after(m->sim, c->throttle_retry, throttle_event, rd);
             break;
         }
-        /* Form the batch: the same walk, moving the records. */
         batch *b = batch_get(m, rd);
-        while (rd->b_n > 0 && b->count < n) {
-            bslice *f = buf_at(rd, 0);
-            uint64_t k = f->sl.count;
-            if (k > n - b->count)
-                k = n - b->count;
-            if (k < f->sl.count) {
-                kds_slice x, y;
-                slice_cut(&f->sl, k, &x, &y);
-                batch_add(b, &x);
-                f->sl = y;
-                rd->buf_count -= k;
-            } else {
-                batch_add(b, &f->sl);
-                buf_pop(rd);
-            }
-        }
+        batch_take(b, rd, whole, part);
         invoke(m, rd, b, false);
     }
     maybe_read(rd);
