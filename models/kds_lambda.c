@@ -279,19 +279,23 @@ static bslice *buf_at(reader *rd, size_t i)
     return &rd->buf[(rd->b_head + i) & (rd->b_cap - 1)];
 }
 
+__attribute__((noinline)) static void buf_grow(reader *rd)
+{
+    size_t cap = rd->b_cap ? rd->b_cap * 2 : 16;
+    bslice *nb = malloc(cap * sizeof *nb);
+    SIM_ASSERT(nb != NULL);
+    for (size_t i = 0; i < rd->b_n; i++)
+        nb[i] = *buf_at(rd, i);
+    free(rd->buf);
+    rd->buf = nb;
+    rd->b_cap = cap;
+    rd->b_head = 0;
+}
+
 static void buf_push(reader *rd, const kds_slice *sl, sim_time avail)
 {
-    if (rd->b_n == rd->b_cap) {
-        size_t cap = rd->b_cap ? rd->b_cap * 2 : 16;
-        bslice *nb = malloc(cap * sizeof *nb);
-        SIM_ASSERT(nb != NULL);
-        for (size_t i = 0; i < rd->b_n; i++)
-            nb[i] = *buf_at(rd, i);
-        free(rd->buf);
-        rd->buf = nb;
-        rd->b_cap = cap;
-        rd->b_head = 0;
-    }
+    if (rd->b_n == rd->b_cap)
+        buf_grow(rd); /* out of line: the push stays a leaf, once per slice read */
     *buf_at(rd, rd->b_n) = (bslice){*sl, avail};
     rd->b_n++;
     rd->buf_count += sl->count;
