@@ -22,16 +22,37 @@ typedef struct slices {
     uint64_t records, bytes;
 } slices;
 
+/* Room for at least `need` slices (doubling, from 16). */
+static void slices_reserve(slices *a, size_t need)
+{
+    if (need <= a->cap)
+        return;
+    size_t cap = a->cap ? a->cap : 16;
+    while (cap < need)
+        cap *= 2;
+    a->v = realloc(a->v, cap * sizeof *a->v);
+    SIM_ASSERT(a->v != NULL);
+    a->cap = cap;
+}
+
 static void slices_push(slices *a, const kds_slice *sl)
 {
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 16;
-        a->v = realloc(a->v, a->cap * sizeof *a->v);
-        SIM_ASSERT(a->v != NULL);
-    }
+    slices_reserve(a, a->n + 1);
     a->v[a->n++] = *sl;
     a->records += sl->count;
     a->bytes += sl->bytes;
+}
+
+/* Append n slices holding `records` records and `bytes` bytes in all: one copy where
+ * slices_push() would go slice by slice. */
+static void slices_append(slices *a, const kds_slice *v, size_t n, uint64_t records,
+                          uint64_t bytes)
+{
+    slices_reserve(a, a->n + n);
+    memcpy(a->v + a->n, v, n * sizeof *v);
+    a->n += n;
+    a->records += records;
+    a->bytes += bytes;
 }
 
 /* One GetRecords loop on one shard: the delivery reader, or the backup reader. */
@@ -302,21 +323,26 @@ static void interval_due(sim *s, void *ctx)
     flush(f, false);
 }
 
+/* The first records enter an empty buffer now: its interval starts counting. */
+static void buffer_open(kds_firehose *f, sim_time now)
+{
+    /* The interval counts from when the buffer was last emptied while records keep
+     * flowing (so that a steady stream gets one object per interval), or from the first
+     * record after a quiet spell of a whole interval. */
+    sim_time from = now;
+    if (f->last_flush >= 0 && now - f->last_flush < f->cfg.buffer_interval)
+        from = f->last_flush;
+    f->buf_first = from;
+    f->buf_timer = sim_at(f->sim, from + f->cfg.buffer_interval, interval_due, f);
+}
+
 /* Add a slice that arrived now, closing objects at the size hint. */
 static void buffer_add(kds_firehose *f, kds_slice sl, sim_time now)
 {
     const uint64_t size = f->cfg.buffer_size;
     while (sl.count > 0) {
-        if (f->buf.n == 0) {
-            /* The interval counts from when the buffer was last emptied while records
-             * keep flowing (so that a steady stream gets one object per interval), or
-             * from the first record after a quiet spell of a whole interval. */
-            sim_time from = now;
-            if (f->last_flush >= 0 && now - f->last_flush < f->cfg.buffer_interval)
-                from = f->last_flush;
-            f->buf_first = from;
-            f->buf_timer = sim_at(f->sim, from + f->cfg.buffer_interval, interval_due, f);
-        }
+        if (f->buf.n == 0)
+            buffer_open(f, now);
         uint64_t room = size - f->buf.bytes; /* > 0: a full buffer is flushed at once */
         if (sl.bytes < room) {
             slices_push(&f->buf, &sl);
@@ -346,12 +372,53 @@ static void buffer_add(kds_firehose *f, kds_slice sl, sim_time now)
     }
 }
 
+/* Add the slices of a reply that arrived now, in order, exactly as buffer_add() slice
+ * by slice would; but the slices that stay below the size hint (most of a reply, or
+ * all of it) join the buffer in one copy. Slices are never empty (kds_log_take()). */
+static void buffer_add_all(kds_firehose *f, const slices *b, sim_time now)
+{
+    const uint64_t size = f->cfg.buffer_size;
+    uint64_t records = b->records, bytes = b->bytes; /* of b->v[i..n) */
+    size_t i = 0;
+    while (i < b->n) {
+        uint64_t room = size - f->buf.bytes;
+        size_t j = b->n;
+        uint64_t pr = records, pb = bytes; /* of the prefix b->v[i..j) that fits */
+        if (bytes >= room) {
+            /* Some slice reaches the hint: the prefix ends before it. */
+            j = i;
+            pr = pb = 0;
+            while (pb + b->v[j].bytes < room) {
+                pr += b->v[j].count;
+                pb += b->v[j].bytes;
+                j++;
+            }
+        }
+        if (j > i) {
+            if (f->buf.n == 0)
+                buffer_open(f, now);
+            slices_append(&f->buf, b->v + i, j - i, pr, pb);
+            records -= pr;
+            bytes -= pb;
+        }
+        if (j == b->n)
+            return;
+        records -= b->v[j].count;
+        bytes -= b->v[j].bytes;
+        buffer_add(f, b->v[j], now);
+        i = j + 1;
+    }
+}
+
 /* ---- reading ------------------------------------------------------------------------ */
 
+/* Per slice of every call: a bare copy (the batch's totals are the take's). */
 static void collect(void *ctx, const kds_slice *sl)
 {
-    reader *rd = ctx;
-    slices_push(&rd->batch, sl);
+    slices *b = &((reader *)ctx)->batch;
+    if (b->n == b->cap)
+        slices_reserve(b, b->n + 1);
+    b->v[b->n++] = *sl;
 }
 
 static void arrive(sim *s, void *ctx);
@@ -384,6 +451,10 @@ static void poll(sim *s, void *ctx)
     kds_take tk;
     kds_log_take(&rd->sh->log, &rd->cur, c->max_records, f->st->cfg.max_bytes_per_call,
                  rd->backup ? NULL : collect, rd, &tk);
+    if (!rd->backup) {
+        rd->batch.records = tk.records;
+        rd->batch.bytes = tk.bytes;
+    }
     kds_stream_read_charge(f->st, rd->sh, tk.records, tk.bytes);
     cs->bytes_read_shared += tk.bytes;
     if (tk.records == 0)
@@ -416,8 +487,7 @@ static void arrive(sim *s, void *ctx)
     reader *rd = ctx;
     kds_firehose *f = rd->f;
     sim_time now = sim_now(s);
-    for (size_t i = 0; i < rd->batch.n; i++)
-        buffer_add(f, rd->batch.v[i], now);
+    buffer_add_all(f, &rd->batch, now);
     rd->batch.n = 0;
     rd->batch.records = rd->batch.bytes = 0;
     if (rd->at_end) {
