@@ -412,13 +412,23 @@ static void buffer_add_all(kds_firehose *f, const slices *b, sim_time now)
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-/* Per slice of every call: a bare copy (the batch's totals are the take's). */
+static void collect_grow(slices *b, const kds_slice *sl) __attribute__((noinline, cold));
+static void collect_grow(slices *b, const kds_slice *sl)
+{
+    slices_reserve(b, b->n + 1);
+    b->v[b->n++] = *sl;
+}
+
+/* Per slice of every call: a bare copy (the batch's totals are the take's), with the
+ * growing out of line so that the common path needs no stack frame. */
 static void collect(void *ctx, const kds_slice *sl)
 {
     slices *b = &((reader *)ctx)->batch;
-    if (b->n == b->cap)
-        slices_reserve(b, b->n + 1);
-    b->v[b->n++] = *sl;
+    if (b->n < b->cap) {
+        b->v[b->n++] = *sl;
+        return;
+    }
+    collect_grow(b, sl);
 }
 
 static void arrive(sim *s, void *ctx);
