@@ -148,21 +148,54 @@ static void lose(kds_firehose *f, uint64_t records)
     f->base.st.records_expired_unread += records;
 }
 
+/* De-aggregation: a KPL record holds its producer's number of user records. The
+ * figure is a sum of doubles taken slice by slice, in order; when every producer has
+ * the same whole number of user records per record and the sum stays a whole number
+ * no larger than 2^53, every step of that sum is exact, and one multiplication gives
+ * the same double. */
+static void deaggregate(kds_firehose *f, const slices *r)
+{
+    const kds_firehose_cfg *c = &f->cfg;
+    const double exact_max = 9007199254740992.0; /* 2^53 */
+    double acc = f->fs.user_records_delivered;
+    if (!c->aggregate_by_src || c->n_src == 0) {
+        double per = c->aggregation;
+        if (per <= exact_max && per == (double)(uint64_t)per && acc >= 0 &&
+            acc <= exact_max && acc == (double)(uint64_t)acc) {
+            uint64_t p = (uint64_t)per, a = (uint64_t)acc;
+            uint64_t left = (uint64_t)exact_max - a;
+            if (p == 0 || r->records <= left / p) {
+                f->fs.user_records_delivered = (double)(a + r->records * p);
+                return;
+            }
+        }
+        for (size_t i = 0; i < r->n; i++)
+            acc += (double)r->v[i].count * per;
+        f->fs.user_records_delivered = acc;
+        return;
+    }
+    const uint32_t *by = c->aggregate_by_src;
+    for (size_t i = 0; i < r->n; i++) {
+        const kds_slice *sl = &r->v[i];
+        double per = sl->src < c->n_src ? (double)by[sl->src] : c->aggregation;
+        acc += (double)sl->count * per;
+    }
+    f->fs.user_records_delivered = acc;
+}
+
 static void written(kds_firehose *f, object *o, sim_time now)
 {
     kds_firehose_stats *fs = &f->fs;
+    kds_consumer_stats *cs = &f->base.st;
+    const kds_slice *v = o->recs.v;
+    const size_t n = o->recs.n;
     sim_time oldest = SIM_TIME_MAX;
-    for (size_t i = 0; i < o->recs.n; i++) {
-        const kds_slice *sl = &o->recs.v[i];
-        kds_consumer_stats_deliver(&f->base.st, sl, now, 0);
-        /* De-aggregation: a KPL record holds its producer's number of user records. */
-        double per = sl->src < f->cfg.n_src && f->cfg.aggregate_by_src
-                         ? (double)f->cfg.aggregate_by_src[sl->src]
-                         : f->cfg.aggregation;
-        fs->user_records_delivered += (double)sl->count * per;
-        if (o->recs.v[i].t_first < oldest)
-            oldest = o->recs.v[i].t_first;
+    for (size_t i = 0; i < n; i++) {
+        kds_consumer_stats_deliver(cs, &v[i], now, 0);
+        if (v[i].t_first < oldest)
+            oldest = v[i].t_first;
     }
+    deaggregate(f, &o->recs);
     fs->objects_written++;
     fs->object_bytes_total += o->recs.bytes;
     if (o->recs.bytes > fs->object_bytes_max)
