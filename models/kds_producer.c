@@ -198,8 +198,10 @@ static void spread_emit(void *ctx, kds_shard *sh, uint32_t count)
     uint64_t b = kds_prorate(r->bytes, count, r->n);
     uint32_t mk = r->marks > count ? count : r->marks;
     r->marks -= mk;
-    serve_part(r, sh, count, b, 0, mk, kds_prorate(r->units, count, r->n),
-               kds_prorate(r->kib, count, r->n));
+    /* Equal-sized records carry no meters (0: derived from the size), and need no
+     * divisions for them. */
+    serve_part(r, sh, count, b, 0, mk, r->units ? kds_prorate(r->units, count, r->n) : 0,
+               r->kib ? kds_prorate(r->kib, count, r->n) : 0);
 }
 
 /* Full-jitter exponential backoff before attempt `attempt` (>= 2). */

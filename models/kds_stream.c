@@ -261,7 +261,7 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
     uint64_t kb = per ? kds_bucket_avail(bb, now) / per : k;
     if (kb < k)
         k = kb;
-    uint64_t sb = kds_prorate(bytes, k, count);
+    uint64_t sb = k == count ? bytes : kds_prorate(bytes, k, count); /* all stored: no division */
     if (k > 0) {
         kds_bucket_take(&sh->wrecords, now, k);
         kds_bucket_charge(bb, now, sb);
