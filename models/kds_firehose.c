@@ -91,6 +91,9 @@ struct kds_firehose {
     sim_time last_flush;     /* when the buffer was last emptied into an object, or -1 */
     sim_event_id buf_timer;  /* the interval flush, or 0 */
     object *live;            /* objects being written or retried (list head) */
+    object *spare_obj;       /* owned: a freed object for the next flush, or NULL */
+    slices spare;            /* owned: a freed object's slice storage (n = 0) for the
+                                next buffer */
     kds_firehose_stats fs;
 };
 
@@ -131,8 +134,18 @@ static void object_free(object *o)
         f->live = o->next;
     if (o->next)
         o->next->prev = o->prev;
-    free(o->recs.v);
-    free(o);
+    /* The next flush reuses the object and its storage: a steady stream allocates
+     * nothing per object (the buffer would otherwise grow again from 16 slices). */
+    if (o->recs.cap > f->spare.cap) {
+        free(f->spare.v);
+        f->spare = (slices){.v = o->recs.v, .cap = o->recs.cap};
+    } else {
+        free(o->recs.v);
+    }
+    if (f->spare_obj)
+        free(o);
+    else
+        f->spare_obj = o;
 }
 
 /* One PutObject attempt: its outcome is known when it completes. */
@@ -329,8 +342,10 @@ static void flush(kds_firehose *f, bool by_size)
         sim_cancel(f->sim, f->buf_timer);
         f->buf_timer = 0;
     }
-    object *o = calloc(1, sizeof *o);
+    object *o = f->spare_obj ? f->spare_obj : malloc(sizeof *o);
     SIM_ASSERT(o != NULL);
+    f->spare_obj = NULL;
+    memset(o, 0, sizeof *o);
     o->f = f;
     o->recs = f->buf;
     o->by_size = by_size;
@@ -339,7 +354,8 @@ static void flush(kds_firehose *f, bool by_size)
     if (f->live)
         f->live->prev = o;
     f->live = o;
-    memset(&f->buf, 0, sizeof f->buf);
+    f->buf = f->spare;
+    memset(&f->spare, 0, sizeof f->spare);
     f->last_flush = sim_now(f->sim);
     if (by_size)
         f->fs.objects_by_size++;
@@ -703,6 +719,8 @@ static void free_firehose(kds_consumer *base)
     while (f->live)
         object_free(f->live);
     free(f->buf.v);
+    free(f->spare.v);
+    free(f->spare_obj);
     kds_consumer_stats_fini(&f->base.st);
     free(f);
 }
