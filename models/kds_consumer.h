@@ -61,6 +61,12 @@ void kds_consumer_stats_fini(kds_consumer_stats *cs); /* NULL-safe */
 void kds_consumer_stats_deliver(kds_consumer_stats *cs, const kds_slice *sl, sim_time done,
                                 int replay);
 
+/* The same for `n` first deliveries (not replays) that finished together at `done`,
+ * slices v[0..n) in order: what n calls of kds_consumer_stats_deliver(.., 0) record,
+ * with the counts summed once (an S3 object, a GetRecords batch). */
+void kds_consumer_stats_deliver_all(kds_consumer_stats *cs, const kds_slice *v, size_t n,
+                                    sim_time done);
+
 /* Whether every parent of `child` has been read to its end by this consumer:
  * parent_done(arg, index) answers for one parent shard. A parent this consumer never
  * read (expired, or older than the consumer) counts as done. */

@@ -277,8 +277,7 @@ static void deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size_t n
     (void)sub;
     efo_consumer *c = owner;
     sim_time done = at + draw_ms(&c->cfg.process_ms, c->rng);
-    for (size_t i = 0; i < n; i++)
-        kds_consumer_stats_deliver(&c->base.st, &sl[i], done, 0);
+    kds_consumer_stats_deliver_all(&c->base.st, sl, n, done);
 }
 
 static void add_sub(efo_consumer *c, kds_shard *sh, kds_start_kind start)

@@ -203,11 +203,10 @@ static void written(kds_firehose *f, object *o, sim_time now)
     const kds_slice *v = o->recs.v;
     const size_t n = o->recs.n;
     sim_time oldest = SIM_TIME_MAX;
-    for (size_t i = 0; i < n; i++) {
-        kds_consumer_stats_deliver(cs, &v[i], now, 0);
+    kds_consumer_stats_deliver_all(cs, v, n, now);
+    for (size_t i = 0; i < n; i++)
         if (v[i].t_first < oldest)
             oldest = v[i].t_first;
-    }
     deaggregate(f, &o->recs);
     fs->objects_written++;
     fs->object_bytes_total += o->recs.bytes;

@@ -126,8 +126,7 @@ static void poll(sim *s, void *ctx)
     double proc = sim_dist_sample(&c->process_ms, p->rng) +
                   c->process_ms_per_record * (double)tk.records;
     sim_time done = now + lat + ms_to_ns(proc);
-    for (size_t i = 0; i < p->n_scratch; i++)
-        kds_consumer_stats_deliver(cs, &p->scratch[i], done, 0);
+    kds_consumer_stats_deliver_all(cs, p->scratch, p->n_scratch, done);
     /* GetRecords.IteratorAgeMilliseconds: how far the last record returned is behind
      * the time of the call; 0 once the reader has caught up. */
     bool caught_up = rd->cur.pos >= rd->sh->log.end_pos;
