@@ -677,6 +677,62 @@ static void maybe_read(reader *rd)
     }
 }
 
+/* What the next batch takes from the front of the buffer: `whole` slices, then `part`
+ * records of the next (0 < part < its count) or none. */
+typedef struct walk {
+    size_t whole;
+    uint64_t part;
+    uint64_t n;     /* records */
+    uint64_t bytes; /* bytes of the slices it touched, the cut one whole */
+    bool full;      /* by count or payload */
+} walk;
+
+/* The walk over the records available at `now`, up to BatchSize records and, when
+ * `payload`, the payload limit. */
+static void batch_walk(const reader *rd, sim_time now, bool payload, walk *w)
+{
+    const kds_lambda *m = rd->m;
+    const uint64_t limit = KDS_LAMBDA_PAYLOAD_LIMIT, size = m->cfg.batch_size;
+    uint64_t n = 0, pay = 0, bytes = 0;
+    size_t mask = rd->b_cap - 1;
+    *w = (walk){0};
+    for (size_t i = rd->b_head, left = rd->b_n; left > 0; i = (i + 1) & mask, left--) {
+        const bslice *bs = &rd->buf[i];
+        if (bs->avail > now)
+            break;
+        uint64_t k = bs->sl.count;
+        if (k > size - n)
+            k = size - n;
+        if (payload) {
+            uint64_t pp = record_payload(m, &bs->sl);
+            if (n > 0 && pay + pp > limit) {
+                w->full = true;
+                break;
+            }
+            uint64_t fit = pay < limit ? (limit - pay) / pp : 0;
+            if (n == 0 && fit == 0)
+                fit = 1; /* one record above the limit still goes alone */
+            if (k > fit)
+                k = fit;
+            pay += k * pp;
+        }
+        n += k;
+        bytes += bs->sl.bytes;
+        if (k < bs->sl.count) {
+            w->part = k;
+            w->full = true;
+            break;
+        }
+        w->whole++;
+        if (n >= size) {
+            w->full = true;
+            break;
+        }
+    }
+    w->n = n;
+    w->bytes = bytes;
+}
+
 /* Start as many batches as the shard's lanes, the buffer and the concurrency allow. */
 static void dispatch(reader *rd)
 {
@@ -692,46 +748,20 @@ static void dispatch(reader *rd)
     buf_drop_expired(rd);
     buf_drop_aged(rd);
     while (rd->inflight < c->parallelization && rd->b_n > 0) {
-        /* Is a batch ready: full by count or payload, or its window over? The walk
-         * also says what the batch takes: `whole` slices, then `part` records of the
-         * next (0 < part < its count) or none. */
-        uint64_t n = 0, pay = 0, part = 0;
-        size_t whole = 0;
-        bool full = false;
+        /* Is a batch ready: full by count or payload, or its window over? */
         sim_time oldest = buf_at(rd, 0)->avail;
         if (oldest > now)
             break;
-        size_t mask = rd->b_cap - 1;
-        for (size_t i = rd->b_head, left = rd->b_n; left > 0; i = (i + 1) & mask, left--) {
-            const bslice *bs = &rd->buf[i];
-            if (bs->avail > now)
-                break;
-            uint64_t pp = record_payload(m, &bs->sl);
-            if (n > 0 && pay + pp > KDS_LAMBDA_PAYLOAD_LIMIT) {
-                full = true;
-                break;
-            }
-            uint64_t fit = pay < KDS_LAMBDA_PAYLOAD_LIMIT ? (KDS_LAMBDA_PAYLOAD_LIMIT - pay) / pp : 0;
-            if (n == 0 && fit == 0)
-                fit = 1; /* one record above the limit still goes alone */
-            uint64_t k = bs->sl.count;
-            if (k > c->batch_size - n)
-                k = c->batch_size - n;
-            if (k > fit)
-                k = fit;
-            n += k;
-            pay += k * pp;
-            if (k < bs->sl.count) {
-                part = k;
-                full = true;
-                break;
-            }
-            whole++;
-            if (n >= c->batch_size) {
-                full = true;
-                break;
-            }
-        }
+        walk w;
+        batch_walk(rd, now, false, &w);
+        /* Each record's payload is below 4/3 of its share of its slice's bytes plus
+         * 2 + record_overhead, so when that bound on the whole walk is within the limit
+         * the limit cuts nothing and the walk by count alone is the exact one. */
+        if (4 * w.bytes + 3 * w.n * (2 + (uint64_t)c->record_overhead) >
+            3 * (uint64_t)KDS_LAMBDA_PAYLOAD_LIMIT)
+            batch_walk(rd, now, true, &w);
+        bool full = w.full;
+        uint64_t whole = w.whole, part = w.part;
         if (!full && c->batching_window > 0 && now < oldest + c->batching_window &&
             !rd->read_done) {
             if (!rd->window_pending) {

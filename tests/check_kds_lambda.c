@@ -384,6 +384,28 @@ START_TEST(test_concurrency_limit_throttles)
 }
 END_TEST
 
+/* At the payload limit exactly: records of 3,000 B weigh (4 x 3,000 + 2) / 3 + 500 =
+ * 4,500 B of payload each, so 6,291,456 B hold 1,398 of them. A BatchSize just under
+ * that is reached by count, one just over it is cut by the payload. */
+START_TEST(test_payload_limit_boundary)
+{
+    const uint32_t sizes[2] = {1397, 10000};
+    const uint64_t largest[2] = {1397, 1398};
+    for (size_t i = 0; i < 2; i++) {
+        fixture f;
+        fx_defaults(&f, 1, SIM_HOUR(24), SIM_MIN(3), 300, SIM_S(30), 1);
+        f.prod.size = sim_dist_const(3000);
+        f.lam[0].batch_size = sizes[i];
+        f.lam[0].batching_window = SIM_S(20);
+        fx_run(&f);
+        ck_assert_uint_eq(lst(&f, 0)->largest_batch, largest[i]);
+        check_conservation(&f);
+        check_settled(&f, 0);
+        kds_world_fini(&f.w);
+    }
+}
+END_TEST
+
 /* A 5 s batching window at 20 records/s: batches of about 100 records, one every 5 s.
  * Records of 1 MiB (the stream's maximum) with a 20 s window: the 6 MB payload holds
  * 4 of them (base64 makes each about 1.33 MiB). */
@@ -540,6 +562,7 @@ static Suite *lambda_suite(void)
     tcase_add_test(tl, test_parallelization_raises_throughput);
     tcase_add_test(tl, test_concurrency_limit_throttles);
     tcase_add_test(tl, test_batching_window_and_payload_limit);
+    tcase_add_test(tl, test_payload_limit_boundary);
     tcase_add_test(tl, test_latest_misses_creation_window);
     tcase_add_test(tl, test_efo_lower_latency_than_polling);
     suite_add_tcase(s, tl);
