@@ -312,14 +312,29 @@ static void buf_pop(reader *rd)
  * (none when 0) into b. */
 static void batch_take(batch *b, reader *rd, size_t whole, uint64_t part)
 {
-    uint64_t before = b->count;
     batch_reserve(b, whole + 1);
+    /* batch_add's tallies, kept in locals over the run of whole slices. */
+    kds_slice *dst = b->sl + b->n;
+    uint64_t count = 0, bytes = 0, dups = 0, marks = b->marks;
     size_t mask = rd->b_cap - 1;
-    for (size_t i = rd->b_head, j = 0; j < whole; i = (i + 1) & mask, j++)
-        batch_add(b, &rd->buf[i].sl);
+    for (size_t i = rd->b_head, j = 0; j < whole; i = (i + 1) & mask, j++) {
+        const kds_slice *s = &rd->buf[i].sl;
+        dst[j] = *s;
+        count += s->count;
+        bytes += s->bytes;
+        dups += s->dups;
+        if (s->marks && marks == 0)
+            b->first_marked = s->first;
+        marks += s->marks;
+    }
+    b->n += whole;
+    b->count += count;
+    b->bytes += bytes;
+    b->dups += dups;
+    b->marks = marks;
     rd->b_head = (rd->b_head + whole) & mask;
     rd->b_n -= whole;
-    rd->buf_count -= b->count - before;
+    rd->buf_count -= count;
     if (part > 0) {
         bslice *f = buf_at(rd, 0);
         kds_slice x;
