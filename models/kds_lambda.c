@@ -279,7 +279,7 @@ static bslice *buf_at(reader *rd, size_t i)
     return &rd->buf[(rd->b_head + i) & (rd->b_cap - 1)];
 }
 
-__attribute__((noinline)) static void buf_grow(reader *rd)
+static __attribute__((noinline)) void buf_grow(reader *rd)
 {
     size_t cap = rd->b_cap ? rd->b_cap * 2 : 16;
     bslice *nb = malloc(cap * sizeof *nb);
@@ -698,7 +698,7 @@ typedef struct walk {
     size_t whole;
     uint64_t part;
     uint64_t n;     /* records */
-    uint64_t bytes; /* bytes of the slices it touched, the cut one whole */
+    uint64_t bytes; /* bytes of the slices it reached (all of the cut one's) */
     bool full;      /* by count or payload */
 } walk;
 
@@ -775,9 +775,7 @@ static void dispatch(reader *rd)
         if (4 * w.bytes + 3 * w.n * (2 + (uint64_t)c->record_overhead) >
             3 * (uint64_t)KDS_LAMBDA_PAYLOAD_LIMIT)
             batch_walk(rd, now, true, &w);
-        bool full = w.full;
-        uint64_t whole = w.whole, part = w.part;
-        if (!full && c->batching_window > 0 && now < oldest + c->batching_window &&
+        if (!w.full && c->batching_window > 0 && now < oldest + c->batching_window &&
             !rd->read_done) {
             if (!rd->window_pending) {
                 rd->window_pending = true;
@@ -792,7 +790,7 @@ static void dispatch(reader *rd)
             break;
         }
         batch *b = batch_get(m, rd);
-        batch_take(b, rd, whole, part);
+        batch_take(b, rd, w.whole, w.part);
         invoke(m, rd, b, false);
     }
     maybe_read(rd);
