@@ -67,9 +67,9 @@ static bool push_now(kds_efo_sub *sub)
          * without its search and slicing (the push on every append is the hottest
          * consumer path of a run). */
         whole = (kds_slice){last->first, last->count, last->dups, last->marks, last->src,
-                            last->bytes, last->t0, last->t1};
+                            last->bytes, last->t_first, last->t_last};
         kds_log_seek_end(l, &sub->cur);
-        tk = (kds_take){last->count, last->bytes, 0, last->t1};
+        tk = (kds_take){last->count, last->bytes, 0, last->t_last};
         sl = &whole;
         n_sl = 1;
     } else {

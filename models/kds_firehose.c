@@ -460,23 +460,13 @@ static void buffer_add_all(kds_firehose *f, const slices *b, sim_time now)
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-static void collect_grow(slices *b, const kds_slice *sl) __attribute__((noinline, cold));
-static void collect_grow(slices *b, const kds_slice *sl)
-{
-    slices_reserve(b, b->n + 1);
-    b->v[b->n++] = *sl;
-}
-
-/* Per slice of every call: a bare copy (the batch's totals are the take's), with the
- * growing out of line so that the common path needs no stack frame. */
-static void collect(void *ctx, const kds_slice *sl)
+/* The slices of every call in one copy (the batch's totals are the take's). */
+static void collect(void *ctx, const kds_slice *v, size_t n)
 {
     slices *b = &((reader *)ctx)->batch;
-    if (b->n < b->cap) {
-        b->v[b->n++] = *sl;
-        return;
-    }
-    collect_grow(b, sl);
+    slices_reserve(b, b->n + n);
+    memcpy(b->v + b->n, v, n * sizeof *v);
+    b->n += n;
 }
 
 static void arrive(sim *s, void *ctx);
@@ -507,8 +497,8 @@ static void poll(sim *s, void *ctx)
     rd->batch.n = 0;
     rd->batch.records = rd->batch.bytes = 0;
     kds_take tk;
-    kds_log_take(&rd->sh->log, &rd->cur, c->max_records, f->st->cfg.max_bytes_per_call,
-                 rd->backup ? NULL : collect, rd, &tk);
+    kds_log_take_v(&rd->sh->log, &rd->cur, c->max_records, f->st->cfg.max_bytes_per_call,
+                   rd->backup ? NULL : collect, rd, &tk);
     if (!rd->backup) {
         rd->batch.records = tk.records;
         rd->batch.bytes = tk.bytes;

@@ -814,10 +814,11 @@ static void throttle_event(sim *s, void *ctx)
     settle(rd);
 }
 
-static void collect(void *ctx, const kds_slice *sl)
+static void collect(void *ctx, const kds_slice *v, size_t n)
 {
     reader *rd = ctx;
-    buf_push(rd, sl, rd->reply_at);
+    for (size_t i = 0; i < n; i++)
+        buf_push(rd, &v[i], rd->reply_at);
 }
 
 static void poll_reply(sim *s, void *ctx)
@@ -857,8 +858,8 @@ static void poll_event(sim *s, void *ctx)
     kds_take tk;
     rd->issued = now;
     rd->reply_at = now + lat;
-    kds_log_take(&rd->sh->log, &rd->cur, st->cfg.max_records_per_call, st->cfg.max_bytes_per_call,
-                 collect, rd, &tk);
+    kds_log_take_v(&rd->sh->log, &rd->cur, st->cfg.max_records_per_call,
+                   st->cfg.max_bytes_per_call, collect, rd, &tk);
     rd->expired += tk.expired;
     kds_stream_read_charge(st, rd->sh, tk.records, tk.bytes);
     cs->bytes_read_shared += tk.bytes;

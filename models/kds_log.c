@@ -13,12 +13,12 @@ static inline kds_run *at(const kds_log *l, size_t i)
     return &l->runs[(l->head + i) & (l->cap - 1)];
 }
 
-/* Write time of the i-th record of run r (records spread evenly over [t0, t1]). */
+/* Write time of the i-th record of run r (records spread evenly over [t_first, t_last]). */
 static inline sim_time run_time(const kds_run *r, uint64_t i)
 {
-    if (r->count <= 1 || r->t1 == r->t0)
-        return r->t0;
-    return r->t0 + (sim_time)kds_prorate((uint64_t)(r->t1 - r->t0), i, r->count - 1);
+    if (r->count <= 1 || r->t_last == r->t_first)
+        return r->t_first;
+    return r->t_first + (sim_time)kds_prorate((uint64_t)(r->t_last - r->t_first), i, r->count - 1);
 }
 
 /* Compaction runs when the log has grown by this many runs past what the last
@@ -78,13 +78,13 @@ void kds_log_compact(kds_log *l)
         kds_run *dst = at(l, w);
         const kds_run *src = at(l, r);
         bool passed = src->first + src->count <= min_pos && dst->first + dst->count <= min_pos;
-        if (passed && src->t1 - dst->t0 <= l->compact_span &&
+        if (passed && src->t_last - dst->t_first <= l->compact_span &&
             (uint64_t)dst->count + src->count <= UINT32_MAX) {
             dst->count += src->count;
             dst->bytes += src->bytes;
             dst->dups += src->dups;
             dst->marks += src->marks;
-            dst->t1 = src->t1;
+            dst->t_last = src->t_last;
             continue;
         }
         if (++w != r)
@@ -113,7 +113,7 @@ int kds_log_append(kds_log *l, sim_time t, uint32_t count, uint64_t bytes, uint3
                    uint32_t marks, uint32_t src)
 {
     SIM_ASSERT(count >= 1 && dups <= count && marks <= count);
-    SIM_DEBUG_ASSERT(l->n == 0 || t >= at(l, l->n - 1)->t1);
+    SIM_DEBUG_ASSERT(l->n == 0 || t >= at(l, l->n - 1)->t_last);
     if (l->n >= l->compact_at)
         kds_log_compact(l);
     if (l->n == l->cap) {
@@ -122,8 +122,8 @@ int kds_log_append(kds_log *l, sim_time t, uint32_t count, uint64_t bytes, uint3
             return rc;
     }
     *at(l, l->n) = (kds_run){.first = l->end_pos,
-                             .t0 = t,
-                             .t1 = t,
+                             .t_first = t,
+                             .t_last = t,
                              .bytes = bytes,
                              .count = count,
                              .dups = dups,
@@ -142,9 +142,9 @@ uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
     uint64_t removed = 0;
     while (l->n > 0) {
         kds_run *r = at(l, 0);
-        if (r->t0 > cutoff)
+        if (r->t_first > cutoff)
             break;
-        if (r->t1 <= cutoff) {
+        if (r->t_last <= cutoff) {
             removed += r->count;
             l->bytes -= r->bytes;
             l->head = (l->head + 1) & (l->cap - 1);
@@ -153,8 +153,8 @@ uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
             continue;
         }
         /* A run spanning the cutoff: drop the records written at or before it. */
-        uint64_t m = kds_prorate((uint64_t)(cutoff - r->t0), r->count - 1,
-                             (uint64_t)(r->t1 - r->t0)) + 1;
+        uint64_t m = kds_prorate((uint64_t)(cutoff - r->t_first), r->count - 1,
+                             (uint64_t)(r->t_last - r->t_first)) + 1;
         /* The prorated index can fall one short when the cutoff is exactly a record's
          * spread-out write time: count that record too. */
         while (m < r->count && run_time(r, m) <= cutoff)
@@ -168,7 +168,7 @@ uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
         r->bytes -= b;
         r->first += m;
         r->count -= (uint32_t)m;
-        r->t0 = nt0;
+        r->t_first = nt0;
         l->bytes -= b;
         removed += m;
         break;
@@ -223,12 +223,12 @@ void kds_log_seek_end(const kds_log *l, kds_cursor *c)
 
 void kds_log_seek_time(const kds_log *l, kds_cursor *c, sim_time t)
 {
-    /* Runs are in write-time order: find the first run with t1 >= t, then the first
+    /* Runs are in write-time order: find the first run with t_last >= t, then the first
      * record in it written at or after t. */
     size_t lo = 0, hi = l->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (at(l, mid)->t1 < t)
+        if (at(l, mid)->t_last < t)
             lo = mid + 1;
         else
             hi = mid;
@@ -239,9 +239,9 @@ void kds_log_seek_time(const kds_log *l, kds_cursor *c, sim_time t)
     }
     const kds_run *r = at(l, lo);
     uint64_t i = 0;
-    if (t > r->t0 && r->count > 1) {
+    if (t > r->t_first && r->count > 1) {
         /* Smallest i with run_time(r, i) >= t. */
-        i = kds_prorate((uint64_t)(t - r->t0), r->count - 1, (uint64_t)(r->t1 - r->t0));
+        i = kds_prorate((uint64_t)(t - r->t_first), r->count - 1, (uint64_t)(r->t_last - r->t_first));
         while (i < r->count && run_time(r, i) < t)
             i++;
     }
@@ -259,8 +259,10 @@ void kds_log_seek_pos(const kds_log *l, kds_cursor *c, uint64_t pos)
     c->hint = l->popped + find(l, pos);
 }
 
-void kds_log_take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_bytes,
-                  kds_slice_fn fn, void *ctx, kds_take *out)
+/* The take of kds_log_take and kds_log_take_v: slices go to fn one by one, or, when fv
+ * is given, to fv in arrays (whole runs in place, a cut run on its own). */
+static void take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_bytes,
+                 kds_slice_fn fn, kds_slices_fn fv, void *ctx, kds_take *out)
 {
     memset(out, 0, sizeof *out);
     out->t_last = -1;
@@ -277,16 +279,33 @@ void kds_log_take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_
         uint64_t o = c->pos - r->first;
         if (o == 0 && r->count <= max_records - out->records &&
             r->bytes <= max_bytes - out->bytes) {
-            /* A whole run within both limits (the common case): nothing to prorate or
-             * fit. out->bytes < max_bytes holds here, or the loop would have ended. */
-            kds_slice sl = {c->pos, r->count, r->dups, r->marks, r->src, r->bytes, r->t0, r->t1};
-            if (fn)
-                fn(ctx, &sl);
-            out->records += r->count;
-            out->bytes += r->bytes;
-            out->t_last = r->t1;
-            c->pos += r->count;
-            off++;
+            /* Whole runs within both limits (the common case): nothing to prorate or
+             * fit, and a run is its own slice. Gather the ones that follow in the ring
+             * without wrapping. out->bytes < max_bytes holds at the loop head, or the
+             * loop would have ended. */
+            size_t ring = (l->head + off) & (l->cap - 1);
+            size_t room = l->cap - ring;
+            if (room > l->n - off)
+                room = l->n - off;
+            uint64_t recs = out->records, bytes = out->bytes;
+            size_t k = 0;
+            do {
+                recs += r[k].count;
+                bytes += r[k].bytes;
+                k++;
+            } while (k < room && bytes < max_bytes && r[k].count <= max_records - recs &&
+                     r[k].bytes <= max_bytes - bytes);
+            if (fv) {
+                fv(ctx, r, k);
+            } else if (fn) {
+                for (size_t i = 0; i < k; i++)
+                    fn(ctx, &r[i]);
+            }
+            out->records = recs;
+            out->bytes = bytes;
+            out->t_last = r[k - 1].t_last;
+            c->pos = r[k - 1].first + r[k - 1].count;
+            off += k;
             if (out->bytes >= max_bytes)
                 break;
             continue;
@@ -312,8 +331,7 @@ void kds_log_take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_
         }
         kds_slice sl;
         if (o == 0 && k == r->count) {
-            /* A whole run (the common case): nothing to prorate. */
-            sl = (kds_slice){c->pos, r->count, r->dups, r->marks, r->src, r->bytes, r->t0, r->t1};
+            sl = *r; /* a whole run that did not fit above (a first record over max_bytes) */
         } else {
             sl = (kds_slice){
                 .first = c->pos,
@@ -327,7 +345,9 @@ void kds_log_take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_
                 .t_last = run_time(r, o + k - 1),
             };
         }
-        if (fn)
+        if (fv)
+            fv(ctx, &sl, 1);
+        else if (fn)
             fn(ctx, &sl);
         out->records += k;
         out->bytes += b;
@@ -339,6 +359,18 @@ void kds_log_take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_
             break;
     }
     c->hint = l->popped + off;
+}
+
+void kds_log_take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_bytes,
+                  kds_slice_fn fn, void *ctx, kds_take *out)
+{
+    take(l, c, max_records, max_bytes, fn, NULL, ctx, out);
+}
+
+void kds_log_take_v(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_bytes,
+                    kds_slices_fn fn, void *ctx, kds_take *out)
+{
+    take(l, c, max_records, max_bytes, NULL, fn, ctx, out);
 }
 
 uint64_t kds_log_unread(const kds_log *l, const kds_cursor *c)
@@ -360,13 +392,13 @@ uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t)
     uint64_t sum = 0;
     for (size_t i = 0; i < l->n; i++) {
         const kds_run *r = at(l, i);
-        if (r->t0 > t)
+        if (r->t_first > t)
             break;
-        if (r->t1 <= t) {
+        if (r->t_last <= t) {
             sum += r->bytes;
             continue;
         }
-        uint64_t m = kds_prorate((uint64_t)(t - r->t0), r->count - 1, (uint64_t)(r->t1 - r->t0)) + 1;
+        uint64_t m = kds_prorate((uint64_t)(t - r->t_first), r->count - 1, (uint64_t)(r->t_last - r->t_first)) + 1;
         while (m < r->count && run_time(r, m) <= t)
             m++;
         sum += kds_prorate(r->bytes, m, r->count);

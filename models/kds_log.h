@@ -12,7 +12,7 @@
  * of a run whose records span several write times (a compacted run).
  *
  * Within a run, record sizes are taken as uniform (bytes / count) when a slice takes
- * part of it; write times as spread evenly between t0 and t1.
+ * part of it; write times as spread evenly between t_first and t_last.
  *
  * Memory stays bounded by what the stream retains, not by the number of requests:
  * readers attach their cursors, and runs that every attached reader has passed are
@@ -39,16 +39,24 @@ static inline uint64_t kds_prorate(uint64_t v, uint64_t num, uint64_t den)
     return (uint64_t)(((u128)v * num) / den);
 }
 
-typedef struct kds_run {
-    uint64_t first; /* position of the run's first record */
-    sim_time t0;    /* write time of its first record, ns */
-    sim_time t1;    /* write time of its last record (t0 for one request), ns */
-    uint64_t bytes; /* total size of its records (data + partition key), B */
-    uint32_t count; /* records, >= 1 */
-    uint32_t dups;  /* records that duplicate earlier-written ones (producer retries) */
-    uint32_t marks; /* records marked by the producer (poison records for consumers) */
-    uint32_t src;   /* index of the producer that wrote it */
-} kds_run;
+/* Records of the log: a run as stored, or a piece of one returned by a take. One type
+ * for both, so that whole runs can be handed to readers in place (kds_log_take_v). */
+typedef struct kds_slice {
+    uint64_t first;   /* position of its first record */
+    uint32_t count;   /* records, >= 1 */
+    uint32_t dups;    /* of which duplicates of earlier-written records (producer
+                         retries; prorated from the run when a piece, rounded) */
+    uint32_t marks;   /* of which marked by the producer (poison records for consumers;
+                         see kds_log_take) */
+    uint32_t src;     /* index of the producer that wrote it */
+    uint64_t bytes;   /* total size of its records (data + partition key), B (prorated
+                         when a piece) */
+    sim_time t_first; /* write time of its first record, ns */
+    sim_time t_last;  /* write time of its last record (t_first for one request), ns */
+} kds_slice;
+
+/* A run of the log: one PutRecords sub-batch, or runs merged by compaction. */
+typedef kds_slice kds_run;
 
 struct kds_cursor;
 
@@ -75,17 +83,7 @@ typedef struct kds_cursor {
     uint64_t hint; /* absolute run index (popped + ring offset) */
 } kds_cursor;
 
-/* A piece of one run returned by kds_log_take(). */
-typedef struct kds_slice {
-    uint64_t first;   /* position of its first record */
-    uint32_t count;   /* records */
-    uint32_t dups;    /* of which duplicates (prorated from the run, rounded) */
-    uint32_t marks;   /* of which marked records (see kds_log_take) */
-    uint32_t src;     /* producer index */
-    uint64_t bytes;   /* bytes (prorated) */
-    sim_time t_first; /* write time of its first record */
-    sim_time t_last;  /* write time of its last record */
-} kds_slice;
+
 
 /* What one take did. */
 typedef struct kds_take {
@@ -113,7 +111,7 @@ void kds_log_detach(kds_log *l, struct kds_cursor *c);
 void kds_log_compact(kds_log *l);
 void kds_log_fini(kds_log *l); /* NULL-safe */
 
-/* Append a run of `count` (>= 1) records written at `t` (>= the last run's t1).
+/* Append a run of `count` (>= 1) records written at `t` (>= the last run's t_last).
  * Returns 0 or SIM_ENOMEM. Amortised O(1). */
 int kds_log_append(kds_log *l, sim_time t, uint32_t count, uint64_t bytes, uint32_t dups,
                    uint32_t marks, uint32_t src);
@@ -139,6 +137,16 @@ void kds_log_seek_pos(const kds_log *l, kds_cursor *c, uint64_t pos);
  * poison record is handed out at the earliest position the run allows). */
 void kds_log_take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_bytes,
                   kds_slice_fn fn, void *ctx, kds_take *out);
+
+/* Called with n >= 1 consecutive slices in log order; the array is the log's own (whole
+ * runs) or the take's, valid only during the call. */
+typedef void (*kds_slices_fn)(void *ctx, const kds_slice *v, size_t n);
+
+/* kds_log_take, handing the slices over in arrays: whole runs in place, without a copy
+ * or a call each (readers that keep what they take copy it in one go). Same limits,
+ * cursor movement and result. */
+void kds_log_take_v(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_bytes,
+                    kds_slices_fn fn, void *ctx, kds_take *out);
 
 /* Records between the cursor and the end (unread), counting only retained ones. */
 uint64_t kds_log_unread(const kds_log *l, const kds_cursor *c);

@@ -25,6 +25,19 @@ static void collect(void *ctx, const kds_slice *sl)
     v->s[v->n++] = *sl;
 }
 
+/* Up to 4096 slices, for the random test. */
+typedef struct slices1 {
+    kds_slice s[4096];
+    size_t n;
+} slices1;
+
+static void collect1(void *ctx, const kds_slice *sl)
+{
+    slices1 *v = ctx;
+    ck_assert_uint_lt(v->n, 4096);
+    v->s[v->n++] = *sl;
+}
+
 /* Three runs: A = positions 0-2 at t=10 (300 B), B = 3-4 at t=20 (250 B),
  * C = 5-9 at t=30 (1000 B, 200 B each). */
 static void three_runs(kds_log *l)
@@ -282,7 +295,7 @@ START_TEST(test_trim_partial_compacted_run)
     kds_log_compact(&l);
     ck_assert_uint_eq(kds_log_runs(&l), 1);
     ck_assert_uint_eq(l.runs[l.head].count, 100);
-    ck_assert_int_eq(l.runs[l.head].t1, SIM_S(9));
+    ck_assert_int_eq(l.runs[l.head].t_last, SIM_S(9));
 
     ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_MS(4500)), 5000);
     ck_assert_uint_eq(kds_log_trim(&l, SIM_MS(4500)), 50);
@@ -295,8 +308,8 @@ START_TEST(test_trim_partial_compacted_run)
     ck_assert_uint_eq(r->count, 50);
     ck_assert_uint_eq(r->bytes, 5000);
     ck_assert_uint_eq(r->dups, 5); /* 10 dups, half of them trimmed */
-    ck_assert_int_gt(r->t0, SIM_MS(4500));
-    ck_assert_int_eq(r->t1, SIM_S(9));
+    ck_assert_int_gt(r->t_first, SIM_MS(4500));
+    ck_assert_int_eq(r->t_last, SIM_S(9));
     /* Every retained record is newer than the cutoff. */
     ck_assert_int_gt(kds_log_time_at(&l, 50), SIM_MS(4500));
 
@@ -488,8 +501,8 @@ START_TEST(test_compact_behind_cursor)
     ck_assert_uint_eq(m->count, 50);
     ck_assert_uint_eq(m->bytes, 5000);
     ck_assert_uint_eq(m->dups, 10);
-    ck_assert_int_eq(m->t0, 0);
-    ck_assert_int_eq(m->t1, SIM_S(9));
+    ck_assert_int_eq(m->t_first, 0);
+    ck_assert_int_eq(m->t_last, SIM_S(9));
     for (size_t i = 1; i < 11; i++) {
         const kds_run *r = &l.runs[(l.head + i) & (l.cap - 1)];
         ck_assert(memcmp(r, &before[9 + i], sizeof *r) == 0);
@@ -531,8 +544,8 @@ START_TEST(test_compact_span_limit)
     for (size_t i = 0; i < 3; i++) {
         const kds_run *r = &l.runs[(l.head + i) & (l.cap - 1)];
         ck_assert_uint_eq(r->count, counts[i]);
-        ck_assert_int_eq(r->t0, t0[i]);
-        ck_assert_int_eq(r->t1, t1[i]);
+        ck_assert_int_eq(r->t_first, t0[i]);
+        ck_assert_int_eq(r->t_last, t1[i]);
     }
     /* compact_span 0 never merges. */
     kds_log z;
@@ -664,6 +677,88 @@ START_TEST(test_ring_wrap_and_grow)
 }
 END_TEST
 
+/* Slices handed over in arrays by kds_log_take_v, and how many arrays. */
+typedef struct slice_arrays {
+    kds_slice s[4096];
+    size_t n;
+    size_t calls;
+    size_t longest;
+} slice_arrays;
+
+static void collect_v(void *ctx, const kds_slice *v, size_t n)
+{
+    slice_arrays *a = ctx;
+    ck_assert_uint_ge(n, 1);
+    ck_assert_uint_le(a->n + n, 4096);
+    memcpy(a->s + a->n, v, n * sizeof *v);
+    a->n += n;
+    a->calls++;
+    if (n > a->longest)
+        a->longest = n;
+}
+
+static uint64_t xorshift(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* kds_log_take_v hands out exactly what kds_log_take does, call by call, on a log whose
+ * ring has wrapped and whose runs include compacted ones, under random limits that cut
+ * runs by records and by bytes. */
+START_TEST(test_take_v_same_as_take)
+{
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    kds_log l;
+    kds_log_init(&l, SIM_S(3));
+    kds_cursor a, b;
+    kds_log_seek_head(&l, &a);
+    kds_log_seek_head(&l, &b);
+    ck_assert_int_eq(kds_log_attach(&l, &a), 0);
+    ck_assert_int_eq(kds_log_attach(&l, &b), 0);
+    sim_time t = 0;
+    size_t multi = 0;
+    for (int round = 0; round < 400; round++) {
+        int appends = (int)(xorshift(&seed) % 12);
+        for (int i = 0; i < appends; i++) {
+            t += (sim_time)(xorshift(&seed) % SIM_MS(700));
+            uint32_t count = 1 + (uint32_t)(xorshift(&seed) % 40);
+            uint64_t bytes = count * (1 + xorshift(&seed) % 3000);
+            ck_assert_int_eq(kds_log_append(&l, t, count, bytes, count / 7, count / 9, 1), 0);
+        }
+        if (round % 50 == 49)
+            kds_log_trim(&l, t - SIM_S(40));
+        uint64_t max_records = 1 + xorshift(&seed) % 600;
+        uint64_t max_bytes = xorshift(&seed) % 4 == 0 ? 1 + xorshift(&seed) % 5000
+                                                      : 1 + xorshift(&seed) % 2000000;
+        slice_arrays *vb = calloc(1, sizeof *vb);
+        slices1 *one = calloc(1, sizeof *one);
+        ck_assert_ptr_nonnull(vb);
+        ck_assert_ptr_nonnull(one);
+        kds_take ta, tb;
+        kds_log_take(&l, &a, max_records, max_bytes, collect1, one, &ta);
+        kds_log_take_v(&l, &b, max_records, max_bytes, collect_v, vb, &tb);
+        ck_assert_uint_eq(ta.records, tb.records);
+        ck_assert_uint_eq(ta.bytes, tb.bytes);
+        ck_assert_uint_eq(ta.expired, tb.expired);
+        ck_assert_int_eq(ta.t_last, tb.t_last);
+        ck_assert_uint_eq(a.pos, b.pos);
+        ck_assert_uint_eq(a.hint, b.hint);
+        ck_assert_uint_eq(one->n, vb->n);
+        ck_assert_mem_eq(one->s, vb->s, one->n * sizeof *one->s);
+        if (vb->longest > 1)
+            multi++;
+        free(one);
+        free(vb);
+    }
+    ck_assert_uint_gt(multi, 10);   /* whole runs did go out in arrays */
+    ck_assert_uint_gt(l.popped, 0); /* the ring wrapped past trimmed runs */
+    kds_log_fini(&l);
+}
+END_TEST
+
 START_TEST(test_bytes_written_before)
 {
     kds_log l;
@@ -689,6 +784,7 @@ static Suite *log_suite(void)
     tcase_add_test(take, test_prorate_sums_exactly);
     tcase_add_test(take, test_marks_first);
     tcase_add_test(take, test_prorate);
+    tcase_add_test(take, test_take_v_same_as_take);
     suite_add_tcase(s, take);
 
     TCase *trim = tcase_create("trim");

@@ -437,8 +437,8 @@ START_TEST(test_start_stop)
     fx_run(&f);
     ck_assert_uint_eq(pst(&f, 0)->records_attempted, 500);
     const kds_log *l = &f.w.stream.shards[0]->log;
-    ck_assert_int_ge(l->runs[l->head].t0, SIM_S(10));
-    ck_assert_int_le(l->runs[(l->head + l->n - 1) & (l->cap - 1)].t1, SIM_S(16));
+    ck_assert_int_ge(l->runs[l->head].t_first, SIM_S(10));
+    ck_assert_int_le(l->runs[(l->head + l->n - 1) & (l->cap - 1)].t_last, SIM_S(16));
     kds_world_fini(&f.w);
 }
 END_TEST
