@@ -11,12 +11,31 @@
 #include "sim_err.h"
 #include "sim_rng.h"
 
-/* One pending event: 32 bytes, so two fit a cache line; the key is (t, seq). */
+/* The order (time, sequence) as one unsigned 128-bit number, time in the high half:
+ * times are never negative (nothing is scheduled before 0), so one comparison of keys
+ * (two instructions) compares times and breaks ties by sequence, without branches. */
+__extension__ typedef unsigned __int128 sim_key;
+
+static inline sim_key make_key(sim_time t, uint64_t seq)
+{
+    return (sim_key)(uint64_t)t << 64 | seq;
+}
+
+static inline sim_time key_time(sim_key k)
+{
+    return (sim_time)(uint64_t)(k >> 64);
+}
+
+static inline uint64_t key_seq(sim_key k)
+{
+    return (uint64_t)k;
+}
+
+/* One pending event: 32 bytes, so two fit a cache line. */
 typedef struct sim_entry {
-    sim_time t;   /* due time, ns */
-    uint64_t seq; /* scheduling order; also the event id */
-    sim_fn fn;    /* callback */
-    void *ctx;    /* borrowed context */
+    sim_key key; /* due time (ns) and scheduling order; the order is also the event id */
+    sim_fn fn;   /* callback */
+    void *ctx;   /* borrowed context */
 } sim_entry;
 
 /* A generator made by sim_rng(), kept in creation order for the report. */
@@ -52,17 +71,12 @@ struct sim {
  * one or two cache lines, so sift-down costs fewer misses for the same comparisons. */
 #define ARITY 4
 
-static inline bool before(const sim_entry *a, const sim_entry *b)
-{
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
 static void sift_up(sim_entry *h, size_t i)
 {
     sim_entry e = h[i];
     while (i > 0) {
         size_t p = (i - 1) / ARITY;
-        if (!before(&e, &h[p]))
+        if (!(e.key < h[p].key))
             break;
         h[i] = h[p];
         i = p;
@@ -70,7 +84,46 @@ static void sift_up(sim_entry *h, size_t i)
     h[i] = e;
 }
 
-static void sift_down(sim_entry *h, size_t n, size_t i)
+/* Heaps up to this many entries (2 MiB) sift down without branches on the keys: the
+ * order of unrelated events is a coin toss for the branch predictor. In bigger heaps,
+ * which miss the caches, branches win back: the processor speculates down a path and
+ * fetches the next level early, where the branch-free version waits for each load
+ * (bench_kernel: 0.7 against 1.2 times a bare binary heap at 100 and 10,000 pending
+ * events, but 2.3 against 1.3 at 1,000,000; even at about 100,000). */
+#define FLAT_MAX ((size_t)1 << 16)
+
+/* Sifting down for heaps of up to FLAT_MAX entries. */
+static void sift_down_flat(sim_entry *h, size_t n, size_t i)
+{
+    sim_entry e = h[i];
+    for (;;) {
+        size_t c = i * ARITY + 1;
+        size_t best;
+        if (c + ARITY <= n) {
+            /* Every node but the last has four children: a tournament of two pairs
+             * then the winners, each pick a flag added to an index or a conditional
+             * move, not a branch. */
+            size_t a = c + (h[c + 1].key < h[c].key);
+            size_t b = c + 2 + (h[c + 3].key < h[c + 2].key);
+            best = h[b].key < h[a].key ? b : a;
+        } else if (c < n) {
+            best = c;
+            for (size_t k = c + 1; k < n; k++)
+                if (h[k].key < h[best].key)
+                    best = k;
+        } else {
+            break;
+        }
+        if (!(h[best].key < e.key))
+            break;
+        h[i] = h[best];
+        i = best;
+    }
+    h[i] = e;
+}
+
+/* Sifting down for bigger heaps: the plain loop, which compiles to branches. */
+static void sift_down_big(sim_entry *h, size_t n, size_t i)
 {
     sim_entry e = h[i];
     for (;;) {
@@ -80,14 +133,22 @@ static void sift_down(sim_entry *h, size_t n, size_t i)
         size_t best = c;
         size_t end = c + ARITY < n ? c + ARITY : n;
         for (size_t k = c + 1; k < end; k++)
-            if (before(&h[k], &h[best]))
+            if (h[k].key < h[best].key)
                 best = k;
-        if (!before(&h[best], &e))
+        if (!(h[best].key < e.key))
             break;
         h[i] = h[best];
         i = best;
     }
     h[i] = e;
+}
+
+static inline void sift_down(sim_entry *h, size_t n, size_t i)
+{
+    if (n <= FLAT_MAX)
+        sift_down_flat(h, n, i);
+    else
+        sift_down_big(h, n, i);
 }
 
 /* Node i's children 4i+1..4i+4 are 128 bytes; starting the array 32 bytes past a
@@ -241,11 +302,11 @@ sim_event_id sim_at(sim *s, sim_time t, sim_fn fn, void *ctx)
     uint64_t id = s->next_seq++;
     if (s->hole) {
         s->hole = false;
-        s->heap[0] = (sim_entry){t, id, fn, ctx};
+        s->heap[0] = (sim_entry){make_key(t, id), fn, ctx};
         sift_down(s->heap, s->n, 0);
         return id;
     }
-    s->heap[s->n] = (sim_entry){t, id, fn, ctx};
+    s->heap[s->n] = (sim_entry){make_key(t, id), fn, ctx};
     sift_up(s->heap, s->n);
     s->n++;
     return id;
@@ -265,7 +326,7 @@ void sim_cancel(sim *s, sim_event_id id)
     fill_hole(s);
     bool found = false;
     for (size_t i = 0; i < s->n && !found; i++)
-        found = s->heap[i].seq == id;
+        found = key_seq(s->heap[i].key) == id;
     SIM_ASSERT(found); /* only pending events can be cancelled */
 #endif
     dead_add(s, id);
@@ -277,13 +338,13 @@ uint64_t sim_run_until(sim *s, sim_time end)
     s->stopping = false;
     for (;;) {
         fill_hole(s);
-        if (s->n == 0 || s->heap[0].t > end)
+        if (s->n == 0 || key_time(s->heap[0].key) > end)
             break;
         sim_entry e = s->heap[0];
         s->hole = true;
-        if (s->dead_n > 0 && dead_take(s, e.seq))
+        if (s->dead_n > 0 && dead_take(s, key_seq(e.key)))
             continue;
-        s->now = e.t;
+        s->now = key_time(e.key);
         e.fn(s, e.ctx);
         ran++;
         if (s->stopping)

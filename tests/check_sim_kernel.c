@@ -1,6 +1,7 @@
 /* check_sim_kernel.c - Check suite for the event kernel (sim.h) and the run's random
- * streams (sim_rng.h): ordering, cancellation, the clock, stopping, seeds, and a
- * randomised schedule/cancel stress test checked against a naive reference queue.
+ * streams (sim_rng.h): ordering, cancellation, the clock, stopping, seeds, a
+ * randomised schedule/cancel stress test checked against a naive reference queue, and
+ * the order through a heap too big for the kernel's branch-free sift-down.
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -563,6 +564,78 @@ START_TEST(test_stress_against_reference)
 }
 END_TEST
 
+/* ---- big heaps: the order holds on both sides of the kernel's sift-down switch ---- */
+
+#define BIG_EVENTS 150000 /* more than the 65,536 entries of the branch-free sift-down */
+
+/* One event of the big-heap test: its time and its place in scheduling order. */
+typedef struct big_ev {
+    sim_time t;
+    uint64_t order;
+} big_ev;
+
+static struct {
+    big_ev *pool;
+    size_t used;
+    sim_time last_t;
+    uint64_t last_order;
+    size_t ran, holds;
+    gsl_rng *r;
+} big;
+
+static void big_cb(sim *s, void *ctx);
+
+static void big_schedule(sim *s, sim_time t)
+{
+    CHECK(big.used < 2 * BIG_EVENTS, "pool exhausted");
+    big_ev *e = &big.pool[big.used];
+    e->t = t;
+    e->order = big.used++;
+    sim_at(s, t, big_cb, e);
+}
+
+/* Events must run in strictly increasing (time, scheduling order): with every event
+ * run once, that is the kernel's whole ordering contract. */
+static void big_cb(sim *s, void *ctx)
+{
+    const big_ev *e = ctx;
+    CHECK(sim_now(s) == e->t, "clock %" PRId64 " at an event due %" PRId64, sim_now(s), e->t);
+    CHECK(big.ran == 0 || e->t > big.last_t || (e->t == big.last_t && e->order > big.last_order),
+          "(%" PRId64 ", %" PRIu64 ") ran after (%" PRId64 ", %" PRIu64 ")", e->t, e->order,
+          big.last_t, big.last_order);
+    big.last_t = e->t;
+    big.last_order = e->order;
+    big.ran++;
+    /* A hold model for a while (the new event takes the vacated root and sifts down
+     * through a full-size heap), then a drain (the last entry does). Few distinct
+     * times: many ties. */
+    if (big.holds < BIG_EVENTS / 2) {
+        big.holds++;
+        big_schedule(s, sim_now(s) + (sim_time)gsl_rng_uniform_int(big.r, 1000));
+    }
+}
+
+START_TEST(test_big_heap_order)
+{
+    memset(&big, 0, sizeof big);
+    big.pool = calloc(2 * BIG_EVENTS, sizeof *big.pool);
+    big.r = gsl_rng_alloc(gsl_rng_taus2);
+    ck_assert(big.pool && big.r);
+    gsl_rng_set(big.r, 99);
+    sim *s = sim_new(3);
+    ck_assert_ptr_nonnull(s);
+    for (size_t i = 0; i < BIG_EVENTS; i++)
+        big_schedule(s, (sim_time)gsl_rng_uniform_int(big.r, 20000));
+    ck_assert_uint_eq(sim_pending(s), BIG_EVENTS);
+    sim_run_until(s, SIM_TIME_MAX);
+    ck_assert_uint_eq(big.ran, big.used);
+    ck_assert_uint_eq(sim_pending(s), 0);
+    sim_free(s);
+    gsl_rng_free(big.r);
+    free(big.pool);
+}
+END_TEST
+
 static Suite *kernel_suite(void)
 {
     Suite *s = suite_create("sim_kernel");
@@ -588,6 +661,7 @@ static Suite *kernel_suite(void)
     tcase_add_test(limits, test_after_saturates);
     tcase_add_test(limits, test_free_pending);
     tcase_add_test(limits, test_stress_against_reference);
+    tcase_add_test(limits, test_big_heap_order);
     suite_add_tcase(s, limits);
 
     TCase *errors = tcase_create("errors");
