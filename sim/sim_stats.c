@@ -241,7 +241,7 @@ void sim_series_init(sim_series *s, sim_time width, sim_series_kind kind)
     s->n = 0;
     s->cap = 0;
     s->cur = 0;
-    s->cur_lo = -1; /* no bucket cached yet */
+    s->cur_lo = INT64_MIN; /* no bucket cached yet */
 }
 
 void sim_series_fini(sim_series *s)
@@ -252,6 +252,7 @@ void sim_series_fini(sim_series *s)
     s->v = NULL;
     s->n = 0;
     s->cap = 0;
+    s->cur_lo = INT64_MIN; /* the cached bucket is gone */
 }
 
 /* Make room for `need` buckets, zero-filled. Doubling keeps appends amortised O(1). */
@@ -276,20 +277,16 @@ static int reserve(sim_series *s, size_t need)
 int sim__series_add_slow(sim_series *s, sim_time t, double x)
 {
     SIM_ASSERT(t >= 0);
-    size_t i;
-    if (t >= s->cur_lo && t - s->cur_lo < s->width && s->cur < s->cap && s->v) {
-        i = s->cur; /* the same bucket as last time: no division */
-    } else {
-        uint64_t i64 = (uint64_t)(t / s->width);
-        if (i64 >= SIZE_MAX)
-            return SIM_ENOMEM;
-        i = (size_t)i64;
-        int rc = reserve(s, i + 1);
-        if (rc)
-            return rc;
-        s->cur = i;
-        s->cur_lo = (sim_time)i * s->width;
-    }
+    /* sim_series_add handled the cached bucket: this is another one. */
+    uint64_t i64 = (uint64_t)(t / s->width);
+    if (i64 >= SIZE_MAX)
+        return SIM_ENOMEM;
+    size_t i = (size_t)i64;
+    int rc = reserve(s, i + 1);
+    if (rc)
+        return rc;
+    s->cur = i;
+    s->cur_lo = (sim_time)i * s->width;
     /* Buckets start at 0, so a MAX bucket holds max(0, values): the quantities
      * recorded (rates, backlogs, ages) are never negative. */
     if (s->kind == SIM_SERIES_SUM)

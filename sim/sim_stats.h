@@ -115,7 +115,9 @@ typedef struct sim_series {
     size_t n;             /* buckets in use (last touched + 1, or set by extend) */
     size_t cap;           /* buckets allocated */
     sim_time cur_lo;      /* the bucket last added to covers [cur_lo, cur_lo + width): */
-    size_t cur;           /* ...its index (a cache: most adds land in the same bucket) */
+    size_t cur;           /* ...its index (a cache: most adds land in the same bucket);
+                           * cur_lo is INT64_MIN when nothing is cached, and otherwise
+                           * v[cur] exists (cur < n) */
 } sim_series;
 
 /* Initialise an empty series with bucket width `width` ns (> 0). Never fails. */
@@ -131,7 +133,11 @@ int sim__series_add_slow(sim_series *s, sim_time t, double x);
 
 static inline int sim_series_add(sim_series *s, sim_time t, double x)
 {
-    if (t >= s->cur_lo && t - s->cur_lo < s->width && s->v && s->cur < s->n) {
+    SIM_DEBUG_ASSERT(t >= 0);
+    /* Unsigned: a time before cur_lo wraps to a huge difference, so one comparison
+     * checks both ends of the cached bucket; no time t >= 0 is within a width of
+     * INT64_MIN, the nothing-cached mark. */
+    if ((uint64_t)t - (uint64_t)s->cur_lo < (uint64_t)s->width) {
         if (s->kind == SIM_SERIES_SUM)
             s->v[s->cur] += x;
         else if (x > s->v[s->cur])

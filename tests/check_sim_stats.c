@@ -478,6 +478,36 @@ START_TEST(test_series_growth)
 }
 END_TEST
 
+/* The cached bucket at its edges: the last nanosecond of a bucket and the first of the
+ * next, a step back into an earlier bucket, growth that moves the buckets, and a series
+ * finished and started again. */
+START_TEST(test_series_cache_edges)
+{
+    sim_series s;
+    sim_series_init(&s, SIM_S(1), SIM_SERIES_SUM);
+    ck_assert_int_eq(sim_series_add(&s, 0, 1), SIM_OK);
+    ck_assert_int_eq(sim_series_add(&s, SIM_S(1) - 1, 2), SIM_OK);
+    ck_assert_int_eq(sim_series_add(&s, SIM_S(1), 4), SIM_OK);
+    ck_assert_int_eq(sim_series_add(&s, SIM_S(1) - 1, 8), SIM_OK); /* back a bucket */
+    ck_assert_int_eq(sim_series_add(&s, SIM_S(2) - 1, 16), SIM_OK);
+    ck_assert_double_eq(sim_series_get(&s, 0), 11);
+    ck_assert_double_eq(sim_series_get(&s, 1), 20);
+    /* Growth reallocates the buckets; the cached one (bucket 1) keeps its value. */
+    ck_assert_int_eq(sim_series_extend(&s, SIM_S(100000)), SIM_OK);
+    ck_assert_int_eq(sim_series_add(&s, SIM_S(1) + 5, 32), SIM_OK);
+    ck_assert_double_eq(sim_series_get(&s, 1), 52);
+    ck_assert_uint_eq(s.n, 100000);
+    sim_series_fini(&s);
+    sim_series_init(&s, SIM_S(1), SIM_SERIES_MAX);
+    ck_assert_int_eq(sim_series_add(&s, SIM_S(1) + 5, 3), SIM_OK);
+    ck_assert_int_eq(sim_series_add(&s, SIM_S(1) + 6, 1), SIM_OK);
+    ck_assert_uint_eq(s.n, 2);
+    ck_assert_double_eq(sim_series_get(&s, 0), 0);
+    ck_assert_double_eq(sim_series_get(&s, 1), 3);
+    sim_series_fini(&s);
+}
+END_TEST
+
 START_TEST(test_series_too_long)
 {
     sim_series s;
@@ -511,6 +541,7 @@ static Suite *stats_suite(void)
     tcase_add_test(limits, test_out_of_range);
     tcase_add_test(limits, test_series_growth);
     tcase_add_test(limits, test_series_too_long);
+    tcase_add_test(limits, test_series_cache_edges);
     suite_add_tcase(s, limits);
 
     TCase *bins = tcase_create("bins");
