@@ -85,7 +85,8 @@ int sim_dist_check(const sim_dist *d, const char **why)
     return msg ? SIM_EINVAL : SIM_OK;
 }
 
-double sim_dist_sample(const sim_dist *d, gsl_rng *r)
+/* sim_dist_sample for every kind; constants need no generator (r may be NULL then). */
+double sim__dist_sample_random(const sim_dist *d, gsl_rng *r)
 {
     double x;
     switch (d->kind) {

@@ -35,8 +35,22 @@ sim_dist sim_dist_const(double v);
  * explanation in *why (for the loader's message). GSL never sees bad parameters. */
 int sim_dist_check(const sim_dist *d, const char **why);
 
-/* Draw one sample, clamped to [min, max]. Constant draws consume no randomness. */
-double sim_dist_sample(const sim_dist *d, gsl_rng *r);
+/* Draw one sample, clamped to [min, max]. Constant draws consume no randomness.
+ * Inline: constants (processing times, record sizes) are a large share of the draws
+ * of a run and need no call; the random kinds go through sim__dist_sample_random(). */
+double sim__dist_sample_random(const sim_dist *d, gsl_rng *r);
+
+static inline double sim_dist_sample(const sim_dist *d, gsl_rng *r)
+{
+    if (d->kind != SIM_DIST_CONST)
+        return sim__dist_sample_random(d, r);
+    double x = d->a;
+    if (x < d->min)
+        x = d->min;
+    if (x > d->max)
+        x = d->max;
+    return x;
+}
 
 /* The distribution's mean before clamping (for sizing and reports); +inf if infinite. */
 double sim_dist_mean(const sim_dist *d);
