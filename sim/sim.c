@@ -319,6 +319,24 @@ sim_event_id sim_after(sim *s, sim_time dt, sim_fn fn, void *ctx)
     return sim_at(s, t, fn, ctx);
 }
 
+/* Drop the cancelled entries from the heap and rebuild it: O(n). Tombstones make every
+ * sift deeper until their time comes, and a model that re-arms a long timer often (a
+ * Firehose buffer's interval, cancelled at each size flush) keeps far more of them
+ * than live events. Keys are unique, so the order of what remains is untouched. */
+static void purge(sim *s)
+{
+    fill_hole(s);
+    size_t w = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (!dead_take(s, key_seq(s->heap[i].key)))
+            s->heap[w++] = s->heap[i];
+    s->n = w;
+    SIM_ASSERT(s->dead_n == 0); /* every cancelled id was pending */
+    if (w > 1)
+        for (size_t i = (w - 2) / ARITY + 1; i-- > 0;)
+            sift_down(s->heap, w, i);
+}
+
 void sim_cancel(sim *s, sim_event_id id)
 {
     SIM_ASSERT(id != 0 && id < s->next_seq);
@@ -330,6 +348,9 @@ void sim_cancel(sim *s, sim_event_id id)
     SIM_ASSERT(found); /* only pending events can be cancelled */
 #endif
     dead_add(s, id);
+    /* Once tombstones are half the heap; not below 16, where a rebuild saves nothing. */
+    if (s->dead_n >= 16 && s->dead_n * 2 >= s->n)
+        purge(s);
 }
 
 uint64_t sim_run_until(sim *s, sim_time end)

@@ -564,6 +564,76 @@ START_TEST(test_stress_against_reference)
 }
 END_TEST
 
+/* ---- many cancellations: the kernel rebuilds its heap without them ---------------- */
+
+/* One event of the test: its time and its place in scheduling order. */
+typedef struct pg_ev {
+    sim_time t;
+    uint64_t order;
+} pg_ev;
+
+static struct {
+    pg_ev ev[2000];
+    bool cancelled[2000];
+    size_t ran;
+    sim_time last_t;
+    uint64_t last_order;
+} pg;
+
+static void purge_cb(sim *s, void *ctx)
+{
+    const pg_ev *e = ctx;
+    size_t i = (size_t)(e - pg.ev);
+    CHECK(!pg.cancelled[i], "cancelled event %zu ran", i);
+    CHECK(sim_now(s) == e->t, "clock %" PRId64 " at an event due %" PRId64, sim_now(s), e->t);
+    CHECK(pg.ran == 0 || e->t > pg.last_t || (e->t == pg.last_t && e->order > pg.last_order),
+          "(%" PRId64 ", %" PRIu64 ") ran after (%" PRId64 ", %" PRIu64 ")", e->t, e->order,
+          pg.last_t, pg.last_order);
+    pg.last_t = e->t;
+    pg.last_order = e->order;
+    pg.ran++;
+}
+
+/* Cancel most of 2,000 events (far more tombstones than live entries, so the heap is
+ * rebuilt several times, also between runs): exactly the others run, in order. */
+START_TEST(test_cancel_most)
+{
+    memset(&pg, 0, sizeof pg);
+    sim *s = sim_new(3);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    gsl_rng_set(r, 42);
+    sim_event_id id[2000];
+    for (size_t i = 0; i < 2000; i++) {
+        pg.ev[i].t = (sim_time)gsl_rng_uniform_int(r, 500); /* many ties */
+        pg.ev[i].order = i;
+        id[i] = sim_at(s, pg.ev[i].t, purge_cb, &pg.ev[i]);
+    }
+    size_t live = 2000;
+    for (size_t i = 0; i < 2000; i++) {
+        bool may = i <= 1000 || pg.ev[i].t > 100; /* not run by the run in between */
+        if (may && gsl_rng_uniform(r) < 0.85) {
+            sim_cancel(s, id[i]);
+            pg.cancelled[i] = true;
+            live--;
+            ck_assert_uint_eq(sim_pending(s), live);
+        }
+        if (i == 1000) { /* a run in between: the rebuilt heap keeps its order */
+            sim_run_until(s, 100);
+            live -= pg.ran;
+            ck_assert_uint_eq(sim_pending(s), live);
+        }
+    }
+    sim_run_until(s, SIM_TIME_MAX);
+    ck_assert_uint_eq(sim_pending(s), 0);
+    size_t expect = 0;
+    for (size_t i = 0; i < 2000; i++)
+        expect += !pg.cancelled[i];
+    ck_assert_uint_eq(pg.ran, expect);
+    gsl_rng_free(r);
+    sim_free(s);
+}
+END_TEST
+
 /* ---- big heaps: the order holds on both sides of the kernel's sift-down switch ---- */
 
 #define BIG_EVENTS 150000 /* more than the 65,536 entries of the branch-free sift-down */
@@ -646,6 +716,7 @@ static Suite *kernel_suite(void)
     tcase_add_test(core, test_now_from_callback);
     tcase_add_test(core, test_cancel_head);
     tcase_add_test(core, test_cancel_in_callback);
+    tcase_add_test(core, test_cancel_most);
     tcase_add_test(core, test_ids_unique);
     tcase_add_test(core, test_run_until_clock);
     tcase_add_test(core, test_stop);
