@@ -23,7 +23,7 @@ void kds_efo_cfg_defaults(kds_efo_cfg *cfg)
 static sim_time draw_ms(const sim_dist *d, gsl_rng *r)
 {
     double ms = sim_dist_sample(d, r);
-    return ms <= 0 ? 0 : (sim_time)llround(ms * 1e6);
+    return sim_ms_to_ns(ms);
 }
 
 static void collect(void *ctx, const kds_slice *sl)

@@ -117,7 +117,7 @@ void kds_firehose_cfg_defaults(kds_firehose_cfg *cfg)
 static sim_time draw_ms(const sim_dist *d, gsl_rng *r)
 {
     double ms = sim_dist_sample(d, r);
-    return ms <= 0 ? 0 : (sim_time)llround(ms * 1e6);
+    return sim_ms_to_ns(ms);
 }
 
 /* ---- objects -------------------------------------------------------------------- */

@@ -185,7 +185,7 @@ const char *kds_kcl_cause_name(kds_kcl_cause c)
 
 static sim_time ms_to_ns(double ms)
 {
-    return ms <= 0 ? 0 : (sim_time)llround(ms * 1e6);
+    return sim_ms_to_ns(ms);
 }
 
 /* ---- small helpers ---------------------------------------------------------------- */

@@ -126,7 +126,7 @@ void kds_lambda_cfg_defaults(kds_lambda_cfg *cfg)
 
 static sim_time ms_to_ns(double ms)
 {
-    return ms <= 0 ? 0 : (sim_time)llround(ms * 1e6);
+    return sim_ms_to_ns(ms);
 }
 
 static bool failing(const reader *rd)

@@ -50,7 +50,7 @@ void kds_poller_cfg_defaults(kds_poller_cfg *cfg)
 
 static sim_time ms_to_ns(double ms)
 {
-    return ms <= 0 ? 0 : (sim_time)llround(ms * 1e6);
+    return sim_ms_to_ns(ms);
 }
 
 static void collect(void *ctx, const kds_slice *sl)

@@ -564,6 +564,35 @@ START_TEST(test_stress_against_reference)
 }
 END_TEST
 
+/* ---- rounding of drawn durations ------------------------------------------------- */
+
+/* sim_ms_to_ns is llround(ms * 1e6) (0 below 0): at halves, the doubles either side of
+ * them, of powers of two, around 2^52 ns, and random values over 15 decades. */
+START_TEST(test_ms_to_ns_is_llround)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    gsl_rng_set(r, 7);
+    double edge[] = {0.0, 0.25, 0.5, 1.0, 1.5, 2.5, 1e6, 3.5e6, 0x1p51, 0x1p52, 0x1p53, 1e17};
+    for (size_t i = 0; i < sizeof edge / sizeof *edge; i++) {
+        double x = edge[i];
+        double near[] = {x, nextafter(x, 0), nextafter(x, INFINITY), x + 0.5,
+                         nextafter(x + 0.5, 0), nextafter(x + 0.5, INFINITY)};
+        for (size_t k = 0; k < 6; k++) {
+            double ms = near[k] / 1e6;
+            sim_time want = ms * 1e6 <= 0 ? 0 : (sim_time)llround(ms * 1e6);
+            ck_assert_int_eq(sim_ms_to_ns(ms), want);
+        }
+    }
+    for (int i = 0; i < 200000; i++) {
+        double ms = pow(10.0, gsl_rng_uniform(r) * 15 - 7);
+        ck_assert_int_eq(sim_ms_to_ns(ms), (sim_time)llround(ms * 1e6));
+    }
+    ck_assert_int_eq(sim_ms_to_ns(-3.0), 0);
+    ck_assert_int_eq(sim_ms_to_ns(NAN), 0);
+    gsl_rng_free(r);
+}
+END_TEST
+
 /* ---- many cancellations: the kernel rebuilds its heap without them ---------------- */
 
 /* One event of the test: its time and its place in scheduling order. */
@@ -717,6 +746,7 @@ static Suite *kernel_suite(void)
     tcase_add_test(core, test_cancel_head);
     tcase_add_test(core, test_cancel_in_callback);
     tcase_add_test(core, test_cancel_most);
+    tcase_add_test(core, test_ms_to_ns_is_llround);
     tcase_add_test(core, test_ids_unique);
     tcase_add_test(core, test_run_until_clock);
     tcase_add_test(core, test_stop);
