@@ -58,6 +58,8 @@ struct sim {
 
     uint64_t *dead;  /* owned; open-addressing set of cancelled ids (0 = empty slot) */
     size_t dead_n;   /* ids in the set */
+    uint64_t dead_lo, dead_hi; /* every id in the set lies in [dead_lo, dead_hi] (bounds
+                                  kept loose on removal, reset when the set empties) */
     size_t dead_cap; /* slots (a power of two, or 0) */
 
     uint64_t master_seed;
@@ -204,7 +206,10 @@ static void dead_add(sim *s, uint64_t id)
         j = (j + 1) & (s->dead_cap - 1);
     }
     s->dead[j] = id;
-    s->dead_n++;
+    if (s->dead_n++ == 0 || id < s->dead_lo)
+        s->dead_lo = id;
+    if (id > s->dead_hi)
+        s->dead_hi = id;
 }
 
 /* Remove id from the set if present; returns whether it was. Deletion shifts the
@@ -332,6 +337,7 @@ static void purge(sim *s)
             s->heap[w++] = s->heap[i];
     s->n = w;
     SIM_ASSERT(s->dead_n == 0); /* every cancelled id was pending */
+    s->dead_lo = s->dead_hi = 0;
     if (w > 1)
         for (size_t i = (w - 2) / ARITY + 1; i-- > 0;)
             sift_down(s->heap, w, i);
@@ -363,8 +369,14 @@ uint64_t sim_run_until(sim *s, sim_time end)
             break;
         sim_entry e = s->heap[0];
         s->hole = true;
-        if (s->dead_n > 0 && dead_take(s, key_seq(e.key)))
+        /* Most events were scheduled after the newest cancelled one (or before the
+         * oldest): the bounds spare them the probe of the set. */
+        uint64_t seq = key_seq(e.key);
+        if (s->dead_n > 0 && seq >= s->dead_lo && seq <= s->dead_hi && dead_take(s, seq)) {
+            if (s->dead_n == 0)
+                s->dead_lo = s->dead_hi = 0;
             continue;
+        }
         s->now = key_time(e.key);
         e.fn(s, e.ctx);
         ran++;
