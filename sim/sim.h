@@ -5,7 +5,8 @@
  * is taken at scheduling time, so events due at the same instant run in the order they
  * were scheduled, and an event scheduled "now" from inside a callback runs after every
  * event already due. Cancelling marks a tombstone that the run loop skips, as ns-3's
- * and Redis's event loops do; nothing is allocated per event in steady state.
+ * and Redis's event loops do, and the heap is rebuilt without them once they are half
+ * of it; nothing is allocated per event in steady state.
  *
  * The kernel knows nothing of Kinesis. It also owns the run's random streams (see
  * sim_rng.h), so that every entity's generator is derived from the one master seed.
