@@ -74,7 +74,10 @@ static inline void sim_hist_add(sim_hist *h, double x, double w)
     if (c < h->cells) {
         i = h->cell_bin[c];
         /* x is below hi's cell, so this stops at range[n] == hi at the latest; in
-         * practice after one step at most, a cell being narrower than a bin. */
+         * practice after one step at most, a cell being narrower than a bin. That step
+         * is taken without a branch (it goes either way at random, which a predictor
+         * cannot learn); the loop after it is for layouts with a sliver of a bin. */
+        i += x >= g->range[i + 1];
         while (x >= g->range[i + 1])
             i++;
     } else {
