@@ -29,11 +29,7 @@ void kds_consumer_stats_fini(kds_consumer_stats *cs)
 void kds_consumer_stats_deliver(kds_consumer_stats *cs, const kds_slice *sl, sim_time done,
                                 int replay)
 {
-    /* The slice's records were written evenly over [t_first, t_last]: their mean
-     * latency is done minus the midpoint. One histogram entry per slice (weighted);
-     * a slice from one PutRecords has t_first == t_last and is exact. */
-    sim_time mid = sl->t_first + (sl->t_last - sl->t_first) / 2;
-    sim_hist_add(&cs->latency_ms, sim_to_ms(done - mid), (double)sl->count);
+    kds_consumer_stats_latency(cs, sl, done);
     if (replay) {
         cs->duplicates_delivered += sl->count;
     } else {
@@ -49,8 +45,7 @@ void kds_consumer_stats_deliver_all(kds_consumer_stats *cs, const kds_slice *v, 
 {
     uint64_t records = 0, bytes = 0, dups = 0;
     for (size_t i = 0; i < n; i++) {
-        sim_time mid = v[i].t_first + (v[i].t_last - v[i].t_first) / 2;
-        sim_hist_add(&cs->latency_ms, sim_to_ms(done - mid), (double)v[i].count);
+        kds_consumer_stats_latency(cs, &v[i], done);
         records += v[i].count;
         bytes += v[i].bytes;
         dups += v[i].dups;

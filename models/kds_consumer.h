@@ -61,6 +61,17 @@ void kds_consumer_stats_fini(kds_consumer_stats *cs); /* NULL-safe */
 void kds_consumer_stats_deliver(kds_consumer_stats *cs, const kds_slice *sl, sim_time done,
                                 int replay);
 
+/* Only the latency of a slice processed at `done`: its records were written evenly over
+ * [t_first, t_last], so their mean latency is done minus the midpoint; one histogram
+ * entry per slice, weighted by its count (exact for one PutRecords, t_first == t_last).
+ * Inline: it runs for every slice every consumer finishes. */
+static inline void kds_consumer_stats_latency(kds_consumer_stats *cs, const kds_slice *sl,
+                                              sim_time done)
+{
+    sim_time mid = sl->t_first + (sl->t_last - sl->t_first) / 2;
+    sim_hist_add(&cs->latency_ms, sim_to_ms(done - mid), (double)sl->count);
+}
+
 /* The same for `n` first deliveries (not replays) that finished together at `done`,
  * slices v[0..n) in order: what n calls of kds_consumer_stats_deliver(.., 0) record,
  * with the counts summed once (an S3 object, a GetRecords batch). */

@@ -20,11 +20,6 @@ void kds_efo_cfg_defaults(kds_efo_cfg *cfg)
     cfg->push_interval = SIM_MS(200);
 }
 
-static sim_time draw_ms(const sim_dist *d, gsl_rng *r)
-{
-    double ms = sim_dist_sample(d, r);
-    return sim_ms_to_ns(ms);
-}
 
 static void collect(void *ctx, const kds_slice *sl)
 {
@@ -83,7 +78,7 @@ static bool push_now(kds_efo_sub *sub)
     if (tk.records > 0) {
         kds_bucket_charge(&sub->budget, now, tk.bytes);
         sub->cs->bytes_read_efo += tk.bytes;
-        sim_time at = now + draw_ms(&sub->cfg->push_delay_ms, sub->rng);
+        sim_time at = now + sim_dist_sample_ns(&sub->cfg->push_delay_ms, sub->rng);
         if (at < sub->last_at)
             at = sub->last_at; /* pushes arrive in order */
         sub->last_at = at;
@@ -157,7 +152,7 @@ static void session_end(sim *s, void *ctx)
         return;
     sub->subscribed = false;
     sub->live = false;
-    sim_after(s, draw_ms(&sub->cfg->subscribe_ms, sub->rng), subscribed, sub);
+    sim_after(s, sim_dist_sample_ns(&sub->cfg->subscribe_ms, sub->rng), subscribed, sub);
 }
 
 int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
@@ -202,7 +197,7 @@ int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
         kds_log_detach(&sh->log, &sub->cur);
         return SIM_ENOMEM;
     }
-    sim_after(s, draw_ms(&cfg->subscribe_ms, rng), subscribed, sub);
+    sim_after(s, sim_dist_sample_ns(&cfg->subscribe_ms, rng), subscribed, sub);
     return 0;
 }
 
@@ -276,7 +271,7 @@ static void deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size_t n
 {
     (void)sub;
     efo_consumer *c = owner;
-    sim_time done = at + draw_ms(&c->cfg.process_ms, c->rng);
+    sim_time done = at + sim_dist_sample_ns(&c->cfg.process_ms, c->rng);
     kds_consumer_stats_deliver_all(&c->base.st, sl, n, done);
 }
 

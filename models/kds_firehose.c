@@ -114,11 +114,6 @@ void kds_firehose_cfg_defaults(kds_firehose_cfg *cfg)
     cfg->retry_duration = -1;
 }
 
-static sim_time draw_ms(const sim_dist *d, gsl_rng *r)
-{
-    double ms = sim_dist_sample(d, r);
-    return sim_ms_to_ns(ms);
-}
 
 /* ---- objects -------------------------------------------------------------------- */
 
@@ -151,7 +146,7 @@ static void object_free(object *o)
 /* One PutObject attempt: its outcome is known when it completes. */
 static void attempt(kds_firehose *f, object *o)
 {
-    sim_after(f->sim, draw_ms(&f->cfg.put_ms, f->rng), put_done, o);
+    sim_after(f->sim, sim_dist_sample_ns(&f->cfg.put_ms, f->rng), put_done, o);
 }
 
 /* Records of `o` lost: counted, and (for the conservation rule) expired unread. */
@@ -483,7 +478,7 @@ static void poll(sim *s, void *ctx)
     cs->getrecords_calls++;
     if (rd->backup)
         f->fs.backup_calls++;
-    sim_time lat = draw_ms(&c->call_latency_ms, f->rng);
+    sim_time lat = sim_dist_sample_ns(&c->call_latency_ms, f->rng);
     if (!kds_stream_read_admit(f->st, rd->sh)) {
         cs->read_throttled_calls++;
         if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index))

@@ -104,10 +104,6 @@ void kds_flink_cfg_defaults(kds_flink_cfg *cfg)
     cfg->discovery_interval = SIM_S(10);
 }
 
-static sim_time ms_to_ns(double ms)
-{
-    return sim_ms_to_ns(ms);
-}
 
 /* ---- processing ------------------------------------------------------------------------ */
 
@@ -171,7 +167,7 @@ static void settle(reader *rd, sim_time t)
 
 static sim_time process_time(kds_flink *f, uint64_t records)
 {
-    return ms_to_ns(sim_dist_sample(&f->cfg.process_ms, f->rng) +
+    return sim_ms_to_ns(sim_dist_sample(&f->cfg.process_ms, f->rng) +
                     f->cfg.process_ms_per_record * (double)records);
 }
 
@@ -194,7 +190,7 @@ static void poll(sim *s, void *ctx)
     rd->ev = 0;
     settle(rd, now);
     cs->getrecords_calls++;
-    sim_time lat = ms_to_ns(sim_dist_sample(&c->call_latency_ms, f->rng));
+    sim_time lat = sim_dist_sample_ns(&c->call_latency_ms, f->rng);
     if (!kds_stream_read_admit(f->st, rd->sh)) {
         /* ProvisionedThroughputExceeded: the connector backs off with full jitter,
          * base x 1.5^n up to the maximum. */

@@ -183,10 +183,6 @@ const char *kds_kcl_cause_name(kds_kcl_cause c)
     return (unsigned)c < KDS_KCL_N_CAUSES ? names[c] : "?";
 }
 
-static sim_time ms_to_ns(double ms)
-{
-    return sim_ms_to_ns(ms);
-}
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
@@ -550,7 +546,7 @@ static void kick(proc *p)
     sim_time start = b->arrival > now ? b->arrival : now;
     double ms = sim_dist_sample(&a->cfg.process_ms, w->rng) +
                 a->cfg.process_ms_per_record * (double)b->count;
-    sim_time done = start + ms_to_ns(ms);
+    sim_time done = start + sim_ms_to_ns(ms);
     if (w->cfg->capacity > 0) {
         /* The worker's processing capacity is one server shared by its leases. */
         sim_time cs = start > w->proc_free ? start : w->proc_free;
@@ -666,10 +662,10 @@ static void fetch_body(proc *p)
         p->fetch_wait = true;
         return;
     }
-    sim_time lat = ms_to_ns(sim_dist_sample(&c->call_latency_ms, w->rng));
+    sim_time lat = sim_dist_sample_ns(&c->call_latency_ms, w->rng);
     if (p->last_call >= 0 && now - p->last_call > a->st->cfg.iterator_ttl) {
         cs->iterator_refreshes++; /* ExpiredIteratorException: a new iterator first */
-        lat += ms_to_ns(sim_dist_sample(&c->call_latency_ms, w->rng));
+        lat += sim_dist_sample_ns(&c->call_latency_ms, w->rng);
     }
     p->last_call = now;
     cs->getrecords_calls++;
@@ -1375,7 +1371,7 @@ static void worker_start(worker *w)
     if (a->table->n_live == 0) {
         /* An empty table: wait a random 1-30 s, then create the leases if nobody has. */
         w->state = W_SYNC;
-        w->ev_sync = sim_at(a->sim, now + ms_to_ns(sim_dist_sample(&a->cfg.sync_wait_ms, w->rng)),
+        w->ev_sync = sim_at(a->sim, now + sim_dist_sample_ns(&a->cfg.sync_wait_ms, w->rng),
                             sync_event, w);
         note_held(w);
     } else {

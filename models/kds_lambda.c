@@ -124,10 +124,6 @@ void kds_lambda_cfg_defaults(kds_lambda_cfg *cfg)
     cfg->retry_delay_max = SIM_S(30);
 }
 
-static sim_time ms_to_ns(double ms)
-{
-    return sim_ms_to_ns(ms);
-}
 
 static bool failing(const reader *rd)
 {
@@ -418,13 +414,8 @@ static void hand(kds_lambda *m, batch *b)
 static void processed(kds_lambda *m, reader *rd, const batch *b, sim_time done)
 {
     kds_consumer_stats *cs = &m->base.st;
-    for (size_t i = 0; i < b->n; i++) {
-        const kds_slice *sl = &b->sl[i];
-        /* Records written evenly over [t_first, t_last]: their mean latency is done
-         * minus the midpoint, one weighted histogram entry per slice. */
-        sim_time mid = sl->t_first + (sl->t_last - sl->t_first) / 2;
-        sim_hist_add(&cs->latency_ms, sim_to_ms(done - mid), (double)sl->count);
-    }
+    for (size_t i = 0; i < b->n; i++)
+        kds_consumer_stats_latency(cs, &b->sl[i], done);
     m->ls.records_processed += b->count;
     rd->st.records_processed += b->count;
 }
@@ -504,7 +495,7 @@ static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
     } else if (b->timed_out) {
         b->fails = true;
     }
-    sim_after(m->sim, ms_to_ns(ms), complete, b);
+    sim_after(m->sim, sim_ms_to_ns(ms), complete, b);
 }
 
 static void dispatch(reader *rd);
@@ -840,12 +831,12 @@ static void poll_event(sim *s, void *ctx)
     kds_stream *st = m->st;
     sim_time now = sim_now(s);
     rd->last_poll = now;
-    sim_time lat = ms_to_ns(sim_dist_sample(&m->cfg.call_latency_ms, m->rng));
+    sim_time lat = sim_dist_sample_ns(&m->cfg.call_latency_ms, m->rng);
     if (now - rd->issued > st->cfg.iterator_ttl) {
         /* ExpiredIteratorException (the shard was held for more than 5 minutes):
          * one more round trip for a new iterator. */
         cs->iterator_refreshes++;
-        lat += ms_to_ns(sim_dist_sample(&m->cfg.call_latency_ms, m->rng));
+        lat += sim_dist_sample_ns(&m->cfg.call_latency_ms, m->rng);
     }
     cs->getrecords_calls++;
     if (!kds_stream_read_admit(st, rd->sh)) {

@@ -48,10 +48,6 @@ void kds_poller_cfg_defaults(kds_poller_cfg *cfg)
     cfg->begin = 0;
 }
 
-static sim_time ms_to_ns(double ms)
-{
-    return sim_ms_to_ns(ms);
-}
 
 static void collect(void *ctx, const kds_slice *sl)
 {
@@ -95,12 +91,12 @@ static void poll(sim *s, void *ctx)
         sim_at(s, c->pause_at + c->pause_for, poll, rd);
         return;
     }
-    sim_time lat = ms_to_ns(sim_dist_sample(&c->call_latency_ms, p->rng));
+    sim_time lat = sim_dist_sample_ns(&c->call_latency_ms, p->rng);
     if (now - rd->issued > p->st->cfg.iterator_ttl) {
         /* ExpiredIteratorException: fetch a new iterator after the last record read
          * (one more round trip), then read. */
         cs->iterator_refreshes++;
-        lat += ms_to_ns(sim_dist_sample(&c->call_latency_ms, p->rng));
+        lat += sim_dist_sample_ns(&c->call_latency_ms, p->rng);
     }
     rd->issued = now;
     cs->getrecords_calls++;
@@ -125,7 +121,7 @@ static void poll(sim *s, void *ctx)
         cs->empty_calls++;
     double proc = sim_dist_sample(&c->process_ms, p->rng) +
                   c->process_ms_per_record * (double)tk.records;
-    sim_time done = now + lat + ms_to_ns(proc);
+    sim_time done = now + lat + sim_ms_to_ns(proc);
     kds_consumer_stats_deliver_all(cs, p->scratch, p->n_scratch, done);
     /* GetRecords.IteratorAgeMilliseconds: how far the last record returned is behind
      * the time of the call; 0 once the reader has caught up. */

@@ -147,7 +147,7 @@ static void push_part(part **arr, uint32_t *n, uint32_t *cap, part v)
 
 static sim_time round_trip(kds_producer *p)
 {
-    return sim_ms_to_ns(sim_dist_sample(&p->cfg.latency_ms, p->rng));
+    return sim_dist_sample_ns(&p->cfg.latency_ms, p->rng);
 }
 
 static void serve(sim *s, void *ctx);

@@ -10,6 +10,8 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "sim.h"
+
 typedef enum {
     SIM_DIST_CONST,     /* always `a` */
     SIM_DIST_UNIFORM,   /* uniform on [a, b) */
@@ -50,6 +52,13 @@ static inline double sim_dist_sample(const sim_dist *d, gsl_rng *r)
     if (x > d->max)
         x = d->max;
     return x;
+}
+
+/* A draw in milliseconds as whole nanoseconds (sim_ms_to_ns: rounded, 0 when <= 0): how
+ * every model turns a latency draw into simulated time. */
+static inline sim_time sim_dist_sample_ns(const sim_dist *d, gsl_rng *r)
+{
+    return sim_ms_to_ns(sim_dist_sample(d, r));
 }
 
 /* The distribution's mean before clamping (for sizing and reports); +inf if infinite. */
