@@ -156,36 +156,16 @@ static void lose(kds_firehose *f, uint64_t records)
     f->base.st.records_expired_unread += records;
 }
 
-/* De-aggregation: a KPL record holds its producer's number of user records. The
- * figure is a sum of doubles taken slice by slice, in order; when every producer has
- * the same whole number of user records per record and the sum stays a whole number
- * no larger than 2^53, every step of that sum is exact, and one multiplication gives
- * the same double. */
+/* De-aggregation: a KPL record holds its producer's number of user records (the
+ * consumer's own figure for producers it was not told about). Summed slice by slice. */
 static void deaggregate(kds_firehose *f, const slices *r)
 {
     const kds_firehose_cfg *c = &f->cfg;
-    const double exact_max = 9007199254740992.0; /* 2^53 */
-    double acc = f->fs.user_records_delivered;
-    if (!c->aggregate_by_src || c->n_src == 0) {
-        double per = c->aggregation;
-        if (per <= exact_max && per == (double)(uint64_t)per && acc >= 0 &&
-            acc <= exact_max && acc == (double)(uint64_t)acc) {
-            uint64_t p = (uint64_t)per, a = (uint64_t)acc;
-            uint64_t left = (uint64_t)exact_max - a;
-            if (p == 0 || r->records <= left / p) {
-                f->fs.user_records_delivered = (double)(a + r->records * p);
-                return;
-            }
-        }
-        for (size_t i = 0; i < r->n; i++)
-            acc += (double)r->v[i].count * per;
-        f->fs.user_records_delivered = acc;
-        return;
-    }
     const uint32_t *by = c->aggregate_by_src;
+    double acc = f->fs.user_records_delivered;
     for (size_t i = 0; i < r->n; i++) {
         const kds_slice *sl = &r->v[i];
-        double per = sl->src < c->n_src ? (double)by[sl->src] : c->aggregation;
+        double per = by && sl->src < c->n_src ? (double)by[sl->src] : c->aggregation;
         acc += (double)sl->count * per;
     }
     f->fs.user_records_delivered = acc;
