@@ -29,7 +29,7 @@ const char *sim_err_name(int code)
     return "SIM_E?";
 }
 
-void sim_assert_fail(const char *file, int line, const char *cond)
+_Noreturn void sim_assert_fail(const char *file, int line, const char *cond)
 {
     fprintf(stderr, "kdsim: internal error (a bug): %s:%d: assertion failed: %s\n", file, line,
             cond);

@@ -37,7 +37,7 @@ const char *sim_err_name(int code);
 
 /* Called by SIM_ASSERT on failure: prints the file, line and condition to stderr and
  * aborts. Never returns. */
-void sim_assert_fail(const char *file, int line, const char *cond);
+_Noreturn void sim_assert_fail(const char *file, int line, const char *cond);
 
 /* SIM_ASSERT stays on in release builds: a broken invariant is a bug to be fixed,
  * not handled. SIM_DEBUG_ASSERT compiles away under NDEBUG (hot-path checks). */
