@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cost.h"
 #include "kds_hashkey.h"
@@ -22,6 +21,7 @@
 #include "sim_err.h"
 #include "sim_mem.h"
 #include "sim_units.h"
+#include "opts.h"
 #include "sweep.h"
 
 static const char USAGE[] =
@@ -75,9 +75,8 @@ static const char HELP[] =
 typedef struct args {
     const char *cmd;
     const char *scenario;
-    const char **sets; /* owned array of borrowed strings (argv or owned below) */
-    size_t n_sets;
-    char **owned;      /* strings made for --seed / --duration */
+    kdsim_scenario_opts so;    /* --seed, --duration, --set, --prices */
+    char **owned;              /* the lists of --trace-kinds and --trace-names */
     size_t n_owned;
     int json;
     int timing;
@@ -97,27 +96,8 @@ static void args_fini(args *a)
     for (size_t i = 0; i < a->n_owned; i++)
         free(a->owned[i]);
     free(a->owned);
-    free(a->sets);
+    kdsim_scenario_opts_fini(&a->so);
     free(a->keys);
-}
-
-static void add_set(args *a, const char *s)
-{
-    a->sets = realloc(a->sets, (a->n_sets + 1) * sizeof *a->sets);
-    SIM_ASSERT(a->sets != NULL);
-    a->sets[a->n_sets++] = s;
-}
-
-static void add_set_owned(args *a, const char *key, const char *value)
-{
-    size_t n = strlen(key) + strlen(value) + 2;
-    char *s = malloc(n);
-    SIM_ASSERT(s != NULL);
-    snprintf(s, n, "%s=%s", key, value);
-    a->owned = realloc(a->owned, (a->n_owned + 1) * sizeof *a->owned);
-    SIM_ASSERT(a->owned != NULL);
-    a->owned[a->n_owned++] = s;
-    add_set(a, s);
 }
 
 /* Whether command `cmd` takes option `opt` (unknown options are reported elsewhere). */
@@ -175,45 +155,27 @@ static int parse(int argc, char **argv, args *a, FILE *err)
     a->trace_shard = -1;
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
-        const char *val = NULL;
-        bool takes = !strcmp(s, "--seed") || !strcmp(s, "--duration") || !strcmp(s, "--set") ||
-                     !strcmp(s, "--out") || !strcmp(s, "--shards") || !strcmp(s, "--prices") ||
-                     !strcmp(s, "--trace") || !strcmp(s, "--trace-kinds") ||
-                     !strcmp(s, "--trace-shard") || !strcmp(s, "--trace-names") ||
-                     !strcmp(s, "--max-memory");
-        if (takes) {
-            if (i + 1 >= argc) {
-                fprintf(err, "kdsim: %s needs a value\n%s", s, USAGE);
-                return KDSIM_EXIT_USAGE;
-            }
-            val = argv[++i];
-        }
         if (!takes_option(a->cmd, s)) {
             fprintf(err, "kdsim: %s does not take %s%s\n%s", a->cmd, s,
                     !strcmp(s, "--shards") ? " (did you mean --set stream.shards=N?)" : "", USAGE);
             return KDSIM_EXIT_USAGE;
         }
-        if (!strcmp(s, "--seed")) {
-            add_set_owned(a, "--seed seed", val);
-        } else if (!strcmp(s, "--duration")) {
-            add_set_owned(a, "--duration duration", val);
-        } else if (!strcmp(s, "--set")) {
-            add_set(a, val);
-        } else if (!strcmp(s, "--prices")) {
-            /* billing.prices is relative to the scenario's folder; a file named on the
-             * command line is relative to the current one, so it goes in absolute. */
-            char cwd[4096];
-            if (val[0] != '/' && getcwd(cwd, sizeof cwd)) {
-                size_t n = strlen(cwd) + strlen(val) + 2;
-                char *abs = malloc(n);
-                SIM_ASSERT(abs != NULL);
-                snprintf(abs, n, "%s/%s", cwd, val);
-                add_set_owned(a, "--prices billing.prices", abs);
-                free(abs);
-            } else {
-                add_set_owned(a, "--prices billing.prices", val);
-            }
-        } else if (!strcmp(s, "--out")) {
+        int r = kdsim_scenario_opt(&a->so, argc, argv, &i, err);
+        if (r < 0) {
+            fputs(USAGE, err);
+            return KDSIM_EXIT_USAGE;
+        }
+        if (r > 0)
+            continue;
+        bool takes = !strcmp(s, "--out") || !strcmp(s, "--shards") || !strcmp(s, "--trace") ||
+                     !strcmp(s, "--trace-kinds") || !strcmp(s, "--trace-shard") ||
+                     !strcmp(s, "--trace-names") || !strcmp(s, "--max-memory");
+        const char *val = takes ? kdsim_opt_value(argc, argv, &i, err) : NULL;
+        if (takes && !val) {
+            fputs(USAGE, err);
+            return KDSIM_EXIT_USAGE;
+        }
+        if (!strcmp(s, "--out")) {
             a->out_dir = val;
         } else if (!strcmp(s, "--max-memory")) {
             if (sim_parse_bytes(val, &a->max_memory) != 0 || a->max_memory == 0) {
@@ -264,6 +226,8 @@ static int parse(int argc, char **argv, args *a, FILE *err)
             return KDSIM_EXIT_USAGE;
         }
     }
+    /* run, cost and validate run the scenario as given: the seed is one of its keys. */
+    kdsim_scenario_opts_seed_as_set(&a->so);
     return 0;
 }
 
@@ -310,7 +274,7 @@ static int load(args *a, kdsim_scenario *sc, FILE *err)
     }
     ydiag g;
     ydiag_init(&g);
-    int rc = kdsim_scenario_load(sc, a->scenario, a->sets, a->n_sets, &g);
+    int rc = kdsim_scenario_load(sc, a->scenario, a->so.sets, a->so.n_sets, &g);
     if (rc) {
         ydiag_print(&g, err, "kdsim");
         fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s",

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,22 +77,6 @@ typedef struct vary {
     size_t n;
 } vary;
 
-static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *xprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = malloc((size_t)n + 1);
-    SIM_ASSERT(s != NULL);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
 /* ---- targets -------------------------------------------------------------------------- */
 
 typedef struct slo_kind {
@@ -118,7 +101,7 @@ static void add_slo(slo **v, size_t *n, char *label, char *figure, double max, c
 {
     *v = realloc(*v, (*n + 1) * sizeof **v);
     SIM_ASSERT(*v != NULL);
-    (*v)[(*n)++] = (slo){label, figure, max, xprintf("%s", spec)};
+    (*v)[(*n)++] = (slo){label, figure, max, kdsim_strdupf("%s", spec)};
 }
 
 /* The name of consumers[i] in the scenario's document (NULL when missing). */
@@ -175,7 +158,7 @@ static int parse_slo(const char *spec, kdsim_scenario *sc, slo **v, size_t *n, F
         who[close - br - 1] = 0;
     }
     if (!k->stat) {
-        add_slo(v, n, xprintf("%s", k->label), xprintf("%s", k->figure), max, spec);
+        add_slo(v, n, kdsim_strdupf("%s", k->label), kdsim_strdupf("%s", k->figure), max, spec);
         return 0;
     }
     size_t found = 0;
@@ -183,7 +166,7 @@ static int parse_slo(const char *spec, kdsim_scenario *sc, slo **v, size_t *n, F
         const char *cn = consumer_name(sc, i);
         if (!cn || (who[0] && strcmp(who, cn)))
             continue;
-        add_slo(v, n, xprintf(k->label, cn), xprintf("consumers.%s.%s", cn, k->stat), max, spec);
+        add_slo(v, n, kdsim_strdupf(k->label, cn), kdsim_strdupf("consumers.%s.%s", cn, k->stat), max, spec);
         found++;
     }
     if (!found) {
@@ -265,18 +248,18 @@ static config make_config(int mode, unsigned shards, const kdsim_scenario_opts *
     SIM_ASSERT(c.sets != NULL);
     for (size_t i = 0; i < o->n_sets; i++)
         c.sets[c.n_sets++] = (char *)o->sets[i];
-    c.sets[c.n_sets++] = xprintf("stream.mode=%s", MODES[mode]);
+    c.sets[c.n_sets++] = kdsim_strdupf("stream.mode=%s", MODES[mode]);
     c.n_own++;
     if (mode == 0) {
-        c.sets[c.n_sets++] = xprintf("stream.shards=%u", shards);
+        c.sets[c.n_sets++] = kdsim_strdupf("stream.shards=%u", shards);
         c.n_own++;
-        c.label = xprintf("provisioned, %u shard%s", shards, shards == 1 ? "" : "s");
+        c.label = kdsim_strdupf("provisioned, %u shard%s", shards, shards == 1 ? "" : "s");
     } else if (od_shards) {
-        c.sets[c.n_sets++] = xprintf("stream.shards=%u", od_shards);
+        c.sets[c.n_sets++] = kdsim_strdupf("stream.shards=%u", od_shards);
         c.n_own++;
-        c.label = xprintf("%s", MODES[mode]);
+        c.label = kdsim_strdupf("%s", MODES[mode]);
     } else {
-        c.label = xprintf("%s", MODES[mode]);
+        c.label = kdsim_strdupf("%s", MODES[mode]);
     }
     c.vary = json_object();
     size_t rem = combo;
@@ -287,10 +270,10 @@ static config make_config(int mode, unsigned shards, const kdsim_scenario_opts *
         rem /= vs[i].n;
     }
     for (size_t i = 0; i < nv; i++) {
-        c.sets[c.n_sets++] = xprintf("%s=%s", vs[i].key, vals[i]);
+        c.sets[c.n_sets++] = kdsim_strdupf("%s=%s", vs[i].key, vals[i]);
         c.n_own++;
         json_object_set_new(c.vary, vs[i].key, json_string(vals[i]));
-        char *l = xprintf("%s, %s=%s", c.label, vs[i].key, vals[i]);
+        char *l = kdsim_strdupf("%s, %s=%s", c.label, vs[i].key, vals[i]);
         free(c.label);
         c.label = l;
     }
@@ -347,15 +330,13 @@ static void failures(const config *c, const slo *slos, size_t ns, char *buf, siz
 int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
 {
     kdsim_scenario_opts o = {0};
-    const char *scenario = NULL, *out_dir = NULL, *shards_arg = NULL, *modes_arg = NULL;
+    kdsim_batch_opts bo;
+    kdsim_batch_opts_init(&bo, 3, 1000);
+    const char *scenario = NULL, *shards_arg = NULL, *modes_arg = NULL;
     const char **slo_args = calloc((size_t)argc, sizeof *slo_args);
     vary *vs = calloc((size_t)argc, sizeof *vs);
     SIM_ASSERT(slo_args && vs);
     size_t n_slo_args = 0, nv = 0;
-    unsigned long reps = 3;
-    unsigned jobs = kdsim_cpus();
-    sim_time warmup = 0;
-    bool json = false;
     int status = KDSIM_EXIT_USAGE;
     slo *slos = NULL;
     size_t ns = 0;
@@ -373,33 +354,19 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
         int r = kdsim_scenario_opt(&o, argc, argv, &i, err);
+        if (r == 0)
+            r = kdsim_batch_opt(&bo, argc, argv, &i, err);
         if (r < 0)
             goto usage;
         if (r > 0)
             continue;
-        bool takes = !strcmp(s, "--slo") || !strcmp(s, "--replications") ||
-                     !strcmp(s, "--shards") || !strcmp(s, "--modes") || !strcmp(s, "--vary") ||
-                     !strcmp(s, "--warmup") || !strcmp(s, "--jobs") || !strcmp(s, "--out");
-        const char *val = NULL;
-        if (takes) {
-            if (i + 1 >= argc) {
-                fprintf(err, "kdsim: %s needs a value\n", s);
-                goto usage;
-            }
-            val = argv[++i];
-        }
+        bool takes = !strcmp(s, "--slo") || !strcmp(s, "--shards") || !strcmp(s, "--modes") ||
+                     !strcmp(s, "--vary");
+        const char *val = takes ? kdsim_opt_value(argc, argv, &i, err) : NULL;
+        if (takes && !val)
+            goto usage;
         if (!strcmp(s, "--slo")) {
             slo_args[n_slo_args++] = val;
-        } else if (!strcmp(s, "--replications")) {
-            char *end;
-            reps = strtoul(val, &end, 10);
-            if (*val < '0' || *val > '9' || *end || reps < 1 || reps > 1000) {
-                fprintf(err,
-                        "kdsim: --replications: expected a whole number from 1 to 1000, "
-                        "got \"%s\"\n",
-                        val);
-                goto usage;
-            }
         } else if (!strcmp(s, "--shards")) {
             shards_arg = val;
         } else if (!strcmp(s, "--modes")) {
@@ -414,32 +381,15 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                 goto usage;
             }
             vary *v = &vs[nv++];
-            v->keybuf = xprintf("%.*s", (int)(eq - val), val);
+            v->keybuf = kdsim_strdupf("%.*s", (int)(eq - val), val);
             v->key = v->keybuf;
-            char *copy = xprintf("%s", eq + 1);
+            char *copy = kdsim_strdupf("%s", eq + 1);
             for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
                 v->values = realloc(v->values, (v->n + 1) * sizeof *v->values);
                 SIM_ASSERT(v->values != NULL);
-                v->values[v->n++] = xprintf("%s", tok);
+                v->values[v->n++] = kdsim_strdupf("%s", tok);
             }
             free(copy);
-        } else if (!strcmp(s, "--warmup")) {
-            if (kdsim_parse_duration_opt(val, &warmup)) {
-                fprintf(err, "kdsim: --warmup: expected a duration like 5m, got \"%s\"\n", val);
-                goto usage;
-            }
-        } else if (!strcmp(s, "--jobs")) {
-            if (kdsim_parse_jobs(val, &jobs)) {
-                fprintf(err,
-                        "kdsim: --jobs: expected a whole number from 1 to 1024, got "
-                        "\"%s\"\n",
-                        val);
-                goto usage;
-            }
-        } else if (!strcmp(s, "--out")) {
-            out_dir = val;
-        } else if (!strcmp(s, "--json")) {
-            json = true;
         } else if (s[0] == '-' && s[1] == '-') {
             fprintf(err, "kdsim: plan does not take %s\n", s);
             goto usage;
@@ -454,6 +404,11 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "kdsim: plan needs a scenario file\n");
         goto usage;
     }
+    unsigned long reps = bo.replications;
+    unsigned jobs = bo.jobs;
+    sim_time warmup = bo.warmup;
+    const char *out_dir = bo.out_dir;
+    bool json = bo.json;
     if (n_slo_args == 0) {
         fprintf(err, "kdsim: plan needs at least one target (--slo)\n");
         goto usage;
@@ -468,7 +423,7 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     bool use_mode[3] = {true, true, true};
     if (modes_arg) {
         use_mode[0] = use_mode[1] = use_mode[2] = false;
-        char *copy = xprintf("%s", modes_arg);
+        char *copy = kdsim_strdupf("%s", modes_arg);
         bool ok = true;
         for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
             int m = -1;
@@ -899,7 +854,7 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     status = best >= 0 ? KDSIM_EXIT_OK : EXIT_NO_ANSWER;
     if (out_dir) {
         char *text = kdsim_report_dump(doc);
-        char *p = xprintf("%s/plan.json", out_dir);
+        char *p = kdsim_strdupf("%s/plan.json", out_dir);
         if (!text || kdsim_write_atomic(p, text)) {
             fprintf(err, "kdsim: cannot write %s: %s\n", p, strerror(errno));
             status = KDSIM_EXIT_FAIL;

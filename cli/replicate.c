@@ -1,6 +1,6 @@
 /* replicate.c - `kdsim run SCENARIO --replications N [--warmup T]`: independent
  * replications of one scenario, every headline figure as a mean with its 95 %
- * confidence interval; and the options the capacity commands share (sweep.h). */
+ * confidence interval. */
 #include "sweep.h"
 
 #include <errno.h>
@@ -8,7 +8,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "commands.h"
 #include "figures.h"
@@ -17,82 +16,6 @@
 #include "sim_err.h"
 #include "sim_mem.h"
 #include "sim_units.h"
-
-/* ---- shared options ------------------------------------------------------------------ */
-
-static void add_owned(kdsim_scenario_opts *o, const char *key, const char *value)
-{
-    size_t n = strlen(key) + strlen(value) + 2;
-    char *s = malloc(n);
-    SIM_ASSERT(s != NULL);
-    snprintf(s, n, "%s=%s", key, value);
-    o->owned = realloc(o->owned, (o->n_owned + 1) * sizeof *o->owned);
-    o->sets = realloc(o->sets, (o->n_sets + 1) * sizeof *o->sets);
-    SIM_ASSERT(o->owned != NULL && o->sets != NULL);
-    o->owned[o->n_owned++] = s;
-    o->sets[o->n_sets++] = s;
-}
-
-int kdsim_parse_duration_opt(const char *s, sim_time *out)
-{
-    return sim_parse_duration(s, out) == 0 && *out >= 0 ? 0 : -1;
-}
-
-int kdsim_scenario_opt(kdsim_scenario_opts *o, int argc, char **argv, int *i, FILE *err)
-{
-    const char *s = argv[*i];
-    bool ours = !strcmp(s, "--seed") || !strcmp(s, "--duration") || !strcmp(s, "--set") ||
-                !strcmp(s, "--prices");
-    if (!ours)
-        return 0;
-    if (*i + 1 >= argc) {
-        fprintf(err, "kdsim: %s needs a value\n", s);
-        return -1;
-    }
-    const char *val = argv[++*i];
-    if (!strcmp(s, "--seed")) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(val, &end, 10);
-        if (*val < '0' || *val > '9' || *end || errno) {
-            fprintf(err, "kdsim: --seed: expected a whole number, got \"%s\"\n", val);
-            return -1;
-        }
-        o->has_seed = true;
-        o->seed = v;
-    } else if (!strcmp(s, "--duration")) {
-        /* Through the loader, which checks it like the scenario's own key. */
-        add_owned(o, "--duration duration", val);
-    } else if (!strcmp(s, "--set")) {
-        o->sets = realloc(o->sets, (o->n_sets + 1) * sizeof *o->sets);
-        SIM_ASSERT(o->sets != NULL);
-        o->sets[o->n_sets++] = val;
-    } else {
-        /* A price file named on the command line is relative to the current folder;
-         * billing.prices is relative to the scenario's: make it absolute. */
-        char cwd[4096];
-        if (val[0] != '/' && getcwd(cwd, sizeof cwd)) {
-            size_t n = strlen(cwd) + strlen(val) + 2;
-            char *abs = malloc(n);
-            SIM_ASSERT(abs != NULL);
-            snprintf(abs, n, "%s/%s", cwd, val);
-            add_owned(o, "--prices billing.prices", abs);
-            free(abs);
-        } else {
-            add_owned(o, "--prices billing.prices", val);
-        }
-    }
-    return 1;
-}
-
-void kdsim_scenario_opts_fini(kdsim_scenario_opts *o)
-{
-    for (size_t i = 0; i < o->n_owned; i++)
-        free(o->owned[i]);
-    free(o->owned);
-    free(o->sets);
-    memset(o, 0, sizeof *o);
-}
 
 bool kdsim_wants_replications(int argc, char **argv)
 {
@@ -155,60 +78,20 @@ static void text_table(const json_t *doc, FILE *out)
 int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
 {
     kdsim_scenario_opts o = {0};
-    const char *scenario = NULL, *out_dir = NULL;
-    unsigned long reps = 0;
-    unsigned jobs = kdsim_cpus();
-    sim_time warmup = 0;
-    bool json = false;
+    kdsim_batch_opts bo;
+    kdsim_batch_opts_init(&bo, 0, 10000);
+    const char *scenario = NULL;
     int status = KDSIM_EXIT_USAGE;
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
         int r = kdsim_scenario_opt(&o, argc, argv, &i, err);
+        if (r == 0)
+            r = kdsim_batch_opt(&bo, argc, argv, &i, err);
         if (r < 0)
             goto usage;
         if (r > 0)
             continue;
-        bool takes = !strcmp(s, "--replications") || !strcmp(s, "--warmup") ||
-                     !strcmp(s, "--jobs") || !strcmp(s, "--out");
-        const char *val = NULL;
-        if (takes) {
-            if (i + 1 >= argc) {
-                fprintf(err, "kdsim: %s needs a value\n", s);
-                goto usage;
-            }
-            val = argv[++i];
-        }
-        if (!strcmp(s, "--replications")) {
-            char *end;
-            reps = strtoul(val, &end, 10);
-            if (*val < '0' || *val > '9' || *end || reps < 1 || reps > 10000) {
-                fprintf(err,
-                        "kdsim: --replications: expected a whole number from 1 to "
-                        "10000, got \"%s\"\n",
-                        val);
-                goto usage;
-            }
-        } else if (!strcmp(s, "--warmup")) {
-            if (kdsim_parse_duration_opt(val, &warmup)) {
-                fprintf(err,
-                        "kdsim: --warmup: expected a duration like 5m or 30s, got "
-                        "\"%s\"\n",
-                        val);
-                goto usage;
-            }
-        } else if (!strcmp(s, "--jobs")) {
-            if (kdsim_parse_jobs(val, &jobs)) {
-                fprintf(err,
-                        "kdsim: --jobs: expected a whole number from 1 to 1024, got "
-                        "\"%s\"\n",
-                        val);
-                goto usage;
-            }
-        } else if (!strcmp(s, "--out")) {
-            out_dir = val;
-        } else if (!strcmp(s, "--json")) {
-            json = true;
-        } else if (s[0] == '-' && s[1] == '-') {
+        if (s[0] == '-' && s[1] == '-') {
             fprintf(err, "kdsim: run --replications does not take %s\n", s);
             goto usage;
         } else if (!scenario) {
@@ -222,8 +105,11 @@ int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "kdsim: run needs a scenario file\n");
         goto usage;
     }
-    if (reps == 0)
-        reps = 1; /* --warmup alone: one run with the warm-up excluded */
+    /* --warmup alone: one run with the warm-up excluded. */
+    unsigned long reps = bo.replications ? bo.replications : 1;
+    unsigned jobs = bo.jobs < reps ? bo.jobs : (unsigned)reps;
+    sim_time warmup = bo.warmup;
+    const char *out_dir = bo.out_dir;
     /* Bad input shows once, before any worker starts. */
     uint64_t master;
     int rc = kdsim_scenario_check(scenario, o.sets, o.n_sets, warmup, err, &master);
@@ -233,8 +119,6 @@ int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
     }
     if (o.has_seed)
         master = o.seed;
-    if (jobs > reps)
-        jobs = (unsigned)reps;
     kdsim_runspec *specs = calloc(reps, sizeof *specs);
     size_t *ids = calloc(reps, sizeof *ids);
     SIM_ASSERT(specs != NULL && ids != NULL);
@@ -277,7 +161,7 @@ int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
             free(p);
         }
         if (status == KDSIM_EXIT_OK) {
-            if (json)
+            if (bo.json)
                 fputs(text, out);
             else
                 text_table(doc, out);

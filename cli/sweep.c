@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,29 +74,13 @@ static void sweep_fini(sweep *s)
     memset(s, 0, sizeof *s);
 }
 
-static char *dup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *dup_printf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = malloc((size_t)n + 1);
-    SIM_ASSERT(s != NULL);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
 /* `rel` relative to the folder of `base`; malloc'd. */
 static char *beside(const char *base, const char *rel)
 {
     const char *slash = strrchr(base, '/');
     if (rel[0] == '/' || !slash)
-        return dup_printf("%s", rel);
-    return dup_printf("%.*s%s", (int)(slash - base + 1), base, rel);
+        return kdsim_strdupf("%s", rel);
+    return kdsim_strdupf("%.*s%s", (int)(slash - base + 1), base, rel);
 }
 
 static void add_value(param *p, char *v)
@@ -127,7 +110,7 @@ static void load_param(ywalk *w, yaml_node_t *k, yaml_node_t *v, param *p)
             yw_index(ip, sizeof ip, kp, i);
             const char *t = yw_scalar(w, yw_seq_item(w, v, i), ip);
             if (t)
-                add_value(p, dup_printf("%s", t));
+                add_value(p, kdsim_strdupf("%s", t));
         }
         return;
     }
@@ -161,7 +144,7 @@ static void load_param(ywalk *w, yaml_node_t *k, yaml_node_t *v, param *p)
         double x = from + (double)i * step;
         char num[64];
         snprintf(num, sizeof num, "%.10g", x);
-        add_value(p, unit ? dup_printf("%s %s", num, unit) : dup_printf("%s", num));
+        add_value(p, unit ? kdsim_strdupf("%s %s", num, unit) : kdsim_strdupf("%s", num));
     }
 }
 
@@ -173,7 +156,7 @@ static int sweep_load(sweep *s, const char *file, ydiag *g)
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
     const char *dot = strrchr(base, '.');
-    s->stem = dup_printf("%.*s", (int)(dot && dot != base ? dot - base : (long)strlen(base)), base);
+    s->stem = kdsim_strdupf("%.*s", (int)(dot && dot != base ? dot - base : (long)strlen(base)), base);
     s->name = s->stem;
     s->reps = 1;
     size_t before = g->n;
@@ -214,7 +197,7 @@ static int sweep_load(sweep *s, const char *file, ydiag *g)
                 continue;
             s->fixed = realloc(s->fixed, (s->n_fixed + 1) * sizeof *s->fixed);
             SIM_ASSERT(s->fixed != NULL);
-            s->fixed[s->n_fixed++] = dup_printf("%s=%s", kt, vt);
+            s->fixed[s->n_fixed++] = kdsim_strdupf("%s=%s", kt, vt);
         }
     }
     yaml_node_t *ps = yw_get(&w, root, "parameters");
@@ -252,7 +235,7 @@ static size_t point_sets(const sweep *s, size_t p, char **sets, const char **val
 {
     size_t n = 0;
     for (size_t i = 0; i < s->n_fixed; i++)
-        sets[n++] = dup_printf("%s", s->fixed[i]);
+        sets[n++] = kdsim_strdupf("%s", s->fixed[i]);
     size_t rem = p;
     for (size_t i = s->n_params; i-- > 0;) {
         const param *q = &s->params[i];
@@ -260,7 +243,7 @@ static size_t point_sets(const sweep *s, size_t p, char **sets, const char **val
         rem /= q->n;
     }
     for (size_t i = 0; i < s->n_params; i++)
-        sets[n++] = dup_printf("%s=%s", s->params[i].key, vals[i]);
+        sets[n++] = kdsim_strdupf("%s=%s", s->params[i].key, vals[i]);
     return n;
 }
 
@@ -294,7 +277,7 @@ static void csv_num(FILE *f, const json_t *v)
 /* Write `text` made by fn into dir/name atomically. */
 static int write_file(const char *dir, const char *name, const char *text, FILE *err)
 {
-    char *p = dup_printf("%s/%s", dir, name);
+    char *p = kdsim_strdupf("%s/%s", dir, name);
     int rc = kdsim_write_atomic(p, text);
     if (rc)
         fprintf(err, "kdsim: cannot write %s: %s\n", p, strerror(errno));
@@ -470,7 +453,7 @@ static const char SWEEP_USAGE[] = "usage: kdsim sweep FILE [--jobs N] [--out DIR
 
 static int make_dirs(const char *dir, FILE *err)
 {
-    char *p = dup_printf("%s", dir);
+    char *p = kdsim_strdupf("%s", dir);
     for (char *q = p + 1; *q; q++) {
         if (*q != '/')
             continue;
@@ -553,7 +536,7 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
     ydiag_fini(&g);
     char *default_out = NULL;
     if (!out_dir)
-        out_dir = default_out = dup_printf("out/%s", sw.name);
+        out_dir = default_out = kdsim_strdupf("out/%s", sw.name);
 
     int status = KDSIM_EXIT_USAGE;
     size_t np = sw.n_points, R = sw.reps, total = np * R;
@@ -663,7 +646,7 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
                     json_array_append(rj, res[j]);
                 json_object_set_new(doc, "runs", rj);
                 char *text = kdsim_report_dump(doc);
-                char *name = dup_printf("part-%lu-of-%lu.json", part, parts);
+                char *name = kdsim_strdupf("part-%lu-of-%lu.json", part, parts);
                 if (text && write_file(out_dir, name, text, err) == 0) {
                     status = KDSIM_EXIT_OK;
                     fprintf(out,
@@ -833,7 +816,7 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
     char *dir = NULL;
     if (!out_dir) {
         const char *slash = strrchr(files[0], '/');
-        dir = slash ? dup_printf("%.*s", (int)(slash - files[0]), files[0]) : dup_printf(".");
+        dir = slash ? kdsim_strdupf("%.*s", (int)(slash - files[0]), files[0]) : kdsim_strdupf(".");
     }
     status = KDSIM_EXIT_FAIL;
     if (make_dirs(out_dir ? out_dir : dir, err) == 0 &&

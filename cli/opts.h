@@ -1,0 +1,78 @@
+/* opts.h - the command-line options that several commands share, parsed in one place so
+ * that `run`, `cost`, `validate`, `run --replications`, `plan` and `sweep` accept them
+ * with the same syntax and answer bad values with the same message.
+ *
+ * Two groups: the scenario options (--seed, --duration, --set, --prices), which become
+ * overrides of the scenario's keys, and the batch options of the commands that run a
+ * scenario many times (--replications, --warmup, --jobs, --out, --json).
+ *
+ * Each parser looks at argv[*i]; when the option is one of its group it consumes the
+ * option and its value (advancing *i) and returns 1; it returns 0 for any other
+ * argument, and prints "kdsim: OPTION: expected ..., got ..." to `err` and returns -1
+ * for a missing or bad value. Strings from argv are borrowed, never copied, so argv
+ * must outlive the structures.
+ */
+#ifndef KDSIM_OPTS_H
+#define KDSIM_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim.h"
+
+/* Scenario overrides gathered from --seed N, --duration T, --set K=V and --prices FILE.
+ * Zero-initialise; release with kdsim_scenario_opts_fini. */
+typedef struct kdsim_scenario_opts {
+    const char **sets; /* owned array; strings owned in `owned` or borrowed from argv */
+    size_t n_sets;
+    char **owned;
+    size_t n_owned;
+    bool has_seed;
+    uint64_t seed; /* --seed: kept apart, since batch commands derive a seed per run */
+} kdsim_scenario_opts;
+
+/* Parse one scenario option (see the header comment for the protocol). --duration and
+ * --prices become overrides ("--duration duration=1h", so that the loader's messages
+ * name the option); a relative --prices path is made absolute, since billing.prices
+ * is read relative to the scenario's folder but the user typed it relative to the
+ * current one. */
+int kdsim_scenario_opt(kdsim_scenario_opts *o, int argc, char **argv, int *i, FILE *err);
+
+/* Add --seed as an override of the scenario's `seed` key, for the commands that run the
+ * scenario once as given (run, cost, validate). No-op without --seed. */
+void kdsim_scenario_opts_seed_as_set(kdsim_scenario_opts *o);
+
+/* Free what kdsim_scenario_opt allocated and zero *o. */
+void kdsim_scenario_opts_fini(kdsim_scenario_opts *o);
+
+/* Options of the commands that run a scenario many times. Initialise with
+ * kdsim_batch_opts_init, which sets the defaults. */
+typedef struct kdsim_batch_opts {
+    unsigned long replications;     /* --replications N; the caller's default until given */
+    unsigned long max_replications; /* the largest N accepted (set by the caller) */
+    sim_time warmup;                /* --warmup T, ns (default 0) */
+    unsigned jobs;                  /* --jobs N (default: one per online CPU) */
+    const char *out_dir;            /* --out DIR, borrowed (default NULL) */
+    bool json;                      /* --json */
+} kdsim_batch_opts;
+
+/* Defaults: `replications` replications (0 allowed: "not given"), at most `max`. */
+void kdsim_batch_opts_init(kdsim_batch_opts *b, unsigned long replications, unsigned long max);
+
+/* Parse one batch option (see the header comment for the protocol). */
+int kdsim_batch_opt(kdsim_batch_opts *b, int argc, char **argv, int *i, FILE *err);
+
+/* The value of option argv[*i], consumed (*i advanced); NULL, with "kdsim: OPTION needs
+ * a value" printed to `err`, when the command line ends first. */
+const char *kdsim_opt_value(int argc, char **argv, int *i, FILE *err);
+
+/* A duration option's value (like "5m"), non-negative; returns 0, or -1 when bad. */
+int kdsim_parse_duration_opt(const char *s, sim_time *out);
+
+/* printf into a new string (malloc'd, the caller frees it); aborts when out of memory,
+ * like the other small allocations of the command line. */
+char *kdsim_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
