@@ -5,6 +5,7 @@
 #include "sim.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,7 +47,7 @@ typedef struct sim_rng_slot {
 } sim_rng_slot;
 
 struct sim {
-    sim_time now;        /* current simulated time, ns */
+    struct sim_clock clock; /* first: sim_now (sim.h) reads it through the sim pointer */
     uint64_t next_seq;   /* next sequence number (ids start at 1) */
     uint64_t events_run; /* callbacks run */
     bool stopping;       /* set by sim_stop() */
@@ -66,6 +67,9 @@ struct sim {
     sim_rng_slot *rngs; /* owned, creation order */
     size_t rng_n, rng_cap;
 };
+
+/* sim_now casts a sim pointer to its first member, which C11 allows (6.7.2.1p15). */
+_Static_assert(offsetof(struct sim, clock) == 0, "the clock must be the first member of struct sim");
 
 /* ---- heap ------------------------------------------------------------------------- */
 
@@ -286,14 +290,9 @@ void sim_free(sim *s)
     free(s);
 }
 
-sim_time sim_now(const sim *s)
-{
-    return s->now;
-}
-
 sim_event_id sim_at(sim *s, sim_time t, sim_fn fn, void *ctx)
 {
-    SIM_ASSERT(t >= s->now); /* scheduling in the past is a bug */
+    SIM_ASSERT(t >= s->clock.now); /* scheduling in the past is a bug */
     SIM_DEBUG_ASSERT(fn != NULL);
     if (s->n == s->cap) {
         size_t ncap = s->cap * 2;
@@ -320,7 +319,7 @@ sim_event_id sim_at(sim *s, sim_time t, sim_fn fn, void *ctx)
 sim_event_id sim_after(sim *s, sim_time dt, sim_fn fn, void *ctx)
 {
     SIM_ASSERT(dt >= 0);
-    sim_time t = dt > SIM_TIME_MAX - s->now ? SIM_TIME_MAX : s->now + dt;
+    sim_time t = dt > SIM_TIME_MAX - s->clock.now ? SIM_TIME_MAX : s->clock.now + dt;
     return sim_at(s, t, fn, ctx);
 }
 
@@ -377,7 +376,7 @@ uint64_t sim_run_until(sim *s, sim_time end)
                 s->dead_lo = s->dead_hi = 0;
             continue;
         }
-        s->now = key_time(e.key);
+        s->clock.now = key_time(e.key);
         e.fn(s, e.ctx);
         ran++;
         if (s->stopping)
@@ -385,8 +384,8 @@ uint64_t sim_run_until(sim *s, sim_time end)
     }
     fill_hole(s);
     s->events_run += ran;
-    if (!s->stopping && end > s->now)
-        s->now = end;
+    if (!s->stopping && end > s->clock.now)
+        s->clock.now = end;
     return ran;
 }
 

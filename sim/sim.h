@@ -72,8 +72,19 @@ sim *sim_new(uint64_t master_seed);
  * generator made by sim_rng(). NULL-safe. */
 void sim_free(sim *s);
 
+/* The part of a simulation that is read on every event: its clock. Public only so that
+ * sim_now can be inlined (models read the clock several times per event, from other
+ * translation units); models must not touch it. */
+struct sim_clock {
+    sim_time now; /* current simulated time, ns */
+};
+
 /* The current simulated time in nanoseconds. */
-sim_time sim_now(const sim *s);
+static inline sim_time sim_now(const sim *s)
+{
+    /* A sim begins with its clock (sim.c asserts it at compile time). */
+    return ((const struct sim_clock *)(const void *)s)->now;
+}
 
 /* Schedule fn(s, ctx) at absolute time `t`, which must not be earlier than now (a bug:
  * asserted). Returns the event's id. Aborts on out-of-memory (the heap only grows when
