@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# cli_determinism.sh - one scenario and one seed give byte-identical reports; another
+# cli_determinism.sh - one scenario and one seed give byte-identical reports, also with
+# the CPU's FMA and AVX masked (the baseline code another machine would run); another
 # seed gives another run; `--out DIR` writes the same JSON report as --json, the text
 # report, and the documented CSV files (docs/report-json.md), complete, with no
 # temporary file left behind.
@@ -50,6 +51,17 @@ if ! cmp -s "$tmp/a.out" "$tmp/b.out"; then
 fi
 [ -s "$tmp/a.out" ] || fail "--json printed nothing"
 cmp -s "$tmp/a.out" "$tmp/c.out" && fail "--seed 7 and --seed 8 printed the same JSON"
+
+# --- the same on a machine without FMA or AVX ------------------------------------------
+# glibc picks exp() and the string functions by CPU at run time (exp has FMA, AVX and
+# SSE2 builds). Masking the features makes this machine run the baseline x86-64 code
+# another machine would: the JSON must not change. (Where the CPU lacks them, or the
+# C library ignores the tunable, this compares a run with itself.)
+GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,-AVX2,-FMA,-AVX run f --seed 7 --json
+if ! cmp -s "$tmp/a.out" "$tmp/f.out"; then
+    fail "a run with the CPU's FMA and AVX masked printed different JSON:"
+    diff -u --label "as is" --label "FMA and AVX masked" "$tmp/a.out" "$tmp/f.out" | head -40
+fi
 
 # --- --out DIR: the same report, the text report and the CSV files -----------------------
 run d --seed 7 --json --out "$tmp/dir"
