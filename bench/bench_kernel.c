@@ -15,22 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
 #include "sim.h"
+#include "sim_mem.h"
 
 #define REPEATS 5
 #define MEAN_INCREMENT_NS 1e6 /* 1 ms: ties are rare, as between independent sources */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---- (a) the kernel --------------------------------------------------------------- */
 
@@ -59,9 +52,9 @@ static double run_kernel(const sim_time *inc, size_t n, size_t m, sim_time *last
     hold_state st = {inc + n, 0, m};
     for (size_t i = 0; i < n; i++)
         sim_at(s, inc[i], hold_cb, &st);
-    double t0 = now_s();
+    double t0 = sim_wall_s();
     uint64_t ran = sim_run_until(s, SIM_TIME_MAX);
-    double t1 = now_s();
+    double t1 = sim_wall_s();
     if (ran != m || sim_pending(s) != n) {
         fprintf(stderr, "bench_kernel: kernel ran %" PRIu64 " events, expected %zu\n", ran, m);
         exit(1);
@@ -130,12 +123,12 @@ static double run_bare(const sim_time *inc, size_t n, size_t m, sim_time *last)
         bare_push(h, &len, (bare_entry){inc[i], seq++});
     const sim_time *hold_inc = inc + n;
     sim_time now = 0;
-    double t0 = now_s();
+    double t0 = sim_wall_s();
     for (size_t k = 0; k < m; k++) {
         now = bare_pop(h, &len).t;
         bare_push(h, &len, (bare_entry){now + hold_inc[k], seq++});
     }
-    double t1 = now_s();
+    double t1 = sim_wall_s();
     *last = now;
     free(h);
     return t1 - t0;

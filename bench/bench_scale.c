@@ -9,18 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "kds_efo.h"
 #include "kds_world.h"
 #include "sim_mem.h"
-
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int main(int argc, char **argv)
 {
@@ -70,15 +62,15 @@ int main(int argc, char **argv)
     wc.consumers = cc;
     wc.n_consumers = 2;
 
-    double t0 = wall_s();
+    double t0 = sim_wall_s();
     kds_world w;
     if (kds_world_init(&w, &wc) != 0) {
         fprintf(stderr, "bench_scale: cannot build the world\n");
         return 1;
     }
-    double t1 = wall_s();
+    double t1 = sim_wall_s();
     kds_world_run(&w);
-    double t2 = wall_s();
+    double t2 = sim_wall_s();
     uint64_t in = 0;
     for (size_t i = 0; i < w.stream.n_shards; i++)
         in += w.stream.shards[i]->st.bytes_in;

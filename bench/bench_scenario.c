@@ -10,18 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "kds_world.h"
 #include "scenario.h"
+#include "sim_mem.h"
 #include "sim_units.h"
-
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -57,9 +50,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_scenario: cannot build %s\n", path);
             return 1;
         }
-        double t0 = wall_s();
+        double t0 = sim_wall_s();
         kds_world_run(&w);
-        times[i] = wall_s() - t0;
+        times[i] = sim_wall_s() - t0;
         events = (unsigned long long)sim_events_run(w.sim);
         sim_s = sim_to_s(w.cfg->duration);
         kds_world_fini(&w);

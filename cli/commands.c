@@ -6,13 +6,13 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cost.h"
 #include "kds_hashkey.h"
 #include "kds_trace.h"
 #include "kds_stream.h"
 #include "kds_world.h"
+#include "opts.h"
 #include "plan.h"
 #include "prices.h"
 #include "progress.h"
@@ -21,7 +21,6 @@
 #include "sim_err.h"
 #include "sim_mem.h"
 #include "sim_units.h"
-#include "opts.h"
 #include "sweep.h"
 
 static const char USAGE[] =
@@ -284,13 +283,6 @@ static int load(args *a, kdsim_scenario *sc, FILE *err)
     return rc ? KDSIM_EXIT_USAGE : 0;
 }
 
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int cmd_run(args *a, FILE *out, FILE *err)
 {
     kdsim_scenario sc = {0};
@@ -317,7 +309,7 @@ static int cmd_run(args *a, FILE *out, FILE *err)
      * stops with a message instead of being killed. */
     sc.world.max_memory = a->max_memory ? a->max_memory : sim_phys_bytes() / 2;
     kds_world w;
-    double t0 = wall_s();
+    double t0 = sim_wall_s();
     int rc = kds_world_init(&w, &sc.world);
     if (rc) {
         fprintf(err, "kdsim: cannot build the scenario: %s\n", sim_strerror(rc));
@@ -327,7 +319,7 @@ static int cmd_run(args *a, FILE *out, FILE *err)
         return KDSIM_EXIT_FAIL;
     }
     kdsim_progress_run(&w, err, tf != err); /* a progress line on a terminal (progress.c) */
-    double t1 = wall_s();
+    double t1 = sim_wall_s();
     if (w.out_of_memory) {
         char lim[32], at[32];
         fprintf(err, "kdsim: the run stopped at %s simulated: it needed more than %s of memory "

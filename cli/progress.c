@@ -2,16 +2,9 @@
 #include "progress.h"
 
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
-
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "sim_mem.h"
 
 /* "1.2M" and the like: three significant digits and an SI suffix. */
 static const char *si(char *buf, size_t n, double x)
@@ -71,7 +64,7 @@ void kdsim_progress_run(kds_world *w, FILE *err, bool show)
     /* Slices start at a thousandth of the run and adapt to take about 0.1 s each, so the
      * clock is read a few times a second whatever the scenario's event rate. */
     sim_time slice = end / 1000 > SIM_MS(1) ? end / 1000 : SIM_MS(1);
-    double t0 = wall_s(), last = t0, after = KDSIM_PROGRESS_AFTER_S;
+    double t0 = sim_wall_s(), last = t0, after = KDSIM_PROGRESS_AFTER_S;
     const char *env = getenv("KDSIM_PROGRESS_AFTER");
     if (env && *env) {
         char *rest;
@@ -82,9 +75,9 @@ void kdsim_progress_run(kds_world *w, FILE *err, bool show)
     bool drawn = false, stopped = false;
     while (sim_now(w->sim) < end) {
         sim_time next = end - sim_now(w->sim) > slice ? sim_now(w->sim) + slice : end;
-        double a = wall_s();
+        double a = sim_wall_s();
         kds_world_run_until(w, next);
-        double b = wall_s();
+        double b = sim_wall_s();
         if (sim_now(w->sim) < next) { /* a model stopped the run (sim_stop) */
             stopped = true;
             break;

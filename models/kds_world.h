@@ -62,9 +62,10 @@ typedef struct kds_world {
     kds_capacity *capacity;   /* owned */
     int finished;             /* kds_world_finish() ran */
     int violated;             /* a conservation invariant failed (kds_invariant.h) */
+    char violation[512];      /* ...its name and details */
     int out_of_memory;        /* stopped by the max_memory guard */
     uint64_t rss_peak;        /* highest resident memory the guard saw, B */
-    char violation[512];      /* ...its name and details */
+    double guard_read_at;     /* wall clock of the guard's last reading, s (sim_wall_s) */
 } kds_world;
 
 /* Build everything at time 0. Returns 0, SIM_ENOMEM or SIM_EINVAL (a config the loader

@@ -1,8 +1,9 @@
-/* sim_mem.c - resident memory and machine memory (sim_mem.h). */
+/* sim_mem.c - resident memory, machine memory and the wall clock (sim_mem.h). */
 #define _DEFAULT_SOURCE
 #include "sim_mem.h"
 
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 uint64_t sim_rss_bytes(void)
@@ -21,4 +22,11 @@ uint64_t sim_phys_bytes(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+double sim_wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
