@@ -26,20 +26,6 @@ void kds_consumer_stats_fini(kds_consumer_stats *cs)
     sim_series_fini(&cs->delivered_min);
 }
 
-void kds_consumer_stats_deliver(kds_consumer_stats *cs, const kds_slice *sl, sim_time done,
-                                int replay)
-{
-    kds_consumer_stats_latency(cs, sl, done);
-    if (replay) {
-        cs->duplicates_delivered += sl->count;
-    } else {
-        cs->records_delivered += sl->count;
-        cs->bytes_delivered += sl->bytes;
-        cs->duplicates_delivered += sl->dups;
-    }
-    sim_series_add(&cs->delivered_min, done, (double)sl->count);
-}
-
 void kds_consumer_stats_deliver_all(kds_consumer_stats *cs, const kds_slice *v, size_t n,
                                     sim_time done)
 {
@@ -57,13 +43,6 @@ void kds_consumer_stats_deliver_all(kds_consumer_stats *cs, const kds_slice *v, 
      * as n adds would leave. */
     if (records > 0)
         sim_series_add(&cs->delivered_min, done, (double)records);
-}
-
-void kds_consumer_stats_age(kds_consumer_stats *cs, sim_time t, double age_ms)
-{
-    if (age_ms > cs->iterator_age_ms_max)
-        cs->iterator_age_ms_max = age_ms;
-    sim_series_add(&cs->iterator_age_min, t, age_ms);
 }
 
 const char *kds_dist_text(char *buf, size_t n, const sim_dist *d, const char *unit)

@@ -55,12 +55,6 @@ typedef struct kds_consumer_stats {
 int kds_consumer_stats_init(kds_consumer_stats *cs);
 void kds_consumer_stats_fini(kds_consumer_stats *cs); /* NULL-safe */
 
-/* Record the delivery of a slice at time `done` (the application finished it):
- * latency per record, delivered and duplicate counts. `replay` counts the whole
- * slice as duplicates (records delivered before). */
-void kds_consumer_stats_deliver(kds_consumer_stats *cs, const kds_slice *sl, sim_time done,
-                                int replay);
-
 /* Only the latency of a slice processed at `done`: its records were written evenly over
  * [t_first, t_last], so their mean latency is done minus the midpoint; one histogram
  * entry per slice, weighted by its count (exact for one PutRecords, t_first == t_last).
@@ -70,6 +64,25 @@ static inline void kds_consumer_stats_latency(kds_consumer_stats *cs, const kds_
 {
     sim_time mid = sl->t_first + (sl->t_last - sl->t_first) / 2;
     sim_hist_add(&cs->latency_ms, sim_to_ms(done - mid), (double)sl->count);
+}
+
+/* Record the delivery of a slice at time `done` (the application finished it):
+ * latency per record, delivered and duplicate counts. `replay` counts the whole
+ * slice as duplicates (records delivered before).
+ * Inline: the Flink and KCL models call it for every slice they process, most often
+ * with a constant `replay`. */
+static inline void kds_consumer_stats_deliver(kds_consumer_stats *cs, const kds_slice *sl,
+                                              sim_time done, int replay)
+{
+    kds_consumer_stats_latency(cs, sl, done);
+    if (replay) {
+        cs->duplicates_delivered += sl->count;
+    } else {
+        cs->records_delivered += sl->count;
+        cs->bytes_delivered += sl->bytes;
+        cs->duplicates_delivered += sl->dups;
+    }
+    sim_series_add(&cs->delivered_min, done, (double)sl->count);
 }
 
 /* The same for `n` first deliveries (not replays) that finished together at `done`,
@@ -99,8 +112,14 @@ void kds_consumer_stats_child(kds_consumer_stats *cs, sim_time wait);
 /* The KCL's parentShardPollIntervalMillis: how often a blocked child checks (10 s). */
 #define KDS_PARENT_POLL SIM_S(10)
 
-/* Record an iterator age observation (ms) at time t. */
-void kds_consumer_stats_age(kds_consumer_stats *cs, sim_time t, double age_ms);
+/* Record an iterator age observation (ms) at time t. Inline: every poll and every
+ * enhanced fan-out push makes one. */
+static inline void kds_consumer_stats_age(kds_consumer_stats *cs, sim_time t, double age_ms)
+{
+    if (age_ms > cs->iterator_age_ms_max)
+        cs->iterator_age_ms_max = age_ms;
+    sim_series_add(&cs->iterator_age_min, t, age_ms);
+}
 
 typedef struct kds_consumer kds_consumer;
 
