@@ -81,6 +81,8 @@ struct kds_flink {
     sim_time snap_at;     /* its barrier time */
     sim_event_id snap_ev; /* its completion event, or 0 */
     kds_flink_stats fs;
+    sim_time process_fixed; /* process_time() when it is the same for every batch (a
+                               constant process_ms, nothing per record), else -1 */
 };
 
 void kds_flink_cfg_defaults(kds_flink_cfg *cfg)
@@ -167,6 +169,8 @@ static void settle(reader *rd, sim_time t)
 
 static sim_time process_time(kds_flink *f, uint64_t records)
 {
+    if (f->process_fixed >= 0)
+        return f->process_fixed;
     return sim_ms_to_ns(sim_dist_sample(&f->cfg.process_ms, f->rng) +
                     f->cfg.process_ms_per_record * (double)records);
 }
@@ -678,6 +682,11 @@ kds_consumer *kds_flink_make(sim *s, kds_stream *st, const void *cfgp)
         f->cfg.consumer_name = cfg->name;
     f->sim = s;
     f->st = st;
+    /* A constant draw consumes no randomness and 0 ms per record adds +0 (which rounds
+     * as -0 would), so process_time() need not compute it for every push. */
+    f->process_fixed = -1;
+    if (cfg->process_ms.kind == SIM_DIST_CONST && cfg->process_ms_per_record == 0)
+        f->process_fixed = sim_dist_sample_ns(&cfg->process_ms, NULL);
     char name[160];
     snprintf(name, sizeof name, "consumer/%s", cfg->name);
     f->rng = sim_rng(s, name);

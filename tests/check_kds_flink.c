@@ -5,7 +5,8 @@
  * checkpoint in progress, before any checkpoint, and with two failures; no duplicates
  * without failures; polling against EFO latency; checkpoint counts; parents read to
  * their end before their children (split and merge); the conservation rule of
- * kds_consumer.h in every world; determinism under a fixed seed.
+ * kds_consumer.h in every world; determinism under a fixed seed; a fixed processing
+ * time worked out once agrees with the general computation.
  */
 #include <check.h>
 #include <math.h>
@@ -351,6 +352,33 @@ START_TEST(test_deterministic)
 }
 END_TEST
 
+/* A processing time that does not vary (constant, nothing per record) is worked out once
+ * at the start: the same figures as the general computation, here forced by a per-record
+ * time far too small to move a batch's time by a nanosecond. */
+START_TEST(test_fixed_process_time)
+{
+    kds_flink_retrieval r = RETRIEVALS[_i];
+    fixture *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    fx_defaults(a, r, SIM_S(300));
+    fx_defaults(b, r, SIM_S(300));
+    a->fl.process_ms_per_record = 0;
+    b->fl.process_ms_per_record = 1e-12;
+    fx_fail_at(a, SIM_S(100));
+    fx_fail_at(b, SIM_S(100));
+    fx_run(a);
+    fx_run(b);
+    ck_assert_int_eq(memcmp(fst(a), fst(b), sizeof(kds_flink_stats)), 0);
+    ck_assert_uint_gt(cst(a)->records_delivered, 0);
+    ck_assert_uint_eq(cst(a)->records_delivered, cst(b)->records_delivered);
+    ck_assert_double_eq(sim_hist_mean(&cst(a)->latency_ms), sim_hist_mean(&cst(b)->latency_ms));
+    ck_assert_double_eq(cst(a)->latency_ms.max, cst(b)->latency_ms.max);
+    kds_world_fini(&a->w);
+    kds_world_fini(&b->w);
+    free(a);
+    free(b);
+}
+END_TEST
+
 static Suite *flink_suite(void)
 {
     Suite *s = suite_create("kds_flink");
@@ -362,6 +390,7 @@ static Suite *flink_suite(void)
     tcase_add_loop_test(core, test_no_duplicates_without_failures, 0, 2);
     tcase_add_test(core, test_polling_vs_efo_latency);
     tcase_add_test(core, test_deterministic);
+    tcase_add_loop_test(core, test_fixed_process_time, 0, 2);
     suite_add_tcase(s, core);
     TCase *order = tcase_create("shard_order");
     tcase_add_loop_test(order, test_parents_before_children, 0, 4);
