@@ -54,18 +54,16 @@ static bool push_now(kds_efo_sub *sub)
     kds_take tk;
     const kds_slice *sl;
     size_t n_sl;
-    kds_slice whole;
     const kds_run *last = kds_log_last(l);
     if (last && last->first == sub->cur.pos && last->bytes <= avail) {
         /* A live subscription at the tip: the run just appended is all there is to
          * push, and it fits the budget whole. This is what kds_log_take would return,
          * without its search and slicing (the push on every append is the hottest
-         * consumer path of a run). */
-        whole = (kds_slice){last->first, last->count, last->dups, last->marks, last->src,
-                            last->bytes, last->t_first, last->t_last};
+         * consumer path of a run); the run itself is the slice, valid during the
+         * delivery as the deliver function requires. */
         kds_log_seek_end(l, &sub->cur);
         tk = (kds_take){last->count, last->bytes, 0, last->t_last};
-        sl = &whole;
+        sl = last;
         n_sl = 1;
     } else {
         sub->n_scratch = 0;

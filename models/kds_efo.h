@@ -42,7 +42,9 @@ void kds_efo_cfg_defaults(kds_efo_cfg *cfg);
 typedef struct kds_efo_sub kds_efo_sub;
 
 /* Receives the slices of one push, delivered at time `at` (>= now). Called from inside
- * the simulation (an append or a push event); `owner` is the subscription's owner. */
+ * the simulation (an append or a push event); `owner` is the subscription's owner. The
+ * slices are the log's own runs or the subscription's scratch: valid during the call
+ * only, and before the receiver changes the log. */
 typedef void (*kds_efo_deliver_fn)(void *owner, kds_efo_sub *sub, const kds_slice *sl,
                                    size_t n, sim_time at);
 
