@@ -240,7 +240,7 @@ void sim_series_init(sim_series *s, sim_time width, sim_series_kind kind)
     s->v = NULL;
     s->n = 0;
     s->cap = 0;
-    s->cur = 0;
+    s->cur = NULL;
     s->cur_lo = INT64_MIN; /* no bucket cached yet */
 }
 
@@ -265,10 +265,14 @@ static int reserve(sim_series *s, size_t need)
         ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
     if (ncap > SIZE_MAX / sizeof(double))
         return SIM_ENOMEM;
+    /* The cached bucket moves with the rest: its index, taken while s->v is valid. */
+    size_t cur = s->cur_lo != INT64_MIN ? (size_t)(s->cur - s->v) : 0;
     double *nv = realloc(s->v, ncap * sizeof *nv);
     if (!nv)
         return SIM_ENOMEM;
     memset(nv + s->cap, 0, (ncap - s->cap) * sizeof *nv);
+    if (s->cur_lo != INT64_MIN)
+        s->cur = nv + cur;
     s->v = nv;
     s->cap = ncap;
     return SIM_OK;
@@ -285,7 +289,7 @@ int sim__series_add_slow(sim_series *s, sim_time t, double x)
     int rc = reserve(s, i + 1);
     if (rc)
         return rc;
-    s->cur = i;
+    s->cur = &s->v[i];
     s->cur_lo = (sim_time)i * s->width;
     /* Buckets start at 0, so a MAX bucket holds max(0, values): the quantities
      * recorded (rates, backlogs, ages) are never negative. */

@@ -118,9 +118,9 @@ typedef struct sim_series {
     size_t n;             /* buckets in use (last touched + 1, or set by extend) */
     size_t cap;           /* buckets allocated */
     sim_time cur_lo;      /* the bucket last added to covers [cur_lo, cur_lo + width): */
-    size_t cur;           /* ...its index (a cache: most adds land in the same bucket);
-                           * cur_lo is INT64_MIN when nothing is cached, and otherwise
-                           * v[cur] exists (cur < n) */
+    double *cur;          /* ...its value in v (a cache: most adds land in the same
+                           * bucket); cur_lo is INT64_MIN when nothing is cached, and
+                           * otherwise cur points into v[0..n) */
 } sim_series;
 
 /* Initialise an empty series with bucket width `width` ns (> 0). Never fails. */
@@ -142,9 +142,9 @@ static inline int sim_series_add(sim_series *s, sim_time t, double x)
      * INT64_MIN, the nothing-cached mark. */
     if ((uint64_t)t - (uint64_t)s->cur_lo < (uint64_t)s->width) {
         if (s->kind == SIM_SERIES_SUM)
-            s->v[s->cur] += x;
-        else if (x > s->v[s->cur])
-            s->v[s->cur] = x;
+            *s->cur += x;
+        else if (x > *s->cur)
+            *s->cur = x;
         return 0;
     }
     return sim__series_add_slow(s, t, x);
