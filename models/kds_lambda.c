@@ -304,33 +304,13 @@ static void buf_pop(reader *rd)
     rd->b_n--;
 }
 
-/* Move the first `whole` buffered slices and the first `part` records of the next
- * (none when 0) into b. */
-static void batch_take(batch *b, reader *rd, size_t whole, uint64_t part)
+/* Take from the buffer what the walk into b found (walk below): its whole slices,
+ * already copied to b, then `part` records of the next (none when 0). */
+static void batch_take(batch *b, reader *rd, uint64_t part)
 {
-    batch_reserve(b, whole + 1);
-    /* batch_add's tallies, kept in locals over the run of whole slices. */
-    kds_slice *dst = b->sl + b->n;
-    uint64_t count = 0, bytes = 0, dups = 0, marks = b->marks;
-    size_t mask = rd->b_cap - 1;
-    for (size_t i = rd->b_head, j = 0; j < whole; i = (i + 1) & mask, j++) {
-        const kds_slice *s = &rd->buf[i].sl;
-        dst[j] = *s;
-        count += s->count;
-        bytes += s->bytes;
-        dups += s->dups;
-        if (s->marks && marks == 0)
-            b->first_marked = s->first;
-        marks += s->marks;
-    }
-    b->n += whole;
-    b->count += count;
-    b->bytes += bytes;
-    b->dups += dups;
-    b->marks = marks;
-    rd->b_head = (rd->b_head + whole) & mask;
-    rd->b_n -= whole;
-    rd->buf_count -= count;
+    rd->b_head = (rd->b_head + b->n) & (rd->b_cap - 1);
+    rd->b_n -= b->n;
+    rd->buf_count -= b->count;
     if (part > 0) {
         bslice *f = buf_at(rd, 0);
         kds_slice x;
@@ -683,34 +663,38 @@ static void maybe_read(reader *rd)
     }
 }
 
-/* What the next batch takes from the front of the buffer: `whole` slices, then `part`
- * records of the next (0 < part < its count) or none. */
+/* What the next batch takes from the front of the buffer: the whole slices the walk
+ * copied to the batch, then `part` records of the next (0 < part < its count) or
+ * none. */
 typedef struct walk {
-    size_t whole;
     uint64_t part;
-    uint64_t n;     /* records */
-    uint64_t bytes; /* bytes of the slices it reached (all of the cut one's) */
-    bool full;      /* by count or payload */
+    uint64_t part_bytes; /* the bytes of that next slice (all of them), or 0 */
+    bool full;           /* by count or payload */
 } walk;
 
 /* The walk over the records available at `now`, up to BatchSize records and, when
- * `payload`, the payload limit. */
-static void batch_walk(const reader *rd, sim_time now, bool payload, walk *w)
+ * `payload`, the payload limit. The whole slices are copied to b as they are walked
+ * (b's slices and tallies are replaced): forming the batch after the walk would go
+ * over them a second time. The buffer is left as it is; batch_take takes them. */
+static void batch_walk(batch *b, const reader *rd, sim_time now, bool payload, walk *w)
 {
     const kds_lambda *m = rd->m;
     const uint64_t limit = KDS_LAMBDA_PAYLOAD_LIMIT, size = m->cfg.batch_size;
-    uint64_t n = 0, pay = 0, bytes = 0;
-    size_t mask = rd->b_cap - 1;
+    uint64_t n = 0, pay = 0, bytes = 0, dups = 0, marks = 0;
+    size_t mask = rd->b_cap - 1, whole = 0;
+    /* Each slice holds a record at least, so the batch has at most this many. */
+    batch_reserve(b, rd->b_n < size ? rd->b_n : size);
+    b->n = 0;
     *w = (walk){0};
     for (size_t i = rd->b_head, left = rd->b_n; left > 0; i = (i + 1) & mask, left--) {
-        const bslice *bs = &rd->buf[i];
-        if (bs->avail > now)
+        const kds_slice *s = &rd->buf[i].sl;
+        if (rd->buf[i].avail > now)
             break;
-        uint64_t k = bs->sl.count;
+        uint64_t k = s->count;
         if (k > size - n)
             k = size - n;
         if (payload) {
-            uint64_t pp = record_payload(m, &bs->sl);
+            uint64_t pp = record_payload(m, s);
             if (n > 0 && pay + pp > limit) {
                 w->full = true;
                 break;
@@ -722,21 +706,29 @@ static void batch_walk(const reader *rd, sim_time now, bool payload, walk *w)
                 k = fit;
             pay += k * pp;
         }
-        n += k;
-        bytes += bs->sl.bytes;
-        if (k < bs->sl.count) {
+        if (k < s->count) {
             w->part = k;
+            w->part_bytes = s->bytes;
             w->full = true;
             break;
         }
-        w->whole++;
+        b->sl[whole++] = *s;
+        n += k;
+        bytes += s->bytes;
+        dups += s->dups;
+        if (s->marks && marks == 0)
+            b->first_marked = s->first;
+        marks += s->marks;
         if (n >= size) {
             w->full = true;
             break;
         }
     }
-    w->n = n;
-    w->bytes = bytes;
+    b->n = whole;
+    b->count = n;
+    b->bytes = bytes;
+    b->dups = dups;
+    b->marks = marks;
 }
 
 /* Start as many batches as the shard's lanes, the buffer and the concurrency allow. */
@@ -758,16 +750,19 @@ static void dispatch(reader *rd)
         sim_time oldest = buf_at(rd, 0)->avail;
         if (oldest > now)
             break;
+        batch *b = batch_get(m, rd);
         walk w;
-        batch_walk(rd, now, false, &w);
+        batch_walk(b, rd, now, false, &w);
         /* Each record's payload is below 4/3 of its share of its slice's bytes plus
          * 2 + record_overhead, so when that bound on the whole walk is within the limit
          * the limit cuts nothing and the walk by count alone is the exact one. */
-        if (4 * w.bytes + 3 * w.n * (2 + (uint64_t)c->record_overhead) >
+        if (4 * (b->bytes + w.part_bytes) +
+                3 * (b->count + w.part) * (2 + (uint64_t)c->record_overhead) >
             3 * (uint64_t)KDS_LAMBDA_PAYLOAD_LIMIT)
-            batch_walk(rd, now, true, &w);
+            batch_walk(b, rd, now, true, &w);
         if (!w.full && c->batching_window > 0 && now < oldest + c->batching_window &&
             !rd->read_done) {
+            batch_put(m, b);
             if (!rd->window_pending) {
                 rd->window_pending = true;
                 sim_at(m->sim, oldest + c->batching_window, window_event, rd);
@@ -775,13 +770,13 @@ static void dispatch(reader *rd)
             break;
         }
         if (m->inflight >= c->concurrency) {
+            batch_put(m, b);
             m->ls.throttled_invocations++;
             rd->throttle_pending = true;
             sim_after(m->sim, c->throttle_retry, throttle_event, rd);
             break;
         }
-        batch *b = batch_get(m, rd);
-        batch_take(b, rd, w.whole, w.part);
+        batch_take(b, rd, w.part);
         invoke(m, rd, b, false);
     }
     maybe_read(rd);
