@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kds_slice.h"
 #include "kds_trace.h"
 #include "sim_err.h"
 
@@ -132,35 +133,6 @@ static bool failing(const reader *rd)
 
 /* ---- slices and the payload limit ------------------------------------------------ */
 
-/* The write time of record i (0-based) of slice s, its records spread evenly. */
-static sim_time slice_time(const kds_slice *s, uint64_t i)
-{
-    if (s->count <= 1 || s->t_last <= s->t_first)
-        return s->t_first;
-    return s->t_first + (sim_time)kds_prorate((uint64_t)(s->t_last - s->t_first), i, s->count - 1);
-}
-
-/* Cut slice s after its first k records (0 < k < count) into a and b. Marked records
- * come first in a slice (kds_log.h), so they go to a first. */
-static void slice_cut(const kds_slice *s, uint64_t k, kds_slice *a, kds_slice *b)
-{
-    SIM_ASSERT(k > 0 && k < s->count);
-    kds_slice x = *s, y = *s;
-    x.count = (uint32_t)k;
-    x.dups = (uint32_t)kds_prorate(s->dups, k, s->count);
-    x.marks = s->marks < k ? s->marks : (uint32_t)k;
-    x.bytes = kds_prorate(s->bytes, k, s->count);
-    x.t_last = slice_time(s, k - 1);
-    y.first = s->first + k;
-    y.count = s->count - (uint32_t)k;
-    y.dups = s->dups - x.dups;
-    y.marks = s->marks - x.marks;
-    y.bytes = s->bytes - x.bytes;
-    y.t_first = slice_time(s, k);
-    *a = x;
-    *b = y;
-}
-
 /* Event payload of one record of slice s: its data in base64 plus the event's JSON
  * around it (record_overhead). */
 static uint64_t record_payload(const kds_lambda *m, const kds_slice *s)
@@ -250,7 +222,7 @@ static batch *batch_split(kds_lambda *m, batch *b, uint64_t k)
             batch_add(b, &s);
         } else {
             kds_slice x, y;
-            slice_cut(&s, k - b->count, &x, &y);
+            kds_slice_split(&s, (uint32_t)(k - b->count), &x, &y);
             batch_add(b, &x);
             batch_add(t, &y);
         }
@@ -314,7 +286,7 @@ static void batch_take(batch *b, reader *rd, uint64_t part)
     if (part > 0) {
         bslice *f = buf_at(rd, 0);
         kds_slice x;
-        slice_cut(&f->sl, part, &x, &f->sl);
+        kds_slice_split(&f->sl, (uint32_t)part, &x, &f->sl);
         batch_add(b, &x);
         rd->buf_count -= part;
     }
@@ -356,13 +328,13 @@ static void buf_drop_aged(reader *rd)
         uint64_t lo = 1, hi = f->sl.count - 1; /* record lo-1 is older; record hi is not */
         while (lo < hi) {
             uint64_t mid = lo + (hi - lo) / 2;
-            if (slice_time(&f->sl, mid) < cutoff)
+            if (kds_slice_time(&f->sl, mid) < cutoff)
                 lo = mid + 1;
             else
                 hi = mid;
         }
         kds_slice x, y;
-        slice_cut(&f->sl, lo, &x, &y);
+        kds_slice_split(&f->sl, (uint32_t)lo, &x, &y);
         batch_add(b, &x);
         f->sl = y;
         rd->buf_count -= lo;
