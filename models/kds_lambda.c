@@ -260,13 +260,21 @@ static __attribute__((noinline)) void buf_grow(reader *rd)
     rd->b_head = 0;
 }
 
-static void buf_push(reader *rd, const kds_slice *sl, sim_time avail)
+/* Append slices v[0..n), which reach the mapping at `avail`: the slices of one
+ * GetRecords reply or EFO push, with the ring's state in locals over the run. */
+static void buf_push(reader *rd, const kds_slice *v, size_t n, sim_time avail)
 {
-    if (rd->b_n == rd->b_cap)
-        buf_grow(rd); /* out of line: the push stays a leaf, once per slice read */
-    *buf_at(rd, rd->b_n) = (bslice){*sl, avail};
-    rd->b_n++;
-    rd->buf_count += sl->count;
+    while (rd->b_cap - rd->b_n < n)
+        buf_grow(rd); /* out of line: rare, and the push stays a leaf */
+    bslice *buf = rd->buf;
+    size_t mask = rd->b_cap - 1, at = rd->b_head + rd->b_n;
+    uint64_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        buf[(at + i) & mask] = (bslice){v[i], avail};
+        count += v[i].count;
+    }
+    rd->b_n += n;
+    rd->buf_count += count;
 }
 
 static void buf_pop(reader *rd)
@@ -775,8 +783,7 @@ static void throttle_event(sim *s, void *ctx)
 static void collect(void *ctx, const kds_slice *v, size_t n)
 {
     reader *rd = ctx;
-    for (size_t i = 0; i < n; i++)
-        buf_push(rd, &v[i], rd->reply_at);
+    buf_push(rd, v, n, rd->reply_at);
 }
 
 static void poll_reply(sim *s, void *ctx)
@@ -841,8 +848,7 @@ static void efo_deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size
 {
     reader *rd = owner;
     (void)sub;
-    for (size_t i = 0; i < n; i++)
-        buf_push(rd, &sl[i], at);
+    buf_push(rd, sl, n, at);
     sim_at(rd->m->sim, at, efo_arrive, rd);
     maybe_read(rd); /* pause the subscription when the buffer is full enough */
 }
