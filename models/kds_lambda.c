@@ -302,9 +302,9 @@ static void batch_take(batch *b, reader *rd, uint64_t part)
 
 /* Records left in the buffer past the retention period are lost (the mapping held
  * them while the shard waited; the stream no longer has them). */
-static void buf_drop_expired(reader *rd)
+static void buf_drop_expired(reader *rd, sim_time now)
 {
-    sim_time cutoff = sim_now(rd->m->sim) - rd->m->st->cfg.retention;
+    sim_time cutoff = now - rd->m->st->cfg.retention;
     while (rd->b_n > 0 && buf_at(rd, 0)->sl.t_last <= cutoff) {
         rd->expired += buf_at(rd, 0)->sl.count;
         buf_pop(rd);
@@ -315,12 +315,11 @@ static void buf_drop_expired(reader *rd)
  * given up (to the destination or discarded) without being handed to the function. */
 static void give_up(kds_lambda *m, reader *rd, batch *b);
 
-static void buf_drop_aged(reader *rd)
+static void buf_drop_aged(reader *rd, sim_time now)
 {
     kds_lambda *m = rd->m;
     if (m->cfg.max_record_age < 0)
         return;
-    sim_time now = sim_now(m->sim);
     sim_time cutoff = now - m->cfg.max_record_age; /* older: written before cutoff */
     batch *b = NULL;
     while (rd->b_n > 0 && buf_at(rd, 0)->avail <= now && buf_at(rd, 0)->sl.t_first < cutoff) {
@@ -354,11 +353,10 @@ static void buf_drop_aged(reader *rd)
 
 /* ---- counting ------------------------------------------------------------------------ */
 
-/* The mapping hands b to the function (or gives it up without invoking). */
-static void hand(kds_lambda *m, batch *b)
+/* The mapping hands b to the function (or gives it up without invoking) now. */
+static void hand(kds_lambda *m, batch *b, sim_time now)
 {
     kds_consumer_stats *cs = &m->base.st;
-    sim_time now = sim_now(m->sim);
     if (b->handed) {
         cs->duplicates_delivered += b->count;
         return;
@@ -383,7 +381,7 @@ static void processed(kds_lambda *m, reader *rd, const batch *b, sim_time done)
 static void give_up(kds_lambda *m, reader *rd, batch *b)
 {
     if (!b->handed)
-        hand(m, b); /* counted as delivered: the mapping is done with these records */
+        hand(m, b, sim_now(m->sim)); /* counted as delivered: the mapping is done with these records */
     if (m->cfg.on_failure != KDS_LAMBDA_DEST_NONE) {
         m->ls.records_to_failure_destination += b->count;
         m->ls.failure_destination_messages++;
@@ -424,7 +422,7 @@ static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
         m->ls.retries++;
         b->retry_attempt = false;
     }
-    hand(m, b);
+    hand(m, b, now);
     if (b->count > m->ls.largest_batch)
         m->ls.largest_batch = b->count;
     /* Lambda's IteratorAge: the age of the batch's last record when it is invoked. */
@@ -723,8 +721,8 @@ static void dispatch(reader *rd)
         maybe_read(rd);
         return;
     }
-    buf_drop_expired(rd);
-    buf_drop_aged(rd);
+    buf_drop_expired(rd, now);
+    buf_drop_aged(rd, now);
     while (rd->inflight < c->parallelization && rd->b_n > 0) {
         /* Is a batch ready: full by count or payload, or its window over? */
         sim_time oldest = buf_at(rd, 0)->avail;
