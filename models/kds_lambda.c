@@ -653,8 +653,10 @@ typedef struct walk {
 /* The walk over the records available at `now`, up to BatchSize records and, when
  * `payload`, the payload limit. The whole slices are copied to b as they are walked
  * (b's slices and tallies are replaced): forming the batch after the walk would go
- * over them a second time. The buffer is left as it is; batch_take takes them. */
-static void batch_walk(batch *b, const reader *rd, sim_time now, bool payload, walk *w)
+ * over them a second time. The buffer is left as it is; batch_take takes them.
+ * Inline: dispatch calls it with a constant `payload`, and the walk by count alone
+ * (nearly every batch) then runs without the payload's tests. */
+static inline void batch_walk(batch *b, const reader *rd, sim_time now, bool payload, walk *w)
 {
     const kds_lambda *m = rd->m;
     const uint64_t limit = KDS_LAMBDA_PAYLOAD_LIMIT, size = m->cfg.batch_size;
