@@ -380,8 +380,9 @@ static void processed(kds_lambda *m, reader *rd, const batch *b, sim_time done)
 
 static void give_up(kds_lambda *m, reader *rd, batch *b)
 {
+    /* Counted as delivered: the mapping is done with these records. */
     if (!b->handed)
-        hand(m, b, sim_now(m->sim)); /* counted as delivered: the mapping is done with these records */
+        hand(m, b, sim_now(m->sim));
     if (m->cfg.on_failure != KDS_LAMBDA_DEST_NONE) {
         m->ls.records_to_failure_destination += b->count;
         m->ls.failure_destination_messages++;
@@ -662,9 +663,9 @@ static inline void batch_walk(batch *b, const reader *rd, sim_time now, bool pay
     const uint64_t limit = KDS_LAMBDA_PAYLOAD_LIMIT, size = m->cfg.batch_size;
     uint64_t n = 0, pay = 0, bytes = 0, dups = 0, marks = 0;
     size_t mask = rd->b_cap - 1, whole = 0;
+    b->n = 0;
     /* Each slice holds a record at least, so the batch has at most this many. */
     batch_reserve(b, rd->b_n < size ? rd->b_n : size);
-    b->n = 0;
     *w = (walk){0};
     for (size_t i = rd->b_head, left = rd->b_n; left > 0; i = (i + 1) & mask, left--) {
         const kds_slice *s = &rd->buf[i].sl;
