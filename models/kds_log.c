@@ -70,15 +70,22 @@ void kds_log_compact(kds_log *l)
     for (size_t i = 0; i < l->n_readers; i++)
         if (l->readers[i]->pos < min_pos)
             min_pos = l->readers[i]->pos;
-    size_t w = 0; /* ring offset of the run being merged into */
-    size_t r = 1;
     if (l->n == 0 || l->compact_span <= 0)
         goto done;
+    /* Runs end in position order, so once a run is not passed by every reader, no later
+     * one is: merging stops there and the rest only moves down. The runs before the
+     * settled one each refused their successor for its span or its count, which can
+     * only grow, so they never merge again: start at the settled run, not the head.
+     * (A partial trim moves the head run's first write time: kds_log_trim then
+     * unsettles every run.) */
+    size_t w = l->settled > l->popped ? (size_t)(l->settled - l->popped) : 0;
+    size_t r = w + 1;
+    kds_run *dst = at(l, w);
     for (; r < l->n; r++) {
-        kds_run *dst = at(l, w);
         const kds_run *src = at(l, r);
-        bool passed = src->first + src->count <= min_pos && dst->first + dst->count <= min_pos;
-        if (passed && src->t_last - dst->t_first <= l->compact_span &&
+        if (src->first + src->count > min_pos)
+            break;
+        if (src->t_last - dst->t_first <= l->compact_span &&
             (uint64_t)dst->count + src->count <= UINT32_MAX) {
             dst->count += src->count;
             dst->bytes += src->bytes;
@@ -87,9 +94,15 @@ void kds_log_compact(kds_log *l)
             dst->t_last = src->t_last;
             continue;
         }
-        if (++w != r)
-            *at(l, w) = *src;
+        dst = at(l, ++w);
+        if (w != r)
+            *dst = *src;
     }
+    /* The last merged run may still take later runs that readers have yet to pass. */
+    l->settled = l->popped + w;
+    for (; r < l->n; r++)
+        if (++w != r)
+            *at(l, w) = *at(l, r);
     l->n = w + 1;
 done:
     l->compact_at = l->n + (l->n > COMPACT_SLACK ? l->n : COMPACT_SLACK);
@@ -170,6 +183,7 @@ uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
         r->count -= (uint32_t)m;
         r->t_first = nt0;
         l->bytes -= b;
+        l->settled = l->popped; /* the head run may now merge with the next one */
         removed += m;
         break;
     }

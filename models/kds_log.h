@@ -71,6 +71,9 @@ typedef struct kds_log {
     uint64_t bytes;    /* bytes retained */
     sim_time compact_span;     /* longest write-time span of a merged run (0 = never) */
     size_t compact_at;         /* compact when n reaches this */
+    uint64_t settled;          /* absolute index of the first run a compaction may still
+                                  change: the runs before it are final (see
+                                  kds_log_compact) */
     struct kds_cursor **readers; /* owned array of borrowed cursors */
     size_t n_readers, cap_readers;
 } kds_log;

@@ -759,6 +759,80 @@ START_TEST(test_take_v_same_as_take)
 }
 END_TEST
 
+/* The same runs, in ring order. */
+static void assert_same_runs(const kds_log *x, const kds_log *y)
+{
+    ck_assert_uint_eq(x->n, y->n);
+    for (size_t i = 0; i < x->n; i++)
+        ck_assert_mem_eq(&x->runs[(x->head + i) & (x->cap - 1)],
+                         &y->runs[(y->head + i) & (y->cap - 1)], sizeof(kds_run));
+}
+
+/* Compaction resumes at the settled run rather than the head: it merges exactly what a
+ * compaction from the head does (the log as it was before settled runs existed), under
+ * random appends, readers moving on, a reader going back to the head, whole and
+ * partial trims, and compactions by hand and from append. */
+START_TEST(test_compact_settled_same_as_from_head)
+{
+    uint64_t seed = 0x2545f4914f6cdd1du;
+    kds_log l, ref;
+    kds_log_init(&l, SIM_S(3));
+    kds_log_init(&ref, SIM_S(3));
+    kds_cursor a, b, ra, rb;
+    kds_log_seek_head(&l, &a);
+    kds_log_seek_head(&l, &b);
+    kds_log_seek_head(&ref, &ra);
+    kds_log_seek_head(&ref, &rb);
+    ck_assert_int_eq(kds_log_attach(&l, &a), 0);
+    ck_assert_int_eq(kds_log_attach(&l, &b), 0);
+    ck_assert_int_eq(kds_log_attach(&ref, &ra), 0);
+    ck_assert_int_eq(kds_log_attach(&ref, &rb), 0);
+    sim_time t = 0;
+    size_t skipped = 0;
+    for (int round = 0; round < 3000; round++) {
+        int appends = (int)(xorshift(&seed) % 8);
+        for (int i = 0; i < appends; i++) {
+            /* Now and then a pause, which leaves short runs between long ones. */
+            t += (sim_time)(xorshift(&seed) % (xorshift(&seed) % 8 ? SIM_MS(400) : SIM_S(3)));
+            uint32_t count = 1 + (uint32_t)(xorshift(&seed) % 40);
+            uint64_t bytes = count * (1 + xorshift(&seed) % 3000);
+            ref.settled = ref.popped; /* the reference compacts from the head */
+            ck_assert_int_eq(kds_log_append(&l, t, count, bytes, count / 7, count / 9, 1), 0);
+            ck_assert_int_eq(kds_log_append(&ref, t, count, bytes, count / 7, count / 9, 1), 0);
+        }
+        uint64_t max_records = 1 + xorshift(&seed) % 200;
+        kds_take tk;
+        kds_log_take(&l, &a, max_records, UINT64_MAX, NULL, NULL, &tk);
+        kds_log_take(&ref, &ra, max_records, UINT64_MAX, NULL, NULL, &tk);
+        if (xorshift(&seed) % 3 == 0) {
+            kds_log_take(&l, &b, 2 * max_records, UINT64_MAX, NULL, NULL, &tk);
+            kds_log_take(&ref, &rb, 2 * max_records, UINT64_MAX, NULL, NULL, &tk);
+        }
+        if (round % 400 == 399) {
+            kds_log_seek_head(&l, &b);
+            kds_log_seek_head(&ref, &rb);
+        }
+        if (round % 37 == 36) {
+            /* Cutoffs fall inside compacted runs as well as between runs. */
+            sim_time cutoff = t - SIM_S(60) - (sim_time)(xorshift(&seed) % SIM_S(2));
+            ck_assert_uint_eq(kds_log_trim(&l, cutoff), kds_log_trim(&ref, cutoff));
+        }
+        if (round % 10 == 9) {
+            if (l.settled > l.popped)
+                skipped++;
+            ref.settled = ref.popped;
+            kds_log_compact(&l);
+            kds_log_compact(&ref);
+        }
+        assert_same_runs(&l, &ref);
+    }
+    ck_assert_uint_gt(skipped, 100); /* compactions did start past the head */
+    ck_assert_uint_gt(l.popped, 0);
+    kds_log_fini(&l);
+    kds_log_fini(&ref);
+}
+END_TEST
+
 START_TEST(test_bytes_written_before)
 {
     kds_log l;
@@ -807,6 +881,7 @@ static Suite *log_suite(void)
     tcase_add_test(compact, test_compact_cursor_inside_run);
     tcase_add_test(compact, test_hint_recovery_after_compaction);
     tcase_add_test(compact, test_compact_on_append);
+    tcase_add_test(compact, test_compact_settled_same_as_from_head);
     tcase_add_test(compact, test_ring_wrap_and_grow);
     suite_add_tcase(s, compact);
     return s;
