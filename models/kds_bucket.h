@@ -67,6 +67,14 @@ static inline bool kds_bucket_take(kds_bucket *b, sim_time now, uint64_t units)
     return true;
 }
 
+/* Spend `units` that kds_bucket_avail() found available at the current time, without
+ * refilling again (the level stays >= 0): for a caller that reads and then spends the
+ * budget at one instant. */
+static inline void kds_bucket_spend(kds_bucket *b, uint64_t units)
+{
+    b->level -= (int64_t)units * KDS_NANO;
+}
+
 /* Charge `units` unconditionally (the level may go negative; units * 1e9 must fit in
  * int64, which every caller's per-call amounts do by far). */
 static inline void kds_bucket_charge(kds_bucket *b, sim_time now, uint64_t units)

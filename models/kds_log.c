@@ -122,32 +122,11 @@ static int grow(kds_log *l)
     return 0;
 }
 
-int kds_log_append(kds_log *l, sim_time t, uint32_t count, uint64_t bytes, uint32_t dups,
-                   uint32_t marks, uint32_t src)
+int kds__log_make_room(kds_log *l)
 {
-    SIM_ASSERT(count >= 1 && dups <= count && marks <= count);
-    SIM_DEBUG_ASSERT(l->n == 0 || t >= at(l, l->n - 1)->t_last);
     if (l->n >= l->compact_at)
         kds_log_compact(l);
-    if (l->n == l->cap) {
-        int rc = grow(l);
-        if (rc)
-            return rc;
-    }
-    *at(l, l->n) = (kds_run){.first = l->end_pos,
-                             .t_first = t,
-                             .t_last = t,
-                             .bytes = bytes,
-                             .count = count,
-                             .dups = dups,
-                             .marks = marks,
-                             .src = src};
-    if (l->n == 0)
-        l->head_pos = l->end_pos;
-    l->n++;
-    l->end_pos += count;
-    l->bytes += bytes;
-    return 0;
+    return l->n == l->cap ? grow(l) : 0;
 }
 
 uint64_t kds_log_trim(kds_log *l, sim_time cutoff)

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "sim.h"
+#include "sim_err.h"
 
 /* floor(v * num / den) without overflow (v, num < 2^64; den > 0): shares of a run's
  * bytes, duplicates and times when part of it is taken. */
@@ -114,10 +115,39 @@ void kds_log_detach(kds_log *l, struct kds_cursor *c);
 void kds_log_compact(kds_log *l);
 void kds_log_fini(kds_log *l); /* NULL-safe */
 
-/* Append a run of `count` (>= 1) records written at `t` (>= the last run's t_last).
- * Returns 0 or SIM_ENOMEM. Amortised O(1). */
-int kds_log_append(kds_log *l, sim_time t, uint32_t count, uint64_t bytes, uint32_t dups,
-                   uint32_t marks, uint32_t src);
+/* Compact or grow the log before an append that finds it full or due for compaction.
+ * Returns 0 or SIM_ENOMEM. Internal to kds_log_append. */
+int kds__log_make_room(kds_log *l);
+
+/* Append a run of `count` (>= 1) records written at `t` (>= the last run's t_last), of
+ * which `dups` (<= count) duplicates and `marks` (<= count) marked. Returns 0 or
+ * SIM_ENOMEM. Amortised O(1). Inline: every put appends, and nearly always there is
+ * room; kds__log_make_room() does the rest. */
+static inline int kds_log_append(kds_log *l, sim_time t, uint32_t count, uint64_t bytes,
+                                 uint32_t dups, uint32_t marks, uint32_t src)
+{
+    SIM_ASSERT(count >= 1 && dups <= count && marks <= count);
+    SIM_DEBUG_ASSERT(l->n == 0 || t >= l->runs[(l->head + l->n - 1) & (l->cap - 1)].t_last);
+    if (l->n >= l->compact_at || l->n == l->cap) {
+        int rc = kds__log_make_room(l);
+        if (rc)
+            return rc;
+    }
+    l->runs[(l->head + l->n) & (l->cap - 1)] = (kds_run){.first = l->end_pos,
+                                                        .t_first = t,
+                                                        .t_last = t,
+                                                        .bytes = bytes,
+                                                        .count = count,
+                                                        .dups = dups,
+                                                        .marks = marks,
+                                                        .src = src};
+    if (l->n == 0)
+        l->head_pos = l->end_pos;
+    l->n++;
+    l->end_pos += count;
+    l->bytes += bytes;
+    return 0;
+}
 
 /* Remove every record written at or before `cutoff` (now - retention). Returns the
  * number of records removed. */

@@ -242,8 +242,7 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
 {
     SIM_ASSERT(sh->state == KDS_SHARD_OPEN && count >= 1);
     sim_time now = sim_now(st->sim);
-    memset(out, 0, sizeof *out);
-    kds_stream_trim(st, sh);
+    kds_stream_trim_at(st, sh, now);
 
     uint32_t failed = 0;
     if (st->cfg.internal_failure_rate > 0)
@@ -262,15 +261,14 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
     if (kb < k)
         k = kb;
     uint64_t sb = k == count ? bytes : kds_prorate(bytes, k, count); /* all stored: no division */
-    if (k > 0) {
-        kds_bucket_take(&sh->wrecords, now, k);
-        kds_bucket_charge(bb, now, sb);
-    }
-    out->stored = (uint32_t)k;
-    out->throttled = m - (uint32_t)k;
-    out->failed = failed;
-    out->stored_dups = dups < k ? dups : (uint32_t)k;
-    out->stored_bytes = sb;
+    /* Both buckets were refilled to now just above, and both have this much. */
+    kds_bucket_spend(&sh->wrecords, k);
+    kds_bucket_spend(bb, sb);
+    *out = (kds_put_result){.stored = (uint32_t)k,
+                            .throttled = m - (uint32_t)k,
+                            .failed = failed,
+                            .stored_dups = dups < k ? dups : (uint32_t)k,
+                            .stored_bytes = sb};
 
     kds_shard_stats *ss = &sh->st;
     if (k > 0) {

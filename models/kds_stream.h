@@ -263,15 +263,21 @@ void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uin
 /* Drop records older than the retention period from `sh` as of now. Readers learn
  * about it when they next take. Inline: every put and every read calls it, and nearly
  * always the oldest run retained is younger than the retention period, which one
- * comparison shows; the rest is kds__stream_trim(). */
+ * comparison shows; the rest is kds__stream_trim(). kds_stream_trim_at() is the same
+ * for a caller that has the current time `now` at hand. */
 void kds__stream_trim(kds_stream *st, kds_shard *sh);
+
+static inline void kds_stream_trim_at(kds_stream *st, kds_shard *sh, sim_time now)
+{
+    const kds_log *l = &sh->log;
+    if (l->n == 0 || l->runs[l->head].t_first > now - st->cfg.retention)
+        return; /* nothing retained, or nothing old enough */
+    kds__stream_trim(st, sh);
+}
 
 static inline void kds_stream_trim(kds_stream *st, kds_shard *sh)
 {
-    const kds_log *l = &sh->log;
-    if (l->n == 0 || l->runs[l->head].t_first > sim_now(st->sim) - st->cfg.retention)
-        return; /* nothing retained, or nothing old enough */
-    kds__stream_trim(st, sh);
+    kds_stream_trim_at(st, sh, sim_now(st->sim));
 }
 
 /* Trim every shard and close the per-second and per-minute series at `end`. */
