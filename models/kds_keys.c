@@ -193,8 +193,11 @@ static unsigned int binomial(gsl_rng *r, double p, unsigned int n)
     double var = (double)n * p * (1.0 - p);
     if (var < KDS_KEYS_NORMAL_VAR)
         return gsl_ran_binomial(r, p, n);
-    double x = floor((double)n * p + sqrt(var) * gsl_ran_gaussian_ziggurat(r, 1.0) + 0.5);
-    return x <= 0 ? 0 : x >= (double)n ? n : (unsigned int)x;
+    /* Rounded to the nearest and clamped to [0, n] without floor(), which takes a dozen
+     * instructions on baseline x86-64: floor(y) <= 0 when y < 1, floor(y) >= n when
+     * y >= n (n is whole), and in between the conversion truncates, which is the floor. */
+    double y = (double)n * p + sqrt(var) * gsl_ran_gaussian_ziggurat(r, 1.0) + 0.5;
+    return y < 1.0 ? 0 : y >= (double)n ? n : (unsigned int)y;
 }
 
 static int cmp_size(const void *a, const void *b)
