@@ -69,6 +69,7 @@ struct kds_producer {
     bool const_size;       /* size distribution is a constant */
     uint64_t size_const;   /* a Kinesis record's size then (aggregates included), B */
     uint32_t agg;          /* user records per Kinesis record, >= 1 */
+    uint32_t batch;        /* records per request at most (batch_limit) */
     sim_time horizon;      /* the run ends here: no flush is prepared beyond it */
     kds_producer_stats stats;
 };
@@ -337,6 +338,24 @@ static uint64_t draw_sizes(kds_producer *p, uint32_t n, uint32_t *too_large, uin
     return sum;
 }
 
+/* Records per request: the batch's record limit, or fewer when records of the mean
+ * size would exceed its byte limit first. */
+static uint32_t batch_limit(const kds_producer *p)
+{
+    uint32_t batch = p->cfg.api == KDS_API_PUT_RECORD ? 1 : p->cfg.batch_records;
+    double mean_size = p->const_size ? (double)p->size_const
+                                     : sim_dist_mean(&p->cfg.size) * p->agg +
+                                           (p->agg > 1 ? (double)p->cfg.aggregate_overhead : 0);
+    if (p->cfg.api == KDS_API_PUT_RECORDS && mean_size > 0) {
+        double by_bytes = floor((double)p->cfg.batch_bytes / mean_size);
+        if (by_bytes < 1)
+            by_bytes = 1;
+        if (by_bytes < batch)
+            batch = (uint32_t)by_bytes;
+    }
+    return batch;
+}
+
 static void flush_event(sim *s, void *ctx);
 
 static sim_time next_flush_in(kds_producer *p, sim_time now)
@@ -391,19 +410,8 @@ static void client_flush(client *c, sim_time t)
 
     request *first = NULL;
     sim_time first_served = 0;
-    uint32_t batch = p->cfg.api == KDS_API_PUT_RECORD ? 1 : p->cfg.batch_records;
-    double mean_size = p->const_size ? (double)p->size_const
-                                     : sim_dist_mean(&p->cfg.size) * p->agg +
-                                           (p->agg > 1 ? (double)p->cfg.aggregate_overhead : 0);
-    if (p->cfg.api == KDS_API_PUT_RECORDS && mean_size > 0) {
-        double by_bytes = floor((double)p->cfg.batch_bytes / mean_size);
-        if (by_bytes < 1)
-            by_bytes = 1;
-        if (by_bytes < batch)
-            batch = (uint32_t)by_bytes;
-    }
     while (c->backlog > 0) {
-        uint32_t n = c->backlog < batch ? (uint32_t)c->backlog : batch;
+        uint32_t n = c->backlog < p->batch ? (uint32_t)c->backlog : p->batch;
         c->backlog -= n;
         uint32_t too_large;
         uint64_t units, kib;
@@ -463,6 +471,7 @@ kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *c
         if (p->agg > 1)
             p->size_const = p->size_const * p->agg + p->cfg.aggregate_overhead;
     }
+    p->batch = batch_limit(p);
     if (kds_keys_build(&p->keys, &p->cfg.keys, st) != 0) {
         free(p);
         return NULL;
