@@ -34,8 +34,8 @@ static inline void kds_bucket_refill(kds_bucket *b, sim_time now)
 {
     sim_time dt = now - b->last;
     b->last = now;
-    if (dt <= 0 || b->level >= b->depth || b->rate == 0)
-        return;
+    if (dt <= 0 || b->level >= b->depth)
+        return; /* (a rate of 0 needs no test: it adds 0 below) */
     int64_t room = b->depth - b->level;
     /* rate * dt may overflow for a long idle gap: then, as whenever it reaches the
      * room left, the bucket is full. (A checked multiply rather than dividing room by
