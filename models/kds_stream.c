@@ -264,16 +264,20 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
     /* Both buckets were refilled to now just above, and both have this much. */
     kds_bucket_spend(&sh->wrecords, k);
     kds_bucket_spend(bb, sb);
-    *out = (kds_put_result){.stored = (uint32_t)k,
-                            .throttled = m - (uint32_t)k,
+    /* In 32 bits from here (k <= m <= count), where the compiler can see that the
+     * append's checks of its arguments hold. */
+    uint32_t stored = (uint32_t)k;
+    uint32_t stored_dups = dups < stored ? dups : stored;
+    *out = (kds_put_result){.stored = stored,
+                            .throttled = m - stored,
                             .failed = failed,
-                            .stored_dups = dups < k ? dups : (uint32_t)k,
+                            .stored_dups = stored_dups,
                             .stored_bytes = sb};
 
     kds_shard_stats *ss = &sh->st;
     if (k > 0) {
-        int rc = kds_log_append(&sh->log, now, (uint32_t)k, sb, out->stored_dups,
-                                marks < k ? marks : (uint32_t)k, src);
+        int rc = kds_log_append(&sh->log, now, stored, sb, stored_dups,
+                                marks < stored ? marks : stored, src);
         SIM_ASSERT(rc == 0);
         ss->records_in += k;
         ss->bytes_in += sb;
