@@ -208,12 +208,6 @@ void kds_log_seek_head(const kds_log *l, kds_cursor *c)
     c->hint = l->popped;
 }
 
-void kds_log_seek_end(const kds_log *l, kds_cursor *c)
-{
-    c->pos = l->end_pos;
-    c->hint = l->popped + l->n;
-}
-
 void kds_log_seek_time(const kds_log *l, kds_cursor *c, sim_time t)
 {
     /* Runs are in write-time order: find the first run with t_last >= t, then the first

@@ -157,9 +157,15 @@ uint64_t kds_log_trim(kds_log *l, sim_time cutoff);
  * (LATEST), at the first record written at or after t (AT_TIMESTAMP), or at position
  * `pos` clamped into [head, end] (AT_SEQUENCE_NUMBER; AFTER is pos + 1). */
 void kds_log_seek_head(const kds_log *l, kds_cursor *c);
-void kds_log_seek_end(const kds_log *l, kds_cursor *c);
 void kds_log_seek_time(const kds_log *l, kds_cursor *c, sim_time t);
 void kds_log_seek_pos(const kds_log *l, kds_cursor *c, uint64_t pos);
+
+/* Inline: an enhanced fan-out subscription at the tip seeks to the end on every append. */
+static inline void kds_log_seek_end(const kds_log *l, kds_cursor *c)
+{
+    c->pos = l->end_pos;
+    c->hint = l->popped + l->n;
+}
 
 /* Take up to max_records records and max_bytes bytes from the cursor on, calling
  * `fn` per slice (fn may be NULL), and advance the cursor. A cursor below the head
