@@ -22,7 +22,8 @@ static inline sim_time run_time(const kds_run *r, uint64_t i)
 }
 
 /* Compaction runs when the log has grown by this many runs past what the last
- * compaction left, so its O(runs) cost is amortised over as many appends. */
+ * compaction left, so its pass over the runs from the settled one on (the new runs and
+ * those readers had yet to pass) is amortised over as many appends. */
 #define COMPACT_SLACK 1024
 
 void kds_log_init(kds_log *l, sim_time compact_span)

@@ -111,7 +111,8 @@ int kds_log_attach(kds_log *l, struct kds_cursor *c);
 void kds_log_detach(kds_log *l, struct kds_cursor *c);
 
 /* Merge runs that every attached reader has passed (called by append when the log has
- * grown enough since the last compaction; public for tests). O(runs). */
+ * grown enough since the last compaction; public for tests). O(runs from the settled
+ * one on): about the runs appended since the last compaction. */
 void kds_log_compact(kds_log *l);
 void kds_log_fini(kds_log *l); /* NULL-safe */
 
