@@ -288,18 +288,18 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
             ss->put_units += kds_prorate(units, k, count);
             ss->bytes_in_kib_rounded += kds_prorate(kib_bytes, k, count);
         }
-        sim_series_add(&ss->in_records_min, now, (double)k);
-        sim_series_add(&ss->in_bytes_min, now, (double)sb);
+        sim_series_add_sum(&ss->in_records_min, now, (double)k);
+        sim_series_add_sum(&ss->in_bytes_min, now, (double)sb);
         /* The stream's per-minute series are summed from these at the end of the run
          * (kds_stream_finish): two adds per put instead of four. */
-        sim_series_add(&st->st.in_records_s, now, (double)k);
-        sim_series_add(&st->st.in_bytes_s, now, (double)sb);
+        sim_series_add_sum(&st->st.in_records_s, now, (double)k);
+        sim_series_add_sum(&st->st.in_bytes_s, now, (double)sb);
     }
     if (out->throttled > 0) {
         ss->write_throttled_records += out->throttled;
         ss->write_throttled_bytes += per * out->throttled;
-        sim_series_add(&ss->throttled_min, now, out->throttled);
-        sim_series_add(&st->st.throttled_s, now, out->throttled);
+        sim_series_add_sum(&ss->throttled_min, now, out->throttled);
+        sim_series_add_sum(&st->st.throttled_s, now, out->throttled);
     }
     ss->records_failed_internal += failed;
     if (k > 0)
@@ -310,8 +310,8 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
 static void read_throttled(kds_stream *st, kds_shard *sh, sim_time now)
 {
     sh->st.read_throttled_calls++;
-    sim_series_add(&sh->st.read_throttled_min, now, 1);
-    sim_series_add(&st->st.read_throttled_min, now, 1);
+    sim_series_add_sum(&sh->st.read_throttled_min, now, 1);
+    sim_series_add_sum(&st->st.read_throttled_min, now, 1);
 }
 
 bool kds_stream_read_admit(kds_stream *st, kds_shard *sh)
@@ -341,7 +341,7 @@ void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uin
     sh->st.bytes_out += bytes;
     sh->st.records_out += records;
     if (bytes > 0)
-        sim_series_add(&sh->st.out_bytes_min, now, (double)bytes);
+        sim_series_add_sum(&sh->st.out_bytes_min, now, (double)bytes);
     /* A call that returned the 10 MiB limit (to within one record: calls return whole
      * records) opens the throttled window. */
     uint64_t per = records ? bytes / records : 0;

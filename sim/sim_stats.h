@@ -10,6 +10,7 @@
 #define SIM_STATS_H
 
 #include <float.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -131,23 +132,44 @@ void sim_series_fini(sim_series *s);
 
 /* Add x at time t (>= 0) into its bucket. Returns 0 or SIM_ENOMEM. Amortised O(1).
  * Inline: the common case (the bucket of the previous add) is a few instructions on the
- * hottest path of a run; any other bucket goes through sim__series_add_slow(). */
+ * hottest path of a run; any other bucket goes through sim__series_add_slow().
+ * sim_series_add_sum() and sim_series_add_max() are the same for a caller that knows
+ * the series' kind (asserted in debug builds), without testing it on every add. */
 int sim__series_add_slow(sim_series *s, sim_time t, double x);
 
-static inline int sim_series_add(sim_series *s, sim_time t, double x)
+/* Whether t (>= 0) falls in the cached bucket. Unsigned: a time before cur_lo wraps to
+ * a huge difference, so one comparison checks both ends; no time t >= 0 is within a
+ * width of INT64_MIN, the nothing-cached mark. */
+static inline bool sim__series_cached(const sim_series *s, sim_time t)
 {
     SIM_DEBUG_ASSERT(t >= 0);
-    /* Unsigned: a time before cur_lo wraps to a huge difference, so one comparison
-     * checks both ends of the cached bucket; no time t >= 0 is within a width of
-     * INT64_MIN, the nothing-cached mark. */
-    if ((uint64_t)t - (uint64_t)s->cur_lo < (uint64_t)s->width) {
-        if (s->kind == SIM_SERIES_SUM)
-            *s->cur += x;
-        else if (x > *s->cur)
+    return (uint64_t)t - (uint64_t)s->cur_lo < (uint64_t)s->width;
+}
+
+static inline int sim_series_add_sum(sim_series *s, sim_time t, double x)
+{
+    SIM_DEBUG_ASSERT(s->kind == SIM_SERIES_SUM);
+    if (sim__series_cached(s, t)) {
+        *s->cur += x;
+        return 0;
+    }
+    return sim__series_add_slow(s, t, x);
+}
+
+static inline int sim_series_add_max(sim_series *s, sim_time t, double x)
+{
+    SIM_DEBUG_ASSERT(s->kind == SIM_SERIES_MAX);
+    if (sim__series_cached(s, t)) {
+        if (x > *s->cur)
             *s->cur = x;
         return 0;
     }
     return sim__series_add_slow(s, t, x);
+}
+
+static inline int sim_series_add(sim_series *s, sim_time t, double x)
+{
+    return s->kind == SIM_SERIES_SUM ? sim_series_add_sum(s, t, x) : sim_series_add_max(s, t, x);
 }
 
 /* Make the series cover [0, end): empty buckets read as 0. Returns 0 or SIM_ENOMEM. */
