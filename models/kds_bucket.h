@@ -67,9 +67,10 @@ static inline bool kds_bucket_take(kds_bucket *b, sim_time now, uint64_t units)
     return true;
 }
 
-/* Spend `units` that kds_bucket_avail() found available at the current time, without
- * refilling again (the level stays >= 0): for a caller that reads and then spends the
- * budget at one instant. */
+/* Spend `units` at the instant of the last refill, without refilling again: for a caller
+ * that asked kds_bucket_avail() at the current time and spends at that same instant.
+ * Within what it found, the level stays >= 0; beyond, the level goes negative as with
+ * kds_bucket_charge() (units * 1e9 must fit in int64 then too). */
 static inline void kds_bucket_spend(kds_bucket *b, uint64_t units)
 {
     b->level -= (int64_t)units * KDS_NANO;

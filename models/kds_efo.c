@@ -74,7 +74,9 @@ static bool push_now(kds_efo_sub *sub)
     sub->cs->records_expired_unread += tk.expired;
     bool caught_up = sub->cur.pos >= l->end_pos;
     if (tk.records > 0) {
-        kds_bucket_charge(&sub->budget, now, tk.bytes);
+        /* The budget was refilled to now above; a push may overdraw it (a record is
+         * pushed whole even past an exhausted budget). */
+        kds_bucket_spend(&sub->budget, tk.bytes);
         sub->cs->bytes_read_efo += tk.bytes;
         sim_time at = now + sim_dist_sample_ns(&sub->cfg->push_delay_ms, sub->rng);
         if (at < sub->last_at)
