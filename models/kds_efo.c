@@ -42,8 +42,10 @@ static void schedule_push(kds_efo_sub *sub, sim_time at)
     sim_at(sub->sim, at, push_event, sub);
 }
 
-/* Push what the budget allows now; returns true when the subscription is caught up. */
-static bool push_now(kds_efo_sub *sub)
+/* Push what the budget allows now; returns true when the subscription is caught up.
+ * Inline, into its one caller on_append: every run appended to a shard that a live
+ * subscription reads is pushed from there. */
+static inline bool push_now(kds_efo_sub *sub)
 {
     sim_time now = sim_now(sub->sim);
     kds_log *l = &sub->sh->log;
@@ -101,19 +103,6 @@ static bool push_now(kds_efo_sub *sub)
     return caught_up;
 }
 
-static void push_event(sim *s, void *ctx)
-{
-    (void)s;
-    kds_efo_sub *sub = ctx;
-    sub->push_pending = false;
-    if (!sub->subscribed || sub->paused || sub->done)
-        return;
-    if (push_now(sub))
-        sub->live = !sub->done;
-    else
-        schedule_push(sub, sim_now(sub->sim) + sub->cfg->push_interval);
-}
-
 static void on_append(void *ctx, kds_shard *sh)
 {
     (void)sh;
@@ -125,6 +114,20 @@ static void on_append(void *ctx, kds_shard *sh)
         sub->live = false;
         schedule_push(sub, sim_now(sub->sim) + sub->cfg->push_interval);
     }
+}
+
+static void push_event(sim *s, void *ctx)
+{
+    (void)s;
+    kds_efo_sub *sub = ctx;
+    sub->push_pending = false;
+    if (!sub->subscribed || sub->paused || sub->done)
+        return;
+    /* A subscription behind (never live while a push is pending) tries to catch up as a
+     * live one pushes on an append: caught up, it stays live (push_now ends it at a
+     * closed shard's end); short of budget, it waits for the next push. */
+    sub->live = true;
+    on_append(sub, sub->sh);
 }
 
 static void session_end(sim *s, void *ctx);
