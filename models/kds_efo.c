@@ -42,14 +42,13 @@ static void schedule_push(kds_efo_sub *sub, sim_time at)
     sim_at(sub->sim, at, push_event, sub);
 }
 
-/* Push what the budget allows now; returns true when the subscription is caught up.
- * Inline, into its one caller on_append: every run appended to a shard that a live
- * subscription reads is pushed from there. */
+/* Push what the budget allows now from a shard trimmed as of now; returns true when the
+ * subscription is caught up. Inline, into its one caller on_append: every run appended
+ * to a shard that a live subscription reads is pushed from there. */
 static inline bool push_now(kds_efo_sub *sub)
 {
     sim_time now = sim_now(sub->sim);
     kds_log *l = &sub->sh->log;
-    kds_stream_trim(sub->st, sub->sh);
     uint64_t avail = kds_bucket_avail(&sub->budget, now);
     if (avail == 0 && sub->cur.pos < l->end_pos)
         return false;
@@ -125,7 +124,9 @@ static void push_event(sim *s, void *ctx)
         return;
     /* A subscription behind (never live while a push is pending) tries to catch up as a
      * live one pushes on an append: caught up, it stays live (push_now ends it at a
-     * closed shard's end); short of budget, it waits for the next push. */
+     * closed shard's end); short of budget, it waits for the next push. The trim is
+     * what a put did before telling on_append. */
+    kds_stream_trim(sub->st, sub->sh);
     sub->live = true;
     on_append(sub, sub->sh);
 }

@@ -99,7 +99,8 @@ typedef struct kds_shard_stats {
 
 typedef struct kds_shard kds_shard;
 
-/* Called after records were appended to a shard's log (enhanced fan-out pushes). */
+/* Called after records were appended to a shard's log (enhanced fan-out pushes), at
+ * the instant of the put, whose log is trimmed to the retention period as of then. */
 typedef void (*kds_append_fn)(void *ctx, kds_shard *sh);
 
 typedef struct kds_append_listener {
