@@ -54,6 +54,15 @@ static inline uint64_t kds_bucket_avail(kds_bucket *b, sim_time now)
     return b->level > 0 ? (uint64_t)(b->level / KDS_NANO) : 0;
 }
 
+/* Whole lots of `lot` units each (lot >= 1, lot * 1e9 must fit in int64) available at
+ * `now`: kds_bucket_avail(b, now) / lot in one division instead of two. */
+static inline uint64_t kds_bucket_avail_lots(kds_bucket *b, sim_time now, uint64_t lot)
+{
+    kds_bucket_refill(b, now);
+    /* floor(floor(level / 1e9) / lot) == floor(level / (1e9 * lot)) for level >= 0. */
+    return b->level > 0 ? (uint64_t)(b->level / ((int64_t)lot * KDS_NANO)) : 0;
+}
+
 /* Take `units` if that many are available at `now`; returns whether it did. */
 static inline bool kds_bucket_take(kds_bucket *b, sim_time now, uint64_t units)
 {

@@ -257,7 +257,7 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
     /* A record deeper than the byte bucket can ever hold draws on the large-record
      * tank instead (model.md section 2). */
     kds_bucket *bb = (int64_t)per * KDS_NANO > sh->wbytes.depth ? &sh->tank : &sh->wbytes;
-    uint64_t kb = per ? kds_bucket_avail(bb, now) / per : k;
+    uint64_t kb = per ? kds_bucket_avail_lots(bb, now, per) : k;
     if (kb < k)
         k = kb;
     uint64_t sb = k == count ? bytes : kds_prorate(bytes, k, count); /* all stored: no division */

@@ -157,6 +157,26 @@ START_TEST(test_charge_within_level)
 }
 END_TEST
 
+/* ---- lots ----------------------------------------------------------------------------- */
+
+/* kds_bucket_avail_lots is the whole-units count divided by the lot, at every level:
+ * full, part-refilled (levels that are not whole units), empty and in debt. */
+START_TEST(test_avail_lots_matches_avail)
+{
+    static const uint64_t lots[] = {1, 2, 3, 7, 1000, 1024, 999999, 10 * 1048576};
+    for (size_t i = 0; i < sizeof lots / sizeof lots[0]; i++) {
+        kds_bucket b;
+        kds_bucket_init(&b, 3 * 1048576 + 17, 5 * 1048576, 0);
+        kds_bucket_charge(&b, 0, 7 * 1048576); /* 2 MiB in debt */
+        for (sim_time t = 0; t <= SIM_S(3); t += SIM_NS(123456789)) {
+            kds_bucket c = b;
+            uint64_t lots_now = kds_bucket_avail_lots(&c, t, lots[i]);
+            ck_assert_uint_eq(lots_now, kds_bucket_avail(&b, t) / lots[i]);
+        }
+    }
+}
+END_TEST
+
 /* ---- resize --------------------------------------------------------------------------- */
 
 START_TEST(test_resize)
@@ -198,6 +218,10 @@ static Suite *bucket_suite(void)
     tcase_add_test(debt, test_charge_within_level);
     tcase_add_test(debt, test_resize);
     suite_add_tcase(s, debt);
+
+    TCase *lot = tcase_create("lots");
+    tcase_add_test(lot, test_avail_lots_matches_avail);
+    suite_add_tcase(s, lot);
     return s;
 }
 
