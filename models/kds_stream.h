@@ -132,13 +132,20 @@ typedef void (*kds_shard_fn)(void *ctx, kds_shard *sh);
 
 
 typedef struct kds_stream_stats {
-    sim_series in_records_s;   /* records stored per second */
+    sim_series in_records_s;   /* records stored per second (with in_bytes_s, complete
+                                  only after kds_stream_finish(): see in_lo) */
     sim_series in_bytes_s;     /* bytes stored per second */
     sim_series throttled_s;    /* write-throttled records per second */
     sim_series in_records_min; /* per minute, as CloudWatch shows them: summed from */
     sim_series in_bytes_min;   /* the per-second series by kds_stream_finish(), so */
     sim_series throttled_min;  /* empty until then */
     sim_series read_throttled_min;
+    /* Records and bytes stored in the second from in_lo on, not yet added to
+     * in_records_s and in_bytes_s: a put sums them in integers, with one test of the
+     * time for both series. (The series hold the same values: their own sums of whole
+     * numbers below 2^53 are exact too.) */
+    sim_time in_lo;
+    uint64_t in_records, in_bytes;
 } kds_stream_stats;
 
 typedef struct kds_listener {
