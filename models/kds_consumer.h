@@ -82,7 +82,7 @@ static inline void kds_consumer_stats_deliver(kds_consumer_stats *cs, const kds_
         cs->bytes_delivered += sl->bytes;
         cs->duplicates_delivered += sl->dups;
     }
-    sim_series_add(&cs->delivered_min, done, (double)sl->count);
+    sim_series_add_sum(&cs->delivered_min, done, (double)sl->count);
 }
 
 /* The same for `n` first deliveries (not replays) that finished together at `done`,
@@ -118,7 +118,7 @@ static inline void kds_consumer_stats_age(kds_consumer_stats *cs, sim_time t, do
 {
     if (age_ms > cs->iterator_age_ms_max)
         cs->iterator_age_ms_max = age_ms;
-    sim_series_add(&cs->iterator_age_min, t, age_ms);
+    sim_series_add_max(&cs->iterator_age_min, t, age_ms);
 }
 
 typedef struct kds_consumer kds_consumer;
