@@ -281,8 +281,9 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
      * append's checks of its arguments hold. */
     uint32_t stored = (uint32_t)k;
     uint32_t stored_dups = dups < stored ? dups : stored;
+    uint32_t throttled = m - stored;
     *out = (kds_put_result){.stored = stored,
-                            .throttled = m - stored,
+                            .throttled = throttled,
                             .failed = failed,
                             .stored_dups = stored_dups,
                             .stored_bytes = sb};
@@ -310,11 +311,11 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
         st->st.in_records += k;
         st->st.in_bytes += sb;
     }
-    if (out->throttled > 0) {
-        ss->write_throttled_records += out->throttled;
-        ss->write_throttled_bytes += per * out->throttled;
-        sim_series_add_sum(&ss->throttled_min, now, out->throttled);
-        sim_series_add_sum(&st->st.throttled_s, now, out->throttled);
+    if (throttled > 0) {
+        ss->write_throttled_records += throttled;
+        ss->write_throttled_bytes += per * throttled;
+        sim_series_add_sum(&ss->throttled_min, now, throttled);
+        sim_series_add_sum(&st->st.throttled_s, now, throttled);
     }
     ss->records_failed_internal += failed;
     if (k > 0)
