@@ -665,7 +665,7 @@ END_TEST
 
 /* ---- big heaps: the order holds on both sides of the kernel's sift-down switch ---- */
 
-#define BIG_EVENTS 150000 /* more than the 65,536 entries of the branch-free sift-down */
+#define BIG_EVENTS 150000 /* more than the 65,536 entries beyond which sift-down prefetches */
 
 /* One event of the big-heap test: its time and its place in scheduling order. */
 typedef struct big_ev {
