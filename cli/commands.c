@@ -31,7 +31,7 @@ static const char USAGE[] =
     "       kdsim validate SCENARIO [--set KEY.PATH=VALUE]... [--prices FILE]\n"
     "       kdsim route [--shards N] KEY...\n"
     "       kdsim run SCENARIO --replications N [--warmup T] [--jobs N] [options of run]\n"
-    "       kdsim sweep FILE [--jobs N] [--out DIR] [--part K/N]\n"
+    "       kdsim sweep FILE [--jobs N] [--out DIR] [--part K/N] [--resume]\n"
     "       kdsim merge PART... [--out DIR]\n"
     "       kdsim plan SCENARIO --slo NAME=VALUE... [--replications N] [--shards A..B]\n"
     "       kdsim --help | --version\n";

@@ -136,6 +136,10 @@ int kdsim_batch_opt(kdsim_batch_opts *b, int argc, char **argv, int *i, FILE *er
         b->json = true;
         return 1;
     }
+    if (!strcmp(s, "--resume")) {
+        b->resume = true;
+        return 1;
+    }
     bool ours = !strcmp(s, "--replications") || !strcmp(s, "--warmup") ||
                 !strcmp(s, "--jobs") || !strcmp(s, "--out");
     if (!ours)
@@ -169,4 +173,13 @@ int kdsim_batch_opt(kdsim_batch_opts *b, int argc, char **argv, int *i, FILE *er
         b->out_dir = val;
     }
     return 1;
+}
+
+int kdsim_batch_opts_check(const kdsim_batch_opts *b, FILE *err)
+{
+    if (b->resume && !b->out_dir) {
+        fprintf(err, "kdsim: --resume needs --out DIR, the folder of the runs to resume\n");
+        return -1;
+    }
+    return 0;
 }

@@ -4,7 +4,7 @@
  *
  * Two groups: the scenario options (--seed, --duration, --set, --prices), which become
  * overrides of the scenario's keys, and the batch options of the commands that run a
- * scenario many times (--replications, --warmup, --jobs, --out, --json).
+ * scenario many times (--replications, --warmup, --jobs, --out, --json, --resume).
  *
  * Each parser looks at argv[*i]; when the option is one of its group it consumes the
  * option and its value (advancing *i) and returns 1; it returns 0 for any other
@@ -56,6 +56,7 @@ typedef struct kdsim_batch_opts {
     unsigned jobs;                  /* --jobs N (default: one per online CPU) */
     const char *out_dir;            /* --out DIR, borrowed (default NULL) */
     bool json;                      /* --json */
+    bool resume;                    /* --resume: keep the runs DIR/runs already holds */
 } kdsim_batch_opts;
 
 /* Defaults: `replications` replications (0 allowed: "not given"), at most `max`. */
@@ -63,6 +64,10 @@ void kdsim_batch_opts_init(kdsim_batch_opts *b, unsigned long replications, unsi
 
 /* Parse one batch option (see the header comment for the protocol). */
 int kdsim_batch_opt(kdsim_batch_opts *b, int argc, char **argv, int *i, FILE *err);
+
+/* After the batch options are parsed: --resume needs --out DIR (the folder of the run
+ * to resume). Returns 0, or prints why and returns -1. */
+int kdsim_batch_opts_check(const kdsim_batch_opts *b, FILE *err);
 
 /* The value of option argv[*i], consumed (*i advanced); NULL, with "kdsim: OPTION needs
  * a value" printed to `err`, when the command line ends first. */

@@ -36,7 +36,7 @@ static const char USAGE[] =
     "usage: kdsim plan SCENARIO --slo NAME=VALUE... [--replications N] [--shards A..B|A,B,..]\n"
     "                  [--modes M,M,..] [--vary KEY.PATH=V1,V2,..]... [--warmup T]\n"
     "                  [--jobs N] [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
-    "                  [--prices FILE] [--json] [--out DIR]\n"
+    "                  [--prices FILE] [--json] [--out DIR [--resume]]\n"
     "targets (--slo, repeatable):\n"
     "  p50_ms=X, p90_ms=X, p99_ms=X, mean_ms=X, max_ms=X   latency, write to processing,\n"
     "        of every consumer; p99_ms[NAME]=X for consumer NAME only\n"
@@ -404,6 +404,8 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "kdsim: plan needs a scenario file\n");
         goto usage;
     }
+    if (kdsim_batch_opts_check(&bo, err))
+        goto usage;
     unsigned long reps = bo.replications;
     unsigned jobs = bo.jobs;
     sim_time warmup = bo.warmup;
@@ -561,7 +563,8 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                 ids[i] = c * reps + r;
             }
         long failed = 0;
-        json_t **got = kdsim_run_many(specs, ids, count, use, out_dir, err, "plan", &failed);
+        json_t **got = kdsim_run_many(specs, ids, count, use, out_dir, bo.resume, err, "plan",
+                                      &failed);
         if (!got)
             goto done;
         memcpy(res + first, got, count * sizeof *got);

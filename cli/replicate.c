@@ -22,7 +22,8 @@ bool kdsim_wants_replications(int argc, char **argv)
     if (argc < 2 || strcmp(argv[1], "run"))
         return false;
     for (int i = 2; i < argc; i++)
-        if (!strcmp(argv[i], "--replications") || !strcmp(argv[i], "--warmup"))
+        if (!strcmp(argv[i], "--replications") || !strcmp(argv[i], "--warmup") ||
+            !strcmp(argv[i], "--resume"))
             return true;
     return false;
 }
@@ -32,7 +33,7 @@ bool kdsim_wants_replications(int argc, char **argv)
 static const char USAGE[] =
     "usage: kdsim run SCENARIO --replications N [--warmup T] [--jobs N] [--seed N]\n"
     "                 [--duration T] [--set KEY.PATH=VALUE]... [--prices FILE] [--json]\n"
-    "                 [--out DIR]\n";
+    "                 [--out DIR [--resume]]\n";
 
 /* A number for the text table: counts whole, others to 4 significant digits or more. */
 static const char *show(char *buf, size_t n, double v)
@@ -105,6 +106,8 @@ int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "kdsim: run needs a scenario file\n");
         goto usage;
     }
+    if (kdsim_batch_opts_check(&bo, err))
+        goto usage;
     /* --warmup alone: one run with the warm-up excluded. */
     unsigned long reps = bo.replications ? bo.replications : 1;
     unsigned jobs = bo.jobs < reps ? bo.jobs : (unsigned)reps;
@@ -130,7 +133,8 @@ int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
         ids[r] = r;
     }
     long failed = 0;
-    json_t **res = kdsim_run_many(specs, ids, reps, jobs, out_dir, err, "replications", &failed);
+    json_t **res = kdsim_run_many(specs, ids, reps, jobs, out_dir, bo.resume, err, "replications",
+                                  &failed);
     status = KDSIM_EXIT_FAIL;
     if (res && failed == 0) {
         json_t *doc = json_object();

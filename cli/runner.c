@@ -191,6 +191,36 @@ static int many_job(size_t k, void *arg)
     return rc ? 1 : 0;
 }
 
+/* Whether `path` holds the result kdsim_run_once(rs) would give: every field that
+ * identifies the run (the scenario's digest over its bytes and overrides, the seed, the
+ * warm-up, the version of kdsim, the caller's extra fields) is the same, and it has
+ * figures. A run is a function of those, so its figures would be the same too. */
+static bool reusable(const kdsim_runspec *rs, const char *path)
+{
+    json_error_t je;
+    json_t *r = json_load_file(path, 0, &je);
+    if (!r)
+        return false;
+    char sha[KDSIM_SHA256_HEX];
+    const json_t *seed = json_object_get(r, "seed");
+    const char *version = json_string_value(json_object_get(r, "kdsim_version"));
+    const char *digest = json_string_value(json_object_get(r, "scenario_sha256"));
+    const json_t *warmup = json_object_get(r, "warmup_s");
+    bool ok = json_is_object(json_object_get(r, "figures")) && json_is_integer(seed) &&
+              (uint64_t)json_integer_value(seed) == rs->seed && version &&
+              !strcmp(version, KDSIM_VERSION) && json_is_number(warmup) &&
+              json_number_value(warmup) == sim_to_s(rs->warmup) && digest &&
+              kdsim_sha256_scenario(rs->scenario, rs->sets, rs->n_sets, sha) == 0 &&
+              !strcmp(digest, sha);
+    const char *key;
+    json_t *want;
+    if (ok && rs->extra)
+        json_object_foreach((json_t *)rs->extra, key, want)
+            ok = ok && json_equal(want, json_object_get(r, key));
+    json_decref(r);
+    return ok;
+}
+
 static int make_dir(const char *path, FILE *err)
 {
     if (mkdir(path, 0777) != 0 && errno != EEXIST) {
@@ -201,8 +231,10 @@ static int make_dir(const char *path, FILE *err)
 }
 
 json_t **kdsim_run_many(const kdsim_runspec *specs, const size_t *ids, size_t n, unsigned jobs,
-                        const char *dir, FILE *err, const char *what, long *failed)
+                        const char *dir, bool resume, FILE *err, const char *what,
+                        long *failed)
 {
+    SIM_ASSERT(!resume || dir != NULL);
     char tmp[] = "/tmp/kdsim-runs-XXXXXX";
     const char *tdir = getenv("TMPDIR");
     char tbuf[4096];
@@ -230,16 +262,24 @@ json_t **kdsim_run_many(const kdsim_runspec *specs, const size_t *ids, size_t n,
     size_t *order = calloc(n ? n : 1, sizeof *order);
     json_t **res = calloc(n ? n : 1, sizeof *res);
     SIM_ASSERT(order != NULL && res != NULL);
-    for (size_t k = 0; k < n; k++)
-        order[k] = k;
-    /* A file left by an earlier run into this folder must not pass for this one's. */
+    /* A file left by an earlier run into this folder must not pass for this one's:
+     * removed, unless resuming and it is exactly this run's. */
+    size_t todo = 0;
     for (size_t k = 0; k < n; k++) {
         char *path = run_file(dir, ids[k]);
+        if (resume && reusable(&specs[k], path)) {
+            free(path);
+            continue;
+        }
         remove(path);
         free(path);
+        order[todo++] = k;
     }
+    if (resume)
+        fprintf(err, "kdsim: resuming in %s: %zu of %zu runs done, %zu to run\n", runs,
+                n - todo, n, todo);
     many m = {specs, ids, dir, err};
-    long bad = kdsim_pool_run(order, n, jobs, many_job, &m, err, what);
+    long bad = todo ? kdsim_pool_run(order, todo, jobs, many_job, &m, err, what) : 0;
     *failed = 0;
     for (size_t k = 0; k < n; k++) {
         char *path = run_file(dir, ids[k]);

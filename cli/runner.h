@@ -10,6 +10,7 @@
 #ifndef RUNNER_H
 #define RUNNER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,11 +46,16 @@ json_t *kdsim_run_once(const kdsim_runspec *rs, FILE *err, int *status);
 /* Run specs[0..n-1], `jobs` at a time in worker processes (kdsim_pool_run). The result
  * of specs[k] is written to dir/runs/ID.json, ID = ids[k] as 6 digits or more, in the
  * report's JSON style; with dir NULL, into a temporary folder removed afterwards.
+ * With `resume` (dir not NULL), a file already there that holds exactly specs[k]'s run
+ * (same scenario bytes and overrides, seed, warm-up, kdsim version and extra fields)
+ * is kept and that run skipped: an interrupted batch picks up where it stopped; a line
+ * on err says how many runs were kept. Any other file of these ids is removed first.
  * Returns a malloc'd array of n results read back from those files (so that every
  * caller sees exactly the bytes written), NULL where a run failed; *failed counts
  * those. Returns NULL when out of memory or the folder cannot be made (printed). */
 json_t **kdsim_run_many(const kdsim_runspec *specs, const size_t *ids, size_t n, unsigned jobs,
-                        const char *dir, FILE *err, const char *what, long *failed);
+                        const char *dir, bool resume, FILE *err, const char *what,
+                        long *failed);
 
 /* Free an array returned by kdsim_run_many(). NULL-safe. */
 void kdsim_results_free(json_t **results, size_t n);

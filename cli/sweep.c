@@ -448,8 +448,9 @@ static int write_tables(const json_t *meta, json_t *const *runs, size_t n, const
 
 /* ---- kdsim sweep ------------------------------------------------------------------------ */
 
-static const char SWEEP_USAGE[] = "usage: kdsim sweep FILE [--jobs N] [--out DIR] [--part K/N]\n"
-                                  "       kdsim merge PART... [--out DIR]\n";
+static const char SWEEP_USAGE[] =
+    "usage: kdsim sweep FILE [--jobs N] [--out DIR] [--part K/N] [--no-plots] [--resume]\n"
+    "       kdsim merge PART... [--out DIR] [--no-plots]\n";
 
 static int make_dirs(const char *dir, FILE *err)
 {
@@ -475,7 +476,7 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
     const char *file = NULL, *out_dir = NULL;
     unsigned jobs = kdsim_cpus();
     unsigned long part = 0, parts = 0;
-    bool plots = true;
+    bool plots = true, resume = false;
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
         bool takes = !strcmp(s, "--jobs") || !strcmp(s, "--out") || !strcmp(s, "--part");
@@ -495,6 +496,8 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
             out_dir = argv[++i];
         } else if (!strcmp(s, "--no-plots")) {
             plots = false;
+        } else if (!strcmp(s, "--resume")) {
+            resume = true;
         } else if (!strcmp(s, "--part")) {
             const char *v = argv[++i];
             char *end;
@@ -634,7 +637,8 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
         status = KDSIM_EXIT_FAIL;
     } else {
         long failed = 0;
-        json_t **res = kdsim_run_many(specs, ids, mine, use, out_dir, err, "sweep", &failed);
+        json_t **res = kdsim_run_many(specs, ids, mine, use, out_dir, resume, err, "sweep",
+                                      &failed);
         status = KDSIM_EXIT_FAIL;
         if (res && failed == 0) {
             if (parts) {

@@ -2,7 +2,8 @@
 # cli_sweep.sh - a sweep of shard counts x seeds (tests/sweeps/shards.yaml: 3 shard
 # counts x 3 replications of the flagship, 2 simulated minutes a run) gives
 # byte-identical tables run serially (--jobs 1), on two worker processes (--jobs 2), and
-# as three parts in three folders merged; a row is what `kdsim run` gives for its point
+# as three parts in three folders merged; --resume keeps the runs an interrupted sweep
+# finished and runs the rest; a row is what `kdsim run` gives for its point
 # and seed alone; every row carries its provenance; merge refuses incomplete or mixed
 # parts; a bad sweep file stops before any run with file:line:col.
 #
@@ -59,6 +60,37 @@ for f in results.csv results.json summary.csv; do
     cmp -s "$tmp/serial/$f" "$tmp/merged/$f" || fail "$f: the merged parts differ from one run"
 done
 grep -q "9 runs on 2 workers" "$tmp/parallel.out" || fail "--jobs 2 did not use 2 workers"
+# --resume: of an interrupted sweep's runs, those whose files are exactly theirs are
+# kept, the others run again. Run 4's file is gone, run 7's names another seed (run
+# again, as a stale file must be), and run 1's figures were altered with its identity
+# kept: the altered value survives, which shows that the file was kept, not rerun.
+cp -r "$tmp/serial" "$tmp/resume"
+rm "$tmp/resume/runs/000004.json"
+python3 - "$tmp/resume/runs" <<'EOF' || fail "could not prepare the interrupted sweep"
+import json, sys
+d = sys.argv[1]
+r7 = json.load(open(d + "/000007.json")); r7["seed"] += 1
+json.dump(r7, open(d + "/000007.json", "w"))
+r1 = json.load(open(d + "/000001.json")); r1["figures"]["records_lost"] = 12345
+json.dump(r1, open(d + "/000001.json", "w"))
+EOF
+if k resumed 0 sweep "$sweep" --jobs 1 --out "$tmp/resume" --resume; then
+    grep -q "7 of 9 runs done, 2 to run" "$tmp/resumed.err" ||
+        fail "--resume: expected 7 runs kept and 2 run, stderr: $(cat "$tmp/resumed.err")"
+    python3 - "$tmp" <<'EOF' || fail "--resume: the table is not the serial one with run 1's altered value"
+import json, sys
+tmp = sys.argv[1]
+a = json.load(open(tmp + "/serial/results.json"))["runs"]
+b = json.load(open(tmp + "/resume/results.json"))["runs"]
+assert b[1]["figures"]["records_lost"] == 12345
+b[1]["figures"]["records_lost"] = a[1]["figures"]["records_lost"]
+assert a == b
+EOF
+fi
+k resume_no_out 2 run scenarios/acme-clickstream.yaml --replications 2 --resume
+grep -q -- "--resume needs --out DIR" "$tmp/resume_no_out.err" ||
+    fail "run --replications --resume without --out: $(cat "$tmp/resume_no_out.err")"
+
 # The summary plots: data for each, drawn when gnuplot is there.
 for d in serial merged; do
     for p in stream-write_throttle_pct records_lost consumers-live-metrics-latency_ms-p99; do
