@@ -132,20 +132,13 @@ typedef void (*kds_shard_fn)(void *ctx, kds_shard *sh);
 
 
 typedef struct kds_stream_stats {
-    sim_series in_records_s;   /* records stored per second (with in_bytes_s, complete
-                                  only after kds_stream_finish(): see in_lo) */
+    sim_series in_records_s;   /* records stored per second */
     sim_series in_bytes_s;     /* bytes stored per second */
     sim_series throttled_s;    /* write-throttled records per second */
     sim_series in_records_min; /* per minute, as CloudWatch shows them: summed from */
     sim_series in_bytes_min;   /* the per-second series by kds_stream_finish(), so */
     sim_series throttled_min;  /* empty until then */
     sim_series read_throttled_min;
-    /* Records and bytes stored in the second from in_lo on, not yet added to
-     * in_records_s and in_bytes_s: a put sums them in integers, with one test of the
-     * time for both series. (The series hold the same values: their own sums of whole
-     * numbers below 2^53 are exact too.) */
-    sim_time in_lo;
-    uint64_t in_records, in_bytes;
 } kds_stream_stats;
 
 typedef struct kds_listener {
@@ -271,21 +264,15 @@ void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uin
 /* Drop records older than the retention period from `sh` as of now. Readers learn
  * about it when they next take. Inline: every put and every read calls it, and nearly
  * always the oldest run retained is younger than the retention period, which one
- * comparison shows; the rest is kds__stream_trim(). kds_stream_trim_at() is the same
- * for a caller that has the current time `now` at hand. */
+ * comparison shows; the rest is kds__stream_trim(). */
 void kds__stream_trim(kds_stream *st, kds_shard *sh);
-
-static inline void kds_stream_trim_at(kds_stream *st, kds_shard *sh, sim_time now)
-{
-    const kds_log *l = &sh->log;
-    if (l->n == 0 || l->runs[l->head].t_first > now - st->cfg.retention)
-        return; /* nothing retained, or nothing old enough */
-    kds__stream_trim(st, sh);
-}
 
 static inline void kds_stream_trim(kds_stream *st, kds_shard *sh)
 {
-    kds_stream_trim_at(st, sh, sim_now(st->sim));
+    const kds_log *l = &sh->log;
+    if (l->n == 0 || l->runs[l->head].t_first > sim_now(st->sim) - st->cfg.retention)
+        return; /* nothing retained, or nothing old enough */
+    kds__stream_trim(st, sh);
 }
 
 /* Trim every shard and close the per-second and per-minute series at `end`. */

@@ -595,32 +595,45 @@ END_TEST
 
 /* ---- many cancellations: the kernel rebuilds its heap without them ---------------- */
 
-/* One event of the test: its time and its place in scheduling order. */
-typedef struct pg_ev {
+/* One event of the order tests: its due time and its place in scheduling order. */
+typedef struct ord_ev {
     sim_time t;
     uint64_t order;
-} pg_ev;
+} ord_ev;
 
-static struct {
-    pg_ev ev[2000];
-    bool cancelled[2000];
+/* What an order test has seen run. */
+typedef struct ord_seen {
     size_t ran;
     sim_time last_t;
     uint64_t last_order;
+} ord_seen;
+
+/* Events must run at their time, in strictly increasing (time, scheduling order): with
+ * every event run once, that is the kernel's whole ordering contract. */
+static void check_order(sim *s, const ord_ev *e, ord_seen *so_far)
+{
+    CHECK(sim_now(s) == e->t, "clock %" PRId64 " at an event due %" PRId64, sim_now(s), e->t);
+    CHECK(so_far->ran == 0 || e->t > so_far->last_t ||
+              (e->t == so_far->last_t && e->order > so_far->last_order),
+          "(%" PRId64 ", %" PRIu64 ") ran after (%" PRId64 ", %" PRIu64 ")", e->t, e->order,
+          so_far->last_t, so_far->last_order);
+    so_far->last_t = e->t;
+    so_far->last_order = e->order;
+    so_far->ran++;
+}
+
+static struct {
+    ord_ev ev[2000];
+    bool cancelled[2000];
+    ord_seen seen;
 } pg;
 
 static void purge_cb(sim *s, void *ctx)
 {
-    const pg_ev *e = ctx;
+    const ord_ev *e = ctx;
     size_t i = (size_t)(e - pg.ev);
     CHECK(!pg.cancelled[i], "cancelled event %zu ran", i);
-    CHECK(sim_now(s) == e->t, "clock %" PRId64 " at an event due %" PRId64, sim_now(s), e->t);
-    CHECK(pg.ran == 0 || e->t > pg.last_t || (e->t == pg.last_t && e->order > pg.last_order),
-          "(%" PRId64 ", %" PRIu64 ") ran after (%" PRId64 ", %" PRIu64 ")", e->t, e->order,
-          pg.last_t, pg.last_order);
-    pg.last_t = e->t;
-    pg.last_order = e->order;
-    pg.ran++;
+    check_order(s, e, &pg.seen);
 }
 
 /* Cancel most of 2,000 events (far more tombstones than live entries, so the heap is
@@ -648,7 +661,7 @@ START_TEST(test_cancel_most)
         }
         if (i == 1000) { /* a run in between: the rebuilt heap keeps its order */
             sim_run_until(s, 100);
-            live -= pg.ran;
+            live -= pg.seen.ran;
             ck_assert_uint_eq(sim_pending(s), live);
         }
     }
@@ -657,7 +670,7 @@ START_TEST(test_cancel_most)
     size_t expect = 0;
     for (size_t i = 0; i < 2000; i++)
         expect += !pg.cancelled[i];
-    ck_assert_uint_eq(pg.ran, expect);
+    ck_assert_uint_eq(pg.seen.ran, expect);
     gsl_rng_free(r);
     sim_free(s);
 }
@@ -667,18 +680,11 @@ END_TEST
 
 #define BIG_EVENTS 150000 /* more than the 65,536 entries beyond which sift-down prefetches */
 
-/* One event of the big-heap test: its time and its place in scheduling order. */
-typedef struct big_ev {
-    sim_time t;
-    uint64_t order;
-} big_ev;
-
 static struct {
-    big_ev *pool;
+    ord_ev *pool;
     size_t used;
-    sim_time last_t;
-    uint64_t last_order;
-    size_t ran, holds;
+    ord_seen seen;
+    size_t holds;
     gsl_rng *r;
 } big;
 
@@ -687,24 +693,15 @@ static void big_cb(sim *s, void *ctx);
 static void big_schedule(sim *s, sim_time t)
 {
     CHECK(big.used < 2 * BIG_EVENTS, "pool exhausted");
-    big_ev *e = &big.pool[big.used];
+    ord_ev *e = &big.pool[big.used];
     e->t = t;
     e->order = big.used++;
     sim_at(s, t, big_cb, e);
 }
 
-/* Events must run in strictly increasing (time, scheduling order): with every event
- * run once, that is the kernel's whole ordering contract. */
 static void big_cb(sim *s, void *ctx)
 {
-    const big_ev *e = ctx;
-    CHECK(sim_now(s) == e->t, "clock %" PRId64 " at an event due %" PRId64, sim_now(s), e->t);
-    CHECK(big.ran == 0 || e->t > big.last_t || (e->t == big.last_t && e->order > big.last_order),
-          "(%" PRId64 ", %" PRIu64 ") ran after (%" PRId64 ", %" PRIu64 ")", e->t, e->order,
-          big.last_t, big.last_order);
-    big.last_t = e->t;
-    big.last_order = e->order;
-    big.ran++;
+    check_order(s, ctx, &big.seen);
     /* A hold model for a while (the new event takes the vacated root and sifts down
      * through a full-size heap), then a drain (the last entry does). Few distinct
      * times: many ties. */
@@ -727,7 +724,7 @@ START_TEST(test_big_heap_order)
         big_schedule(s, (sim_time)gsl_rng_uniform_int(big.r, 20000));
     ck_assert_uint_eq(sim_pending(s), BIG_EVENTS);
     sim_run_until(s, SIM_TIME_MAX);
-    ck_assert_uint_eq(big.ran, big.used);
+    ck_assert_uint_eq(big.seen.ran, big.used);
     ck_assert_uint_eq(sim_pending(s), 0);
     sim_free(s);
     gsl_rng_free(big.r);
