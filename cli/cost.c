@@ -119,9 +119,9 @@ static json_t *assumptions_json(const kds_meters *m, const kds_bill *b, const kd
         "provisioned: the scenario's shards billed for the time each existed (a closed "
         "shard until its records expire); provisioned_sizing_rule: AWS's rule, shards = "
         "ceil(max(write MiB/s / %g, shared read MiB/s / %g, records/s / %" PRIu64
-        ") x (1 + headroom)) at the busiest minute of the run, the read rate estimated as "
-        "that minute's writes times the run's read fan-out, and its EFO consumer-shard-hours "
-        "the run's scaled to its shards",
+        ") x (1 + headroom)) over the run's busiest minute of each (writes and shared "
+        "reads as measured; a catch-up read after an outage counts), and its EFO "
+        "consumer-shard-hours the run's scaled to its shards",
         (double)m->shard_write_bytes_per_s / (double)(1 << 20),
         (double)m->shard_read_bytes_per_s / (double)(1 << 20), m->shard_write_records_per_s);
     say(a,
@@ -323,7 +323,7 @@ void kdsim_cost_text_detail(const json_t *cost, FILE *out)
 
     const json_t *sz = json_object_get(cost, "sizing_rule");
     fprintf(out,
-            "\nSizing rule at the busiest minute: %.3f MiB/s written (%lld shards), %.3f MiB/s "
+            "\nSizing rule over the busiest minutes: %.3f MiB/s written (%lld shards), %.3f MiB/s "
             "read by polling (%lld), %.0f records/s (%lld), headroom %g %%: %lld shards\n",
             jr(sz, "write_mib_per_s"), (long long)jr(sz, "shards_for_writes"),
             jr(sz, "read_mib_per_s"), (long long)jr(sz, "shards_for_reads"),

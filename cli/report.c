@@ -580,11 +580,13 @@ static int write_csvs(const kds_world *w, const char *dir)
 
     if ((rc = kdsim_aopen(&a, dir, "stream_per_minute.csv")))
         return rc;
-    fprintf(a.f, "minute,records_in,bytes_in,write_throttled_records,read_throttled_calls\n");
+    fprintf(a.f,
+            "minute,records_in,bytes_in,write_throttled_records,read_throttled_calls,bytes_out\n");
     for (size_t i = 0; i < st->st.in_records_min.n; i++)
-        fprintf(a.f, "%zu,%.0f,%.0f,%.0f,%.0f\n", i, sim_series_get(&st->st.in_records_min, i),
+        fprintf(a.f, "%zu,%.0f,%.0f,%.0f,%.0f,%.0f\n", i, sim_series_get(&st->st.in_records_min, i),
                 sim_series_get(&st->st.in_bytes_min, i), sim_series_get(&st->st.throttled_min, i),
-                sim_series_get(&st->st.read_throttled_min, i));
+                sim_series_get(&st->st.read_throttled_min, i),
+                sim_series_get(&st->st.out_bytes_min, i));
     if ((rc = kdsim_aclose(&a)))
         return rc;
 

@@ -156,14 +156,7 @@ void kds_billing_meters(const kds_world *w, kds_meters *m)
     m->shard_read_bytes_per_s = st->cfg.read_bytes_per_s;
     m->peak_write_bytes = series_peak(&st->st.in_bytes_min, end);
     m->peak_write_records = series_peak(&st->st.in_records_min, end);
-    /* The stream keeps no per-minute series of reads: every shared reader reads the
-     * stream's data about as it is written, so the busiest reading minute is taken as
-     * the busiest writing minute times the run's read fan-out. */
-    m->peak_read_bytes = m->peak_write_bytes;
-    m->peak_read_bytes.amount =
-        m->bytes_in ? (uint64_t)kds_billing_muldiv(m->peak_write_bytes.amount, m->bytes_read_shared,
-                                                   m->bytes_in)
-                    : 0;
+    m->peak_read_bytes = series_peak(&st->st.out_bytes_min, end);
 }
 
 /* ---- the sizing rule -------------------------------------------------------------- */

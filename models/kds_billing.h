@@ -131,8 +131,8 @@ typedef struct kds_meters {
     uint64_t shard_read_bytes_per_s;     /* 2 MiB/s (shared throughput) */
     kds_billing_peak peak_write_bytes;   /* busiest minute of bytes stored */
     kds_billing_peak peak_write_records; /* busiest minute of records stored */
-    kds_billing_peak peak_read_bytes;    /* busiest minute of shared reads, estimated as
-                                            peak_write_bytes x bytes_read_shared / bytes_in */
+    kds_billing_peak peak_read_bytes;    /* busiest minute of bytes returned to
+                                            shared-throughput readers */
 } kds_meters;
 
 /* Gather the meters of a finished world (kds_world_finish() has run) at its current

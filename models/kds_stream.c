@@ -142,6 +142,7 @@ int kds_stream_init(kds_stream *st, sim *s, const kds_stream_cfg *cfg)
     sim_series_init(&st->st.in_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
     sim_series_init(&st->st.throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
     sim_series_init(&st->st.read_throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.out_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
     sim_series_init(&st->open_shards_min, SIM_MIN(1), SIM_SERIES_MAX);
     sim_series_add(&st->open_shards_min, 0, (double)st->n_open);
     return 0;
@@ -167,6 +168,7 @@ void kds_stream_fini(kds_stream *st)
     sim_series_fini(&st->st.in_bytes_min);
     sim_series_fini(&st->st.throttled_min);
     sim_series_fini(&st->st.read_throttled_min);
+    sim_series_fini(&st->st.out_bytes_min);
     memset(st, 0, sizeof *st);
 }
 
@@ -396,6 +398,14 @@ void kds_stream_finish(kds_stream *st, sim_time end)
         sim_series_extend(&sh->st.throttled_min, end);
         sim_series_extend(&sh->st.read_throttled_min, end);
         sim_series_extend(&sh->st.out_bytes_min, end);
+        /* The stream's shared reads per minute, for AWS's sizing rule (whole bytes:
+         * exact sums in any order). */
+        for (size_t m = 0; m < sh->st.out_bytes_min.n; m++) {
+            double b = sh->st.out_bytes_min.v[m];
+            if (b > 0)
+                sim_series_add(&st->st.out_bytes_min,
+                               (sim_time)m * sh->st.out_bytes_min.width, b);
+        }
     }
     sim_series_extend(&st->st.in_records_s, end);
     sim_series_extend(&st->st.in_bytes_s, end);
@@ -417,6 +427,7 @@ void kds_stream_finish(kds_stream *st, sim_time end)
     sim_series_extend(&st->st.in_bytes_min, end);
     sim_series_extend(&st->st.throttled_min, end);
     sim_series_extend(&st->st.read_throttled_min, end);
+    sim_series_extend(&st->st.out_bytes_min, end);
     sim_series_add(&st->open_shards_min, end > 0 ? end - 1 : 0, (double)st->n_open);
     sim_series_extend(&st->open_shards_min, end);
     /* Minutes without a change hold the count of the minute before (a stream always

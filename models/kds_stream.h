@@ -139,6 +139,9 @@ typedef struct kds_stream_stats {
     sim_series in_bytes_min;   /* the per-second series by kds_stream_finish(), so */
     sim_series throttled_min;  /* empty until then */
     sim_series read_throttled_min;
+    sim_series out_bytes_min;  /* bytes returned to shared-throughput readers per
+                                  minute: the shards' series summed by
+                                  kds_stream_finish(), empty until then */
 } kds_stream_stats;
 
 typedef struct kds_listener {

@@ -679,6 +679,58 @@ START_TEST(test_world_retention_meter)
 }
 END_TEST
 
+START_TEST(test_world_read_peak_measured)
+{
+    /* 500 records/s of 1 KiB on one shard for 10 minutes, and a polling reader that
+     * starts at minute 5 at the trim horizon: it catches up at the shard's 2 MiB/s, so
+     * its busiest minute reads about four times what any minute writes. An estimate
+     * from the writes and the run's read fan-out would say about one. */
+    world_fx f;
+    memset(&f, 0, sizeof f);
+    f.cfg.seed = 7;
+    f.cfg.duration = SIM_MIN(10);
+    kds_stream_cfg_defaults(&f.cfg.stream);
+    kds_producer_cfg_defaults(&f.prod);
+    f.prod.name = "p";
+    f.prod.rate = kds_rate_constant(500);
+    f.prod.size = sim_dist_const(1024);
+    f.prod.linger = SIM_MS(100);
+    f.cfg.producers = &f.prod;
+    f.cfg.n_producers = 1;
+    kds_consumer_cfg c = {.kind = KDS_CONSUMER_POLLING};
+    kds_poller_cfg_defaults(&c.polling);
+    c.polling.name = "late";
+    c.polling.start = KDS_START_TRIM_HORIZON;
+    c.polling.begin = SIM_MIN(5);
+    f.cfg.consumers = &c;
+    f.cfg.n_consumers = 1;
+    ck_assert_int_eq(kds_world_init(&f.w, &f.cfg), 0);
+    kds_world_run(&f.w);
+    kds_billing_meters(&f.w, &f.m);
+    kds_meters *m = &f.m;
+
+    /* The peak is the busiest minute of the shard's shared reads. */
+    const sim_series *out = &f.w.stream.shards[0]->st.out_bytes_min;
+    double most = 0;
+    for (size_t i = 0; i < out->n; i++)
+        if (sim_series_get(out, i) > most)
+            most = sim_series_get(out, i);
+    ck_assert_int_eq(m->peak_read_bytes.span, SIM_MIN(1));
+    ck_assert_uint_eq(m->peak_read_bytes.amount, (uint64_t)most);
+    ck_assert_uint_ge(m->peak_read_bytes.amount, 3 * m->peak_write_bytes.amount);
+    /* Catching up at 2 MiB/s: a minute reads at most 120 MiB plus one call's overdraft. */
+    ck_assert_uint_le(m->peak_read_bytes.amount, 130 * MIB);
+    /* The fan-out estimate would have stayed near the writes. */
+    ck_assert_uint_le(m->bytes_read_shared, m->bytes_in);
+
+    kds_bill b = bill_of(m);
+    ck_assert_uint_eq(b.sizing.by_write, 1);
+    ck_assert_uint_ge(b.sizing.by_read, 2);
+    ck_assert_uint_eq(b.sizing.shards, b.sizing.by_read);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
 static Suite *billing_suite(void)
 {
     Suite *s = suite_create("kds_billing");
@@ -713,6 +765,7 @@ static Suite *billing_suite(void)
     tcase_add_test(world, test_world_kpl_aggregation);
     tcase_add_test(world, test_world_meters);
     tcase_add_test(world, test_world_retention_meter);
+    tcase_add_test(world, test_world_read_peak_measured);
     suite_add_tcase(s, world);
     return s;
 }

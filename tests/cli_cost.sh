@@ -72,7 +72,7 @@ mode_block() {
 # --- the table -----------------------------------------------------------------------
 ok table cost "$scenario" --duration 2m
 for line in "provisioned, 4 shards (the scenario's)" "(sizing rule)" on_demand_standard \
-    on_demand_advantage "cheapest per month:" "Sizing rule at the busiest minute" \
+    on_demand_advantage "cheapest per month:" "Sizing rule over the busiest minutes" \
     shard_hours put_payload_units extended_retention long_term_retention \
     long_term_retrieval efo_consumer_shard_hours efo_data_retrieval shared_reads stream_hours \
     data_written data_read_shared data_read_efo commitment_shortfall_written \

@@ -119,7 +119,7 @@ if strip(a) == strip(c):
 
 headers = {
     "stream_per_second.csv": "second,records_in,bytes_in,write_throttled_records",
-    "stream_per_minute.csv": "minute,records_in,bytes_in,write_throttled_records,read_throttled_calls",
+    "stream_per_minute.csv": "minute,records_in,bytes_in,write_throttled_records,read_throttled_calls,bytes_out",
     "shards_per_minute.csv": "minute,shard_id,records_in,bytes_in,write_throttled_records,read_throttled_calls,bytes_out",
     "consumers_per_minute.csv": "minute,consumer,records_delivered,iterator_age_ms_max",
     "consumers_latency_cdf.csv": "consumer,latency_ms_upper,cumulative_fraction",
