@@ -2,9 +2,9 @@
 #include "kds_consumer.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "kds_stream.h"
-#include <string.h>
 
 int kds_consumer_stats_init(kds_consumer_stats *cs)
 {
@@ -24,6 +24,20 @@ void kds_consumer_stats_fini(kds_consumer_stats *cs)
     sim_hist_fini(&cs->latency_ms);
     sim_series_fini(&cs->iterator_age_min);
     sim_series_fini(&cs->delivered_min);
+}
+
+int kds_consumer_init(kds_consumer *c, const kds_consumer_ops *ops, const char *name, sim *s,
+                      kds_stream *st, kds_shard_fn on_new_shard, void *ctx, gsl_rng **rng)
+{
+    c->ops = ops;
+    c->name = name;
+    char stream[160];
+    snprintf(stream, sizeof stream, "consumer/%s", name);
+    *rng = sim_rng(s, stream);
+    int rc = kds_consumer_stats_init(&c->st);
+    if (rc == 0)
+        rc = kds_stream_on_new_shard(st, on_new_shard, ctx);
+    return rc;
 }
 
 void kds_consumer_stats_deliver_all(kds_consumer_stats *cs, const kds_slice *v, size_t n,

@@ -12,12 +12,13 @@
 #ifndef KDS_CONSUMER_H
 #define KDS_CONSUMER_H
 
-#include <stdint.h>
-
-#include "kds_log.h"
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include <gsl/gsl_rng.h>
+
+#include "kds_log.h"
 #include "sim.h"
 #include "sim_dist.h"
 #include "sim_stats.h"
@@ -146,5 +147,18 @@ struct kds_consumer {
     const char *name;        /* borrowed from the config */
     kds_consumer_stats st;
 };
+
+struct kds_stream;
+struct kds_shard;
+
+/* What every consumer model's constructor does first, on its zeroed (calloc'd) model:
+ * set the header (`ops`, `name`, borrowed), store in *rng the consumer's random stream
+ * "consumer/NAME" (by name, so that adding or reordering consumers leaves the others'
+ * draws alone), initialise the statistics and register on_new_shard(ctx, shard) with
+ * the stream for the shards resharding creates. Returns 0 or SIM_ENOMEM; either way the
+ * model's free function may then run on it. */
+int kds_consumer_init(kds_consumer *c, const kds_consumer_ops *ops, const char *name, sim *s,
+                      struct kds_stream *st, void (*on_new_shard)(void *ctx, struct kds_shard *sh),
+                      void *ctx, gsl_rng **rng);
 
 #endif

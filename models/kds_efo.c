@@ -3,7 +3,6 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -434,17 +433,11 @@ kds_consumer *kds_efo_make(sim *s, kds_stream *st, const void *cfgp)
     efo_consumer *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->base.ops = &EFO_OPS;
-    c->base.name = cfg->name;
     c->cfg = *cfg;
     c->sim = s;
     c->st = st;
-    char name[160];
-    snprintf(name, sizeof name, "consumer/%s", cfg->name);
-    c->rng = sim_rng(s, name);
     c->begin = cfg->begin > sim_now(s) ? cfg->begin : sim_now(s);
-    if (kds_consumer_stats_init(&c->base.st) != 0 ||
-        kds_stream_on_new_shard(st, on_new_shard, c) != 0) {
+    if (kds_consumer_init(&c->base, &EFO_OPS, cfg->name, s, st, on_new_shard, c, &c->rng) != 0) {
         free_consumer(&c->base);
         return NULL;
     }

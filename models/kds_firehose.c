@@ -4,7 +4,6 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -704,17 +703,12 @@ kds_consumer *kds_firehose_make(sim *s, kds_stream *st, const void *cfgp)
     kds_firehose *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
-    f->base.ops = &FIREHOSE_OPS;
-    f->base.name = cfg->name;
     f->cfg = *cfg;
     f->sim = s;
     f->st = st;
     f->last_flush = -1;
-    char name[160];
-    snprintf(name, sizeof name, "consumer/%s", cfg->name);
-    f->rng = sim_rng(s, name);
-    if (kds_consumer_stats_init(&f->base.st) != 0 ||
-        kds_stream_on_new_shard(st, on_new_shard, f) != 0) {
+    if (kds_consumer_init(&f->base, &FIREHOSE_OPS, cfg->name, s, st, on_new_shard, f, &f->rng) !=
+        0) {
         free_firehose(&f->base);
         return NULL;
     }

@@ -675,8 +675,6 @@ kds_consumer *kds_flink_make(sim *s, kds_stream *st, const void *cfgp)
     kds_flink *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
-    f->base.ops = &FLINK_OPS;
-    f->base.name = cfg->name;
     f->cfg = *cfg;
     if (!f->cfg.consumer_name)
         f->cfg.consumer_name = cfg->name;
@@ -687,11 +685,7 @@ kds_consumer *kds_flink_make(sim *s, kds_stream *st, const void *cfgp)
     f->process_fixed = -1;
     if (cfg->process_ms.kind == SIM_DIST_CONST && cfg->process_ms_per_record == 0)
         f->process_fixed = sim_dist_sample_ns(&cfg->process_ms, NULL);
-    char name[160];
-    snprintf(name, sizeof name, "consumer/%s", cfg->name);
-    f->rng = sim_rng(s, name);
-    if (kds_consumer_stats_init(&f->base.st) != 0 ||
-        kds_stream_on_new_shard(st, on_new_shard, f) != 0) {
+    if (kds_consumer_init(&f->base, &FLINK_OPS, cfg->name, s, st, on_new_shard, f, &f->rng) != 0) {
         free_flink(&f->base);
         return NULL;
     }

@@ -1149,16 +1149,11 @@ kds_consumer *kds_lambda_make(sim *s, kds_stream *st, const void *cfgp)
     kds_lambda *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
-    m->base.ops = &LAMBDA_OPS;
-    m->base.name = cfg->name;
     m->cfg = *cfg;
     m->sim = s;
     m->st = st;
-    char name[160];
-    snprintf(name, sizeof name, "consumer/%s", cfg->name);
-    m->rng = sim_rng(s, name);
-    if (kds_consumer_stats_init(&m->base.st) != 0 || kds_consumer_stats_init(&m->efo_st) != 0 ||
-        kds_stream_on_new_shard(st, on_new_shard, m) != 0) {
+    if (kds_consumer_init(&m->base, &LAMBDA_OPS, cfg->name, s, st, on_new_shard, m, &m->rng) != 0 ||
+        kds_consumer_stats_init(&m->efo_st) != 0) {
         free_lambda(&m->base);
         return NULL;
     }

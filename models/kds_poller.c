@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,16 +271,10 @@ kds_poller *kds_poller_new(sim *s, kds_stream *st, const kds_poller_cfg *cfg)
     kds_poller *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->base.ops = &POLLER_OPS;
-    p->base.name = cfg->name;
     p->cfg = *cfg;
     p->sim = s;
     p->st = st;
-    char name[160];
-    snprintf(name, sizeof name, "consumer/%s", cfg->name);
-    p->rng = sim_rng(s, name);
-    if (kds_consumer_stats_init(&p->base.st) != 0 ||
-        kds_stream_on_new_shard(st, on_new_shard, p) != 0) {
+    if (kds_consumer_init(&p->base, &POLLER_OPS, cfg->name, s, st, on_new_shard, p, &p->rng) != 0) {
         free_poller(&p->base);
         return NULL;
     }
