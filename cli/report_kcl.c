@@ -30,7 +30,7 @@ static json_t *series_json(const sim_series *s, size_t n)
     return a;
 }
 
-static json_t *worker_json(const kds_kcl_worker_summary *w)
+static json_t *worker_json(const kds_kcl_worker_summary *w, bool kcl3)
 {
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(w->name));
@@ -50,6 +50,11 @@ static json_t *worker_json(const kds_kcl_worker_summary *w)
     json_object_set_new(o, "scans_throttled", u64(w->scans_throttled));
     json_object_set_new(o, "checkpoints", u64(w->checkpoints));
     json_object_set_new(o, "checkpoints_throttled", u64(w->checkpoints_throttled));
+    if (kcl3) {
+        json_object_set_new(o, "discoveries", u64(w->discoveries));
+        json_object_set_new(o, "handoffs_out", u64(w->handoffs_out));
+        json_object_set_new(o, "handoffs_timed_out", u64(w->handoffs_timed_out));
+    }
     json_t *m = json_array();
     for (size_t i = 0; i < w->n_minutes; i++)
         json_array_append_new(m, u64(w->leases_per_minute[i]));
@@ -57,7 +62,8 @@ static json_t *worker_json(const kds_kcl_worker_summary *w)
     return o;
 }
 
-static json_t *table_json(const kds_lease_table *t, size_t minutes)
+/* The lease table; `n_ops` operations by kind (a 2.x application makes fewer). */
+static json_t *table_json(const kds_lease_table *t, size_t minutes, int n_ops)
 {
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(t->name));
@@ -71,7 +77,7 @@ static json_t *table_json(const kds_lease_table *t, size_t minutes)
     json_object_set_new(o, "throttled_reads", u64(t->st.throttled_reads));
     json_object_set_new(o, "throttled_writes", u64(t->st.throttled_writes));
     json_t *req = json_object(), *thr = json_object(), *cf = json_object();
-    for (int k = 0; k < KDS_DDB_N_OPS; k++) {
+    for (int k = 0; k < n_ops; k++) {
         const char *n = kds_ddb_op_name((kds_ddb_op)k);
         json_object_set_new(req, n, u64(t->st.requests[k]));
         json_object_set_new(thr, n, u64(t->st.throttled[k]));
@@ -92,17 +98,33 @@ void kdsim_kcl_json(const kds_consumer *c, json_t *o)
     if (!s)
         return;
     size_t minutes = s->n_workers ? s->workers[0].n_minutes : 0;
+    /* A 2.x application's report has no 3.x key, cause or operation: shipped reports stay
+     * as they were. */
+    bool kcl3 = s->assignment != KDS_KCL_TAKER;
     json_object_set_new(o, "application_name", json_string(s->application_name));
     json_object_set_new(o, "lease_table_shared", json_boolean(s->table_shared));
+    if (kcl3) {
+        json_object_set_new(o, "lease_assignment", json_string(kds_kcl_assignment_name(s->assignment)));
+        json_t *ld = json_array();
+        for (size_t i = 0; i < s->n_leaders; i++) {
+            json_t *e = json_object();
+            json_object_set_new(e, "t_s", kdsim_real3(sim_to_s(s->leaders[i].at)));
+            json_object_set_new(e, "worker", json_string(s->leaders[i].worker));
+            json_array_append_new(ld, e);
+        }
+        json_object_set_new(o, "leaders", ld);
+        json_object_set_new(o, "lam_runs", u64(s->lam_runs));
+        json_object_set_new(o, "handoffs", u64(s->handoffs));
+    }
     json_t *ws = json_array();
     for (size_t i = 0; i < s->n_workers; i++)
-        json_array_append_new(ws, worker_json(&s->workers[i]));
+        json_array_append_new(ws, worker_json(&s->workers[i], kcl3));
     json_object_set_new(o, "workers", ws);
     json_object_set_new(o, "workers_running_end", u64(s->running_workers_end));
     json_object_set_new(o, "idle_workers_end", u64(s->idle_workers_end));
     json_object_set_new(o, "lease_moves", u64(s->moves));
     json_t *bc = json_object();
-    for (int k = 0; k < KDS_KCL_N_CAUSES; k++)
+    for (int k = 0; k < (kcl3 ? KDS_KCL_N_CAUSES : KDS_KCL_N_CAUSES_2X); k++)
         json_object_set_new(bc, kds_kcl_cause_name((kds_kcl_cause)k), u64(s->moves_by_cause[k]));
     json_object_set_new(o, "lease_moves_by_cause", bc);
     json_object_set_new(o, "lease_moves_from_healthy_workers", u64(s->moves_from_healthy));
@@ -113,7 +135,8 @@ void kdsim_kcl_json(const kds_consumer *c, json_t *o)
     json_object_set_new(o, "checkpoints_throttled", u64(s->checkpoints_throttled));
     json_object_set_new(o, "lease_table_throttled_writes", u64(s->table->st.throttled_writes));
     json_object_set_new(o, "lease_table_throttled_reads", u64(s->table->st.throttled_reads));
-    json_object_set_new(o, "lease_table", table_json(s->table, minutes));
+    json_object_set_new(o, "lease_table",
+                        table_json(s->table, minutes, kcl3 ? KDS_DDB_N_OPS : KDS_DDB_N_OPS_2X));
 
     json_t *ch = json_array();
     double worst = 0;
@@ -204,6 +227,15 @@ void kdsim_kcl_text(const json_t *r, FILE *out)
                     ju(w, "renewals_throttled"), jr(w, "idle_s"));
         }
         const json_t *bc = json_object_get(c, "lease_moves_by_cause");
+        const json_t *la = json_object_get(c, "lease_assignment");
+        if (la) {
+            const json_t *ld = json_object_get(c, "leaders");
+            fprintf(out,
+                    "  KCL 3.x assignment %s: %" PRIu64 " LAM runs, %zu leader change(s), "
+                    "%" PRIu64 " balancing moves, %" PRIu64 " graceful handoffs\n",
+                    json_string_value(la), ju(c, "lam_runs"), json_array_size(ld),
+                    ju(bc, "balance"), ju(c, "handoffs"));
+        }
         fprintf(out,
                 "  lease moves %" PRIu64 ": take %" PRIu64 ", steal %" PRIu64 ", expiry %" PRIu64
                 " (%" PRIu64 " from healthy workers), shutdown %" PRIu64 "\n",

@@ -12,6 +12,9 @@
 static const char *const RETRIEVALS[] = {"polling", "efo", NULL};
 static const char *const BILLINGS[] = {"on_demand", "provisioned", NULL};
 static const char *const ACTIONS[] = {"start", "stop", "crash", "pause", NULL};
+/* kds_kcl_assignment and kds_kcl_metric, in order. */
+static const char *const ASSIGNMENTS[] = {"taker", "worker_utilization", "lease_count", NULL};
+static const char *const METRICS[] = {"throughput", "cpu", NULL};
 #define MAX_WORKERS 10000
 #define MAX_WORKER_EVENTS 1000
 
@@ -84,6 +87,72 @@ static void load_leases(ywalk *w, yaml_node_t *cm, const char *path, kds_kcl_cfg
     else if (renew <= 0)
         yw_error(w, n, kp, "failover / 3 - epsilon is not positive; set renew_interval, "
                            "lengthen failover or shorten epsilon");
+}
+
+/* The `kcl3` map: KCL 3.x settings, for lease_assignment other than taker. */
+static void load_kcl3(ywalk *w, yaml_node_t *cm, const char *path, kds_kcl_cfg *c)
+{
+    char kp[PATH];
+    yaml_node_t *n = yw_get(w, cm, "kcl3");
+    if (!n || !yw_is_map(w, n, yw_path(kp, sizeof kp, path, "kcl3")))
+        return;
+    if (c->assignment == KDS_KCL_TAKER) {
+        yw_error(w, n, kp, "applies to KCL 3.x lease assignment only; set lease_assignment: "
+                           "worker_utilization (the 3.x default) or lease_count, or remove it");
+        return;
+    }
+    static const char *const keys[] = {
+        "lam_interval",       "discovery_interval", "balance_every",       "rebalance_threshold",
+        "dampening",          "allow_overshoot",    "failed_runs_to_resign", "graceful_handoff",
+        "handoff_timeout",    "handoff_poll",       "leader_lock_lease",   "leader_lock_heartbeat",
+        "metric",             "metrics_first",      "metrics_interval",    "metrics_keep",
+        "metrics_alpha",      "metrics_expiry_factor", NULL};
+    yw_check_keys(w, n, kp, keys);
+    kds_kcl_lam_cfg *l = &c->lam;
+    uint64_t u;
+    int e = 0;
+    yw_duration(w, n, kp, "lam_interval", false, SIM_MS(100), SIM_HOUR(1), &l->interval);
+    yw_duration(w, n, kp, "discovery_interval", false, SIM_MS(10), SIM_HOUR(1),
+                &l->discovery_interval);
+    if (yw_u64(w, n, kp, "balance_every", false, 1, 1000, &u))
+        l->balance_every = (uint32_t)u;
+    yw_double(w, n, kp, "rebalance_threshold", false, 0, 100, &l->rebalance_threshold);
+    yw_double(w, n, kp, "dampening", false, 0, 100, &l->dampening);
+    yw_bool(w, n, kp, "allow_overshoot", false, &l->allow_overshoot);
+    if (yw_u64(w, n, kp, "failed_runs_to_resign", false, 1, 1000, &u))
+        l->failed_runs_to_resign = (uint32_t)u;
+    yw_bool(w, n, kp, "graceful_handoff", false, &l->graceful_handoff);
+    yw_duration(w, n, kp, "handoff_timeout", false, SIM_MS(1), SIM_HOUR(1), &l->handoff_timeout);
+    yw_duration(w, n, kp, "handoff_poll", false, SIM_MS(1), SIM_MIN(10), &l->handoff_poll);
+    yw_duration(w, n, kp, "leader_lock_lease", false, SIM_S(1), SIM_HOUR(1), &l->lock_lease);
+    yw_duration(w, n, kp, "leader_lock_heartbeat", false, SIM_MS(100), SIM_HOUR(1),
+                &l->lock_heartbeat);
+    yaml_node_t *mn = yw_get(w, n, "metric");
+    if (mn && c->assignment != KDS_KCL_WORKER_UTILIZATION) {
+        char mp[PATH];
+        yw_error(w, mn, yw_path(mp, sizeof mp, kp, "metric"),
+                 "applies to lease_assignment: worker_utilization only (lease_count balances "
+                 "lease counts); remove it");
+    } else if (yw_enum(w, n, kp, "metric", false, METRICS, &e)) {
+        l->metric = (kds_kcl_metric)e;
+    }
+    yw_duration(w, n, kp, "metrics_first", false, 0, SIM_HOUR(1), &l->metrics_first);
+    yw_duration(w, n, kp, "metrics_interval", false, SIM_S(1), SIM_HOUR(1), &l->metrics_interval);
+    if (yw_u64(w, n, kp, "metrics_keep", false, 1, KDS_KCL_METRICS_KEEP_MAX, &u))
+        l->metrics_keep = (uint32_t)u;
+    yw_double(w, n, kp, "metrics_alpha", false, 0.01, 1, &l->metrics_alpha);
+    if (yw_u64(w, n, kp, "metrics_expiry_factor", false, 1, 100, &u))
+        l->metrics_expiry_factor = (uint32_t)u;
+    /* A lock heartbeaten no more often than it lasts would change hands by itself. */
+    if (l->lock_heartbeat >= l->lock_lease)
+        yw_error(w, n, kp, "the leader lock is heartbeaten every %.3f s but lasts %.3f s: "
+                           "leadership would lapse between heartbeats; shorten "
+                           "leader_lock_heartbeat or lengthen leader_lock_lease",
+                 sim_to_s(l->lock_heartbeat), sim_to_s(l->lock_lease));
+    sim_time lam = l->interval > 0 ? l->interval : 2 * c->failover;
+    if (l->discovery_interval == 0 && lam / 2 - c->epsilon <= 0)
+        yw_error(w, n, kp, "lam_interval / 2 - epsilon is not positive; set "
+                           "discovery_interval or lengthen lam_interval");
 }
 
 static void load_table(ywalk *w, yaml_node_t *cm, const char *path, kds_lease_table_cfg *t)
@@ -249,7 +318,8 @@ void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *p
         "start_position", "start_timestamp", "start_sequence", "poll_interval",
         "max_records",   "max_pending_batches", "call_latency", "push_delay",
         "subscribe_latency", "processing", "checkpoint",     "leases",
-        "lease_table",   "workers",       "deployment",       NULL};
+        "lease_table",   "workers",       "deployment",       "lease_assignment",
+        "kcl3",          NULL};
     static const char *const polling_only[] = {"poll_interval", "max_records", "call_latency",
                                                NULL};
     static const char *const efo_only[] = {"push_delay", "subscribe_latency", NULL};
@@ -301,6 +371,9 @@ void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *p
     }
     load_checkpoint(w, cm, path, c);
     load_leases(w, cm, path, c);
+    if (yw_enum(w, cm, path, "lease_assignment", false, ASSIGNMENTS, &e))
+        c->assignment = (kds_kcl_assignment)e;
+    load_kcl3(w, cm, path, c);
     load_table(w, cm, path, &c->table);
     load_workers(sc, w, cm, path, c);
     load_deployment(w, cm, path, &c->deploy);

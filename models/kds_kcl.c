@@ -1,7 +1,9 @@
-/* kds_kcl.c - the KCL application of kds_kcl.h: workers (renewer, taker, cleanup),
- * record processors (polling or enhanced fan-out), checkpoints, lease moves and the
- * end-of-run summary. */
+/* kds_kcl.c - the KCL application of kds_kcl.h: workers (renewer, 2.x taker, cleanup,
+ * the old owner's side of a 3.x handoff), record processors (polling or enhanced
+ * fan-out), checkpoints, lease moves and the end-of-run summary. The 3.x leader, lease
+ * assignment and discovery are in kds_kcl_lam.c. */
 #include "kds_kcl.h"
+#include "kds_kcl_int.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -9,141 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_randist.h>
-
 #include "kds_trace.h"
 #include "sim_err.h"
-
-/* Local-map timestamps: not in the map, and "never renewed" (a new unowned lease,
- * which the KCL stamps with 0 nanoseconds: older than anything). */
-#define UNSEEN INT64_MIN
-#define NEVER (INT64_MIN / 2)
-
-#define QCAP 16 /* most batches a processor can hold (max_pending is at most this) */
-
-typedef struct kcl kcl;
-typedef struct worker worker;
-typedef struct proc proc;
-
-/* One shard as this application sees it. */
-typedef struct slot {
-    kds_shard *sh;     /* borrowed */
-    uint64_t hw;       /* next position this application never processed */
-    bool started;      /* a processor started on it (hw is meaningful) */
-    proc *proc;        /* the processor EFO pushes go to, or NULL */
-    size_t last_move;  /* the lease's latest move (index in the move log), or SIZE_MAX */
-    kds_efo_sub *sub;  /* owned; EFO only, made at the first start */
-} slot;
-
-typedef struct batch {
-    uint64_t upto;     /* the batch ends before this position */
-    uint64_t bytes;    /* its bytes */
-    uint32_t count;    /* records in it */
-    sim_time arrival;  /* when it is available to the processor, ns */
-} batch;
-
-typedef enum { P_WAIT_PARENTS, P_INIT, P_PROCESSING, P_SHARD_END, P_DONE, P_ENDED } pstate;
-
-/* A record processor (ShardConsumer) on one held lease of one worker. */
-struct proc {
-    kcl *app;
-    worker *w;
-    slot *sl;
-    uint32_t lease;     /* item index in the lease table */
-    pstate state;
-    bool lost;          /* the lease was lost: finish the batch in progress, then end */
-    bool shutdown;      /* graceful shutdown: finish the batch, checkpoint, end */
-    bool attached;      /* cursors attached to the shard's log */
-    bool fetch_wait;    /* polling: the fetcher waits for room in the queue */
-    bool fetch_end;     /* polling: the fetcher reached the end of a closed shard */
-    bool efo_bp;        /* EFO: subscription paused for backpressure */
-    bool busy;          /* a batch is being processed */
-    kds_cursor fcur;    /* polling: next record to fetch */
-    kds_cursor pcur;    /* next record to process */
-    batch q[QCAP];      /* fetched batches, q[qh] first (in progress when busy) */
-    uint32_t qh, qn;
-    uint64_t q_records; /* records in the queue */
-    uint64_t q_bytes;   /* bytes in the queue */
-    sim_time last_call; /* last GetRecords, ns (-1 = none) */
-    uint64_t since_ckpt;/* records processed since the last checkpoint */
-    sim_time last_ckpt; /* time of the last checkpoint (or the start), ns */
-    int refs;           /* events scheduled for it */
-    proc *prev, *next;  /* the application's list of processors */
-};
-
-typedef struct held {
-    uint32_t lease;     /* item index */
-    uint64_t counter;   /* my copy of leaseCounter */
-    sim_time renewed;   /* when I last renewed it, my clock, ns */
-    proc *p;            /* its processor, or NULL */
-} held;
-
-typedef enum { W_NEW, W_SYNC, W_RUNNING, W_STOPPED, W_CRASHED } wstate;
-
-struct worker {
-    kcl *app;
-    size_t index;
-    const kds_kcl_worker_cfg *cfg; /* borrowed */
-    gsl_rng *rng;                  /* sim-owned */
-    wstate state;
-    sim_time pause_until;          /* stalled until, ns */
-    int32_t owner;                 /* current incarnation's owner id, or -1 */
-    uint32_t incarnations;
-    held *held;                    /* owned */
-    size_t n_held, cap_held;
-    uint64_t *seen_counter;        /* owned; the taker's map, by item index */
-    sim_time *seen_at;
-    size_t n_seen;
-    sim_event_id ev_renew, ev_take, ev_cleanup, ev_sync;
-    sim_time renew_next;           /* the renewer's next scheduled run (fixed rate) */
-    sim_time proc_free;            /* processing capacity busy until, ns */
-    /* leases held over time: change points */
-    sim_time *log_t;               /* owned */
-    uint32_t *log_n;               /* owned */
-    size_t n_log, cap_log;
-    sim_time idle_since;           /* running without a lease since, or -1 */
-    uint32_t *per_min;             /* owned: summary's leases_per_minute */
-    kds_kcl_worker_summary sum;
-};
-
-/* A scheduled worker event (configuration or rolling deployment). */
-typedef struct wev {
-    worker *w;
-    kds_kcl_event ev;
-} wev;
-
-struct kcl {
-    kds_consumer base;            /* first: the run sees a kds_consumer */
-    kds_kcl_cfg cfg;              /* copied; arrays borrowed */
-    const char *app_name;         /* borrowed */
-    sim *sim;
-    kds_stream *st;
-    gsl_rng *rng;                 /* sim-owned */
-    kds_lease_table *table;       /* shared, referenced */
-    bool shared;
-    sim_time renew_period, take_period;
-    worker *workers;              /* owned */
-    size_t n_workers;
-    wev *wevs;                    /* owned */
-    size_t n_wevs;
-    slot **slots;                 /* owned; by shard index, lazily made */
-    size_t n_slots;
-    proc *procs;                  /* list of live processor structures */
-    kds_kcl_move *moves;          /* owned */
-    size_t n_moves, cap_moves;
-    kds_kcl_change *changes;      /* owned */
-    size_t n_changes, cap_changes, first_open;
-    uint64_t checked_version;
-    kds_consumer_stats efo_cs;    /* what the EFO subscriptions report (merged at the end) */
-    sim_time efo_begin;           /* EFO consumer registered at (first start), or -1 */
-    kds_slice *scratch;           /* owned */
-    size_t n_scratch, cap_scratch;
-    uint32_t *order;              /* owned scratch of lease indices */
-    size_t cap_order;
-    uint64_t dup_failover, replay_expected, skipped_gaps;
-    kds_kcl_worker_summary *wsum; /* owned */
-    kds_kcl_summary sum;
-};
 
 static void on_new_shard(void *ctx, kds_shard *sh);
 
@@ -175,12 +44,20 @@ void kds_kcl_cfg_defaults(kds_kcl_cfg *cfg)
     cfg->task_backoff = SIM_MS(500);
     cfg->sync_wait_ms = (sim_dist){SIM_DIST_UNIFORM, 1000.0, 30000.0, 0.0, INFINITY};
     kds_lease_table_cfg_defaults(&cfg->table);
+    cfg->assignment = KDS_KCL_TAKER;
+    kds_kcl_lam_defaults(&cfg->lam);
 }
 
 const char *kds_kcl_cause_name(kds_kcl_cause c)
 {
-    static const char *const names[] = {"take", "steal", "expiry", "shutdown"};
+    static const char *const names[] = {"take", "steal", "expiry", "shutdown", "balance"};
     return (unsigned)c < KDS_KCL_N_CAUSES ? names[c] : "?";
+}
+
+const char *kds_kcl_assignment_name(kds_kcl_assignment a)
+{
+    static const char *const names[] = {"taker", "worker_utilization", "lease_count"};
+    return (unsigned)a < sizeof names / sizeof names[0] ? names[a] : "?";
 }
 
 
@@ -209,30 +86,6 @@ static slot *slot_of(kcl *a, uint32_t shard)
     return a->slots[shard];
 }
 
-static bool is_up(const worker *w)
-{
-    return w->state == W_SYNC || w->state == W_RUNNING;
-}
-
-static bool paused(const worker *w, sim_time now)
-{
-    return now < w->pause_until;
-}
-
-static held *held_find(worker *w, uint32_t lease)
-{
-    for (size_t i = 0; i < w->n_held; i++)
-        if (w->held[i].lease == lease)
-            return &w->held[i];
-    return NULL;
-}
-
-/* gsl_ran_shuffle draws nothing sensible for fewer than two items (and fails on 0). */
-static void shuffle(gsl_rng *r, uint32_t *v, size_t n)
-{
-    if (n > 1)
-        gsl_ran_shuffle(r, v, n, sizeof *v);
-}
 
 static uint32_t *order_buf(kcl *a, size_t n)
 {
@@ -273,8 +126,7 @@ static void note_held(worker *w)
     }
 }
 
-/* Mark convergence of the open worker changes once the table is balanced. */
-static void check_converged(kcl *a, bool force)
+void kds_kcl_check_converged(kcl *a, bool force)
 {
     if (a->first_open >= a->n_changes)
         return;
@@ -467,6 +319,7 @@ static void deliver(proc *p, uint64_t upto, sim_time now)
         }
     }
     p->w->sum.records_processed += tk.records;
+    p->renew_bytes += tk.bytes;
     p->w->sum.records_reprocessed += replayed;
     p->since_ckpt += tk.records;
     if (replayed > 0) {
@@ -489,7 +342,7 @@ static void drop_held(worker *w, held *h)
     w->held[i] = w->held[--w->n_held];
     proc_release(p);
     note_held(w);
-    check_converged(w->app, false);
+    kds_kcl_check_converged(w->app, false);
 }
 
 typedef enum { CK_OK, CK_RETRY, CK_GONE } ck_result;
@@ -552,6 +405,7 @@ static void kick(proc *p)
         sim_time cs = start > w->proc_free ? start : w->proc_free;
         sim_time cd = cs + (sim_time)llround((double)b->count / w->cfg->capacity * 1e9);
         w->proc_free = cd;
+        w->m_busy += cd - cs; /* the 3.x cpu metric: booked when the batch starts */
         if (cd > done)
             done = cd;
     }
@@ -577,15 +431,21 @@ static bool queue_full(const proc *p)
            p->q_bytes >= c->max_pending_bytes;
 }
 
-/* Finish a graceful shutdown: checkpoint what was processed, end. */
+static void handoff_end(worker *w, held *h, bool forced);
+
+/* Finish a graceful shutdown (a worker's stop, or a 3.x handoff): checkpoint what was
+ * processed, end; a handoff then lets the lease go to its new owner. */
 static void shutdown_proc(proc *p)
 {
     if (p->app->cfg.ckpt_on_shutdown && p->since_ckpt > 0 && p->state == P_PROCESSING)
         checkpoint(p, KDS_CKPT_SEQUENCE, p->pcur.pos);
-    held *h = held_find(p->w, p->lease);
+    worker *w = p->w;
+    held *h = held_find(w, p->lease);
     if (h && h->p == p)
         h->p = NULL;
     proc_end(p);
+    if (h && h->handoff && is_up(w))
+        handoff_end(w, h, false);
 }
 
 static void done_body(proc *p)
@@ -921,6 +781,7 @@ static proc *proc_new(worker *w, uint32_t lease)
     p->sl = slot_of(a, a->table->items[lease].shard);
     p->state = P_WAIT_PARENTS;
     p->last_call = -1;
+    p->handoff_owner = -1;
     p->next = a->procs;
     if (a->procs)
         a->procs->prev = p;
@@ -930,8 +791,7 @@ static proc *proc_new(worker *w, uint32_t lease)
 
 /* ---- the worker's lease coordinator ------------------------------------------------- */
 
-/* Worker w now holds lease i (counter `counter`), taken from `prev` for `cause`. */
-static void acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_state,
+void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_state,
                      kds_kcl_cause cause)
 {
     kcl *a = w->app;
@@ -1003,7 +863,7 @@ static void acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_s
         SIM_ASSERT(w->held != NULL);
     }
     proc *p = proc_new(w, i);
-    w->held[w->n_held++] = (held){i, l->counter, now, p};
+    w->held[w->n_held++] = (held){i, l->counter, now, p, false, -1.0, now};
     note_held(w);
     parents_body(p);
 }
@@ -1025,6 +885,29 @@ static void ensure_seen(worker *w, size_t n)
     w->n_seen = m;
 }
 
+void kds_kcl_stamp_scan(worker *w, sim_time now)
+{
+    const kds_lease_table *t = w->app->table;
+    ensure_seen(w, t->n);
+    for (size_t i = 0; i < t->n; i++) {
+        const kds_lease *l = &t->items[i];
+        if (l->deleted) {
+            w->seen_at[i] = UNSEEN;
+        } else if (w->seen_at[i] == UNSEEN) {
+            w->seen_counter[i] = l->counter;
+            w->seen_at[i] = l->owner >= 0 ? now : NEVER;
+        } else if (w->seen_counter[i] != l->counter) {
+            w->seen_counter[i] = l->counter;
+            w->seen_at[i] = now;
+        }
+    }
+}
+
+bool kds_kcl_expired(const worker *w, size_t i, sim_time now)
+{
+    return now - w->seen_at[i] > w->app->cfg.failover;
+}
+
 static void take_event(sim *s, void *ctx);
 static void renew_event(sim *s, void *ctx);
 
@@ -1040,19 +923,7 @@ static void take_pass(worker *w)
         w->sum.scans_throttled++; /* SCAN_RETRIES = 1: the pass takes nothing */
         return;
     }
-    ensure_seen(w, t->n);
-    for (size_t i = 0; i < t->n; i++) {
-        const kds_lease *l = &t->items[i];
-        if (l->deleted) {
-            w->seen_at[i] = UNSEEN;
-        } else if (w->seen_at[i] == UNSEEN) {
-            w->seen_counter[i] = l->counter;
-            w->seen_at[i] = l->owner >= 0 ? now : NEVER;
-        } else if (w->seen_counter[i] != l->counter) {
-            w->seen_counter[i] = l->counter;
-            w->seen_at[i] = now;
-        }
-    }
+    kds_kcl_stamp_scan(w, now);
 
     /* Available leases, very old leases, and the lease count of every owner of an
      * unexpired lease. */
@@ -1066,8 +937,7 @@ static void take_pass(worker *w)
         const kds_lease *l = &t->items[i];
         if (l->deleted)
             continue;
-        bool expired = now - w->seen_at[i] > c->failover;
-        if (l->owner < 0 || expired)
+        if (l->owner < 0 || kds_kcl_expired(w, i, now))
             avail[n_avail++] = (uint32_t)i;
         else
             count[l->owner]++;
@@ -1129,7 +999,7 @@ static void take_pass(worker *w)
             size_t nv = 0;
             for (size_t i = 0; i < t->n; i++) {
                 const kds_lease *l = &t->items[i];
-                if (!l->deleted && l->owner == victim && now - w->seen_at[i] <= c->failover)
+                if (!l->deleted && l->owner == victim && !kds_kcl_expired(w, i, now))
                     old[nv++] = (uint32_t)i;
             }
             shuffle(w->rng, old, nv);
@@ -1154,12 +1024,12 @@ static void take_pass(worker *w)
                               : prev < 0    ? KDS_KCL_TAKE
                               : pst == KDS_OWNER_STOPPED ? KDS_KCL_SHUTDOWN
                                                          : KDS_KCL_EXPIRY;
-        acquired(w, i, prev, pst, cause);
+        kds_kcl_acquired(w, i, prev, pst, cause);
     }
     free(count);
     free(avail);
     free(old);
-    check_converged(a, false);
+    kds_kcl_check_converged(a, false);
 }
 
 static void take_event(sim *s, void *ctx)
@@ -1178,6 +1048,115 @@ static void take_event(sim *s, void *ctx)
      * calls take no simulated time). */
     if (w->state == W_RUNNING)
         w->ev_take = sim_at(s, now + w->app->take_period, take_event, w);
+}
+
+/* ---- KCL 3.x graceful handoff, the old owner's side (kcl.md 7.5) -------------------- */
+
+/* The old owner lets lease h go: it clears checkpointOwner (counter + 1), which frees
+ * the new owner's discovery, and drops it. A throttled write keeps it held for the
+ * timeout to try again; a refused one means the lease is not ours any more anyway. */
+static void handoff_end(worker *w, held *h, bool forced)
+{
+    switch (kds_lease_transfer(w->app->table, h->lease, h->counter, w->owner)) {
+    case KDS_DDB_THROTTLED:
+        return;
+    case KDS_DDB_OK:
+        w->sum.handoffs_out++;
+        if (forced)
+            w->sum.handoffs_timed_out++;
+        break;
+    case KDS_DDB_CONDITION_FAILED:
+        break;
+    }
+    drop_held(w, h);
+}
+
+/* The handoff handler's check (every handoff_poll): ask the processor to shut down; it
+ * finishes its batch, checkpoints and lets the lease go (shutdown_proc). */
+static void handoff_event(sim *s, void *ctx)
+{
+    proc *p = ctx;
+    worker *w = p->w;
+    if (p->state != P_ENDED && !p->lost && !p->shutdown && w->owner == p->handoff_owner) {
+        if (paused(w, sim_now(s)))
+            proc_at(p, w->pause_until, handoff_event);
+        else if (p->state == P_PROCESSING && p->busy)
+            p->shutdown = true;
+        else
+            shutdown_proc(p);
+    }
+    proc_unref(p);
+}
+
+/* The handoff timeout: the old owner hands the lease over even if its processor has
+ * not finished (a batch still in progress is finished and delivered twice). */
+static void handoff_timeout_event(sim *s, void *ctx)
+{
+    proc *p = ctx;
+    worker *w = p->w;
+    held *h = held_find(w, p->lease);
+    if (is_up(w) && w->owner == p->handoff_owner && h && h->handoff) {
+        sim_time now = sim_now(s);
+        if (paused(w, now)) {
+            proc_at(p, w->pause_until, handoff_timeout_event);
+        } else {
+            proc_release(h->p);
+            h->p = NULL;
+            handoff_end(w, h, true);
+            if ((h = held_find(w, p->lease)) != NULL && h->handoff) /* throttled */
+                proc_at(p, now + w->app->cfg.lam.handoff_poll, handoff_timeout_event);
+        }
+    }
+    proc_unref(p);
+}
+
+/* A renewal refused because the leader started a handoff (kcl.md 7.5 step 2): the
+ * renewer re-reads the lease, sees itself as its checkpointOwner, renews it as such and
+ * has its processor shut down at the handler's next check. False if the lease was
+ * simply lost. */
+static bool handoff_noticed(worker *w, held *h, sim_time now)
+{
+    kcl *a = w->app;
+    const kds_lease *l = &a->table->items[h->lease];
+    if (h->handoff || l->deleted || l->ckpt_owner != w->owner || l->counter != h->counter)
+        return false;
+    kds_lease_get(a->table, h->lease);
+    h->handoff = true;
+    w->sum.renewals++;
+    if (kds_lease_renew(a->table, h->lease, h->counter, w->owner) == KDS_DDB_OK) {
+        h->counter++;
+        h->renewed = now;
+    }
+    proc *p = h->p;
+    if (!p) {
+        handoff_end(w, h, false); /* no processor to wait for */
+        return true;
+    }
+    const kds_kcl_lam_cfg *c = &a->cfg.lam;
+    p->handoff_owner = w->owner;
+    /* The handler runs on its own grid from the worker's start. */
+    sim_time k = (now - w->started + c->handoff_poll - 1) / c->handoff_poll;
+    proc_at(p, w->started + k * c->handoff_poll, handoff_event);
+    proc_at(p, now + c->handoff_timeout, handoff_timeout_event);
+    return true;
+}
+
+/* The lease's throughput, written with each 3.x renewal (LeaseStatsRecorder): the bytes
+ * processed since the previous renewal over that interval, as an EMA. */
+static void note_throughput(worker *w, held *h, sim_time now)
+{
+    if (now <= h->tp_at)
+        return;
+    double alpha = w->app->cfg.lam.metrics_alpha;
+    uint64_t bytes = 0;
+    if (h->p) {
+        bytes = h->p->renew_bytes;
+        h->p->renew_bytes = 0;
+    }
+    double rate = (double)bytes / sim_to_s(now - h->tp_at);
+    h->tp = h->tp < 0 ? rate : alpha * rate + (1.0 - alpha) * h->tp;
+    h->tp_at = now;
+    w->app->table->items[h->lease].throughput = h->tp;
 }
 
 /* One pass of DynamoDBLeaseRenewer (kcl.md section 2). */
@@ -1202,21 +1181,25 @@ static void renew_pass(worker *w)
             continue;
         }
         w->sum.renewals++;
-        switch (kds_lease_renew(a->table, h->lease, h->counter)) {
+        switch (kds_lease_renew(a->table, h->lease, h->counter, h->handoff ? w->owner : -1)) {
         case KDS_DDB_OK:
             h->counter++;
             h->renewed = now;
+            if (a->cfg.assignment != KDS_KCL_TAKER)
+                note_throughput(w, h, now);
             break;
         case KDS_DDB_THROTTLED:
             w->sum.renewals_throttled++; /* not retried in this pass */
             break;
         case KDS_DDB_CONDITION_FAILED:
+            if (handoff_noticed(w, h, now))
+                break;
             w->sum.leases_lost++;
             drop_held(w, h);
             break;
         }
     }
-    check_converged(a, false);
+    kds_kcl_check_converged(a, false);
 }
 
 static void renew_event(sim *s, void *ctx)
@@ -1314,7 +1297,10 @@ static void coordinator_start(worker *w)
     w->state = W_RUNNING;
     w->renew_next = now;
     w->ev_renew = sim_at(a->sim, now, renew_event, w);
-    w->ev_take = sim_at(a->sim, now, take_event, w);
+    if (a->cfg.assignment == KDS_KCL_TAKER)
+        w->ev_take = sim_at(a->sim, now, take_event, w);
+    else
+        kds_kcl_lam_start(w);
     w->ev_cleanup = sim_at(a->sim, now + a->cfg.cleanup_interval, cleanup_event, w);
     note_held(w);
 }
@@ -1332,14 +1318,6 @@ static void sync_event(sim *s, void *ctx)
     if (w->app->table->n_live == 0)
         create_leases(w->app);
     coordinator_start(w);
-}
-
-static void cancel(sim *s, sim_event_id *id)
-{
-    if (*id) {
-        sim_cancel(s, *id);
-        *id = 0;
-    }
 }
 
 /* End every processor and forget every lease (a crash, or before a restart). */
@@ -1363,6 +1341,11 @@ static void worker_start(worker *w)
     SIM_ASSERT(w->owner >= 0);
     w->pause_until = 0;
     w->proc_free = now;
+    w->started = now;
+    w->m_n = 0;
+    w->m_busy = 0;
+    w->m_last = now;
+    w->leader = false;
     for (size_t i = 0; i < w->n_seen; i++)
         w->seen_at[i] = UNSEEN;
     if (a->efo_begin < 0)
@@ -1377,7 +1360,7 @@ static void worker_start(worker *w)
     } else {
         coordinator_start(w);
     }
-    check_converged(a, true);
+    kds_kcl_check_converged(a, true);
 }
 
 static void worker_down(worker *w, bool graceful)
@@ -1391,6 +1374,7 @@ static void worker_down(worker *w, bool graceful)
     cancel(s, &w->ev_take);
     cancel(s, &w->ev_cleanup);
     cancel(s, &w->ev_sync);
+    kds_kcl_lam_stop(w, graceful);
     if (graceful) {
         /* Scheduler.startGracefulShutdown (2.x): every processor is asked to shut down
          * and checkpoints; the leases are not released and expire in the table. */
@@ -1415,7 +1399,7 @@ static void worker_down(worker *w, bool graceful)
         kds_lease_owner_set(a->table, w->owner, KDS_OWNER_DEAD);
     }
     note_held(w);
-    check_converged(a, true);
+    kds_kcl_check_converged(a, true);
 }
 
 static void restart_event(sim *s, void *ctx)
@@ -1432,7 +1416,7 @@ static void pause_end_event(sim *s, void *ctx)
     if (is_up(w) && sim_now(s) >= w->pause_until && w->owner >= 0) {
         add_change(w->app, w, "resume");
         kds_lease_owner_set(w->app->table, w->owner, KDS_OWNER_RUNNING);
-        check_converged(w->app, true);
+        kds_kcl_check_converged(w->app, true);
     }
 }
 
@@ -1459,7 +1443,7 @@ static void worker_event(sim *s, void *ctx)
         add_change(w->app, w, "pause");
         kds_lease_owner_set(w->app->table, w->owner, KDS_OWNER_PAUSED);
         sim_at(s, w->pause_until, pause_end_event, e);
-        check_converged(w->app, true);
+        kds_kcl_check_converged(w->app, true);
         break;
     }
 }
@@ -1599,6 +1583,11 @@ static void finish(kds_consumer *base, sim_time end)
     s->duplicates_from_failover = a->dup_failover;
     s->replay_expected = a->replay_expected;
     s->records_skipped_gaps = a->skipped_gaps;
+    s->assignment = a->cfg.assignment;
+    s->leaders = a->leaders;
+    s->n_leaders = a->n_leaders;
+    s->lam_runs = a->lam_runs;
+    s->handoffs = a->handoffs;
 }
 
 static void figures(const kds_consumer *base, kds_figure_fn fn, void *arg)
@@ -1611,7 +1600,8 @@ static void figures(const kds_consumer *base, kds_figure_fn fn, void *arg)
     fn(arg, "idle_workers_end", s->idle_workers_end);
     fn(arg, "leases_end", (double)t->n_live);
     fn(arg, "lease_moves", (double)s->moves);
-    for (int c = 0; c < KDS_KCL_N_CAUSES; c++) {
+    bool kcl3 = a->cfg.assignment != KDS_KCL_TAKER;
+    for (int c = 0; c < (kcl3 ? KDS_KCL_N_CAUSES : KDS_KCL_N_CAUSES_2X); c++) {
         char k[64];
         snprintf(k, sizeof k, "lease_moves_%s", kds_kcl_cause_name((kds_kcl_cause)c));
         fn(arg, k, (double)s->moves_by_cause[c]);
@@ -1636,6 +1626,11 @@ static void figures(const kds_consumer *base, kds_figure_fn fn, void *arg)
     fn(arg, "changes_not_converged", (double)open);
     if (a->cfg.efo)
         fn(arg, "consumer_shard_hours", a->base.st.efo_consumer_shard_hours);
+    if (kcl3) {
+        fn(arg, "leader_changes", (double)s->n_leaders);
+        fn(arg, "lam_runs", (double)s->lam_runs);
+        fn(arg, "handoffs", (double)s->handoffs);
+    }
 }
 
 static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
@@ -1657,6 +1652,21 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
     fn(arg, "leases.sync_wait", kds_dist_text(v, sizeof v, &a->cfg.sync_wait_ms, "ms"),
        "wait before the first worker creates the leases of an empty table (the KCL's "
        "random 1-30 s)");
+    if (a->cfg.assignment == KDS_KCL_TAKER)
+        return;
+    if (a->cfg.assignment == KDS_KCL_WORKER_UTILIZATION)
+        fn(arg, "kcl3.metric", a->cfg.lam.metric == KDS_KCL_METRIC_CPU ? "cpu" : "throughput",
+           a->cfg.lam.metric == KDS_KCL_METRIC_CPU
+               ? "the model has no host CPU: a worker's CPU is the busy fraction of its "
+                 "processing capacity over each 30 s report"
+               : "the model has no host CPU: the KCL's mode without a platform provider, "
+                 "100 x the worker's assigned lease throughput / the fleet's average");
+    snprintf(v, sizeof v, "%d B", KDS_LEASE_KEY_BYTES);
+    fn(arg, "lease_table.index_entry_size", v,
+       "size of an owner-index entry, which sets a discovery Query's read units");
+    fn(arg, "kcl3.side_tables", "on-demand, not charged",
+       "the worker-metrics and coordinator-state (leader lock) tables are on-demand: their "
+       "requests are counted, their capacity is not modelled");
 }
 
 static void free_kcl(kds_consumer *base)
@@ -1699,6 +1709,7 @@ static void free_kcl(kds_consumer *base)
     free(a->scratch);
     free(a->order);
     free(a->wsum);
+    free(a->leaders);
     kds_lease_table_unref(a->table);
     kds_consumer_stats_fini(&a->efo_cs);
     kds_consumer_stats_fini(&a->base.st);
@@ -1751,6 +1762,11 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
     a->checked_version = UINT64_MAX;
     a->renew_period = cfg->renew_interval > 0 ? cfg->renew_interval : cfg->failover / 3 - cfg->epsilon;
     a->take_period = cfg->take_interval > 0 ? cfg->take_interval : 2 * (cfg->failover + cfg->epsilon);
+    a->lam_period = cfg->lam.interval > 0 ? cfg->lam.interval : 2 * cfg->failover;
+    a->discovery_period = cfg->lam.discovery_interval > 0 ? cfg->lam.discovery_interval
+                                                          : a->lam_period / 2 - cfg->epsilon;
+    if (a->discovery_period < SIM_MS(1))
+        a->discovery_period = SIM_MS(1);
     if (a->renew_period < SIM_MS(1))
         a->renew_period = SIM_MS(1);
     char name[200];

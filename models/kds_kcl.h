@@ -44,6 +44,17 @@
  * table (and see each other's workers); another name is another table, started from
  * the initial position. Simulation events are per renewal pass, taker pass, GetRecords
  * call (or EFO push batch) and processed batch, never per record.
+ *
+ * KCL 3.x lease assignment (kcl.md section 7; kds_kcl_lam.c) replaces the taker when
+ * `assignment` is not KDS_KCL_TAKER: the workers elect a leader through a lock (lease
+ * 120 s, heartbeat 30 s); the leader's LeaseAssignmentManager scans the table every
+ * 20 s (fixed delay), assigns unowned and expired leases to the active workers (those
+ * whose metrics report, every 30 s, is under 60 s old) with the most headroom, and
+ * every third run moves leases from loaded workers to light ones (variance balancing,
+ * or lease counts), by a graceful handoff: the old owner checkpoints and releases, then
+ * the new owner, which finds its leases by querying the owner index every 9,975 ms,
+ * starts at that checkpoint. Events: per run, per report, per discovery, never per
+ * record.
  */
 #ifndef KDS_KCL_H
 #define KDS_KCL_H
@@ -95,6 +106,52 @@ typedef struct kds_kcl_deploy_cfg {
     bool graceful;     /* shut down gracefully (true) or kill (false) */
 } kds_kcl_deploy_cfg;
 
+/* How leases are assigned (kcl.md sections 1 and 7). */
+typedef enum {
+    KDS_KCL_TAKER,              /* KCL 2.x (and 3.x in 2.x-compatible mode): every worker
+                                   takes and steals leases itself */
+    KDS_KCL_WORKER_UTILIZATION, /* KCL 3.x default (WORKER_UTILIZATION_AWARE): a leader
+                                   assigns, balancing the workers' metric */
+    KDS_KCL_LEASE_COUNT         /* KCL 3.x LEASE_COUNT_BASED: a leader assigns, balancing
+                                   lease counts */
+} kds_kcl_assignment;
+
+/* The worker metric of KDS_KCL_WORKER_UTILIZATION (the model has no host CPU). */
+typedef enum {
+    KDS_KCL_METRIC_THROUGHPUT, /* the KCL's mode without a platform provider: 100 x the
+                                  worker's assigned throughput / the fleet's average */
+    KDS_KCL_METRIC_CPU         /* busy fraction of the worker's `capacity`, percent (0
+                                  when the capacity is unlimited) */
+} kds_kcl_metric;
+
+/* KCL 3.x settings (kcl.md sections 0 and 7); used unless assignment is KDS_KCL_TAKER. */
+typedef struct kds_kcl_lam_cfg {
+    sim_time interval;           /* leaseAssignmentIntervalMillis (0 = 2 x failover) */
+    sim_time discovery_interval; /* non-leaders' Query (0 = interval / 2 - epsilon) */
+    uint32_t balance_every;      /* varianceBalancingFrequency: every Nth run (3) */
+    double rebalance_threshold;  /* reBalanceThresholdPercentage (10) */
+    double dampening;            /* dampeningPercentage (60) */
+    bool allow_overshoot;        /* allowThroughputOvershoot (true) */
+    uint32_t failed_runs_to_resign; /* the leader releases the lock after this many
+                                       consecutive failed runs (3) */
+    bool graceful_handoff;       /* isGracefulLeaseHandoffEnabled (true) */
+    sim_time handoff_timeout;    /* gracefulLeaseHandoffTimeoutMillis (30 s) */
+    sim_time handoff_poll;       /* the old owner's handler checks this often (2 s) */
+    sim_time lock_lease;         /* leader lock lease duration (120 s) */
+    sim_time lock_heartbeat;     /* leader lock heartbeat, and the non-leaders' re-check
+                                    period (30 s) */
+    kds_kcl_metric metric;       /* worker metric (throughput) */
+    sim_time metrics_first;      /* first metrics report after a start (2 s) */
+    sim_time metrics_interval;   /* metrics report period (30 s) */
+    uint32_t metrics_keep;       /* reports kept for the average (10, at most 10) */
+    double metrics_alpha;        /* workerMetricsEMAAlpha, also of lease throughput (0.5) */
+    uint32_t metrics_expiry_factor; /* a worker is active while its last report is less
+                                       than this x metrics_interval old (2) */
+} kds_kcl_lam_cfg;
+
+/* Most worker-metrics reports a worker keeps (the KCL's 10). */
+#define KDS_KCL_METRICS_KEEP_MAX 10
+
 typedef struct kds_kcl_cfg {
     const char *name;             /* borrowed: the consumer's name */
     const char *application_name; /* borrowed: the lease table's name (NULL = name) */
@@ -139,13 +196,16 @@ typedef struct kds_kcl_cfg {
     sim_dist sync_wait_ms;        /* wait before creating the leases of an empty table,
                                      ms (uniform 1-30 s) */
     kds_lease_table_cfg table;    /* the lease table's capacity */
+    kds_kcl_assignment assignment;/* the 2.x taker (default) or a 3.x leader */
+    kds_kcl_lam_cfg lam;          /* 3.x settings */
 
     const kds_kcl_worker_cfg *workers; /* borrowed array, >= 1 */
     size_t n_workers;
     kds_kcl_deploy_cfg deploy;
 } kds_kcl_cfg;
 
-/* KCL 2.x defaults (kcl.md), enhanced fan-out, initial position LATEST, no workers. */
+/* KCL 2.x defaults (kcl.md), enhanced fan-out, initial position LATEST, no workers;
+ * the 3.x settings at their KCL defaults, unused until `assignment` selects 3.x. */
 void kds_kcl_cfg_defaults(kds_kcl_cfg *cfg);
 
 /* kds_consumer_make_fn for `kcl` consumers: cfg is a kds_kcl_cfg. NULL when out of
@@ -161,10 +221,17 @@ typedef enum {
     KDS_KCL_EXPIRY,   /* taken after its owner stopped renewing (crash, pause,
                          throttled renewals) */
     KDS_KCL_SHUTDOWN, /* taken after its owner shut down gracefully */
+    KDS_KCL_BALANCE,  /* 3.x: moved by the leader's balancing from a live owner */
     KDS_KCL_N_CAUSES
 } kds_kcl_cause;
 
+/* The causes a KCL 2.x application has: the first ones of kds_kcl_cause. */
+#define KDS_KCL_N_CAUSES_2X KDS_KCL_BALANCE
+
 const char *kds_kcl_cause_name(kds_kcl_cause c);
+
+/* "taker", "worker_utilization", "lease_count" (static). */
+const char *kds_kcl_assignment_name(kds_kcl_assignment a);
 
 typedef struct kds_kcl_move {
     sim_time at;              /* ns */
@@ -188,6 +255,11 @@ typedef struct kds_kcl_change {
                                  loads differed by at most one, ns; -1 = never */
 } kds_kcl_change;
 
+typedef struct kds_kcl_leader {
+    sim_time at;              /* ns */
+    const char *worker;       /* borrowed: the worker that took the leader lock */
+} kds_kcl_leader;
+
 typedef struct kds_kcl_worker_summary {
     const char *name;            /* borrowed */
     const char *state;           /* at the end: "running", "paused", "stopped",
@@ -201,8 +273,11 @@ typedef struct kds_kcl_worker_summary {
     uint64_t leases_taken, leases_stolen; /* all takes (steals included), steals */
     uint64_t leases_lost;        /* renewal or checkpoint found another owner */
     uint64_t leases_self_expired;/* dropped by itself after failing to renew */
-    uint64_t scans, scans_throttled;
+    uint64_t scans, scans_throttled;  /* taker passes (2.x) or LAM runs as leader (3.x) */
     uint64_t checkpoints, checkpoints_throttled;
+    uint64_t discoveries;        /* 3.x: owner-index queries */
+    uint64_t handoffs_out;       /* 3.x: leases it handed over gracefully (checkpointed) */
+    uint64_t handoffs_timed_out; /* 3.x: ...of which forced after the handoff timeout */
     const uint32_t *leases_per_minute; /* leases held at the end of each minute (owned by
                                           the application) */
     size_t n_minutes;
@@ -229,6 +304,11 @@ typedef struct kds_kcl_summary {
     uint32_t idle_workers_end;   /* running workers holding no lease at the end */
     uint32_t running_workers_end;
     uint64_t checkpoints, checkpoints_throttled;
+    kds_kcl_assignment assignment;
+    const kds_kcl_leader *leaders; /* 3.x: every taking of the leader lock, in time order */
+    size_t n_leaders;
+    uint64_t lam_runs;           /* 3.x: LAM runs by a leader */
+    uint64_t handoffs;           /* 3.x: graceful handoffs started by the leader */
 } kds_kcl_summary;
 
 /* The results of a KCL consumer after kds_world_finish(), or NULL if `c` is not a KCL

@@ -27,8 +27,9 @@ const char *kds_ckpt_kind_name(kds_ckpt_kind k)
 
 const char *kds_ddb_op_name(kds_ddb_op op)
 {
-    static const char *const names[] = {"scan",       "get",    "renew", "take",
-                                        "checkpoint", "create", "delete"};
+    static const char *const names[] = {"scan",   "get",    "renew",  "take",
+                                        "checkpoint", "create", "delete", "query",
+                                        "assign", "worker_metrics", "leader_lock"};
     return (unsigned)op < sizeof names / sizeof names[0] ? names[op] : "?";
 }
 
@@ -53,6 +54,7 @@ kds_lease_table *kds_lease_table_new(sim *s, const char *name, const kds_lease_t
     t->name = name;
     t->sim = s;
     t->refs = 1;
+    t->leader = -1;
     sim_time now = sim_now(s);
     bucket_init(&t->rbucket, cfg->rcu, cfg->burst_s, now);
     bucket_init(&t->wbucket, cfg->wcu, cfg->burst_s, now);
@@ -164,6 +166,9 @@ kds_ddb_status kds_lease_create(kds_lease_table *t, uint32_t shard, int32_t p0, 
     memset(l, 0, sizeof *l);
     l->shard = shard;
     l->owner = -1;
+    l->ckpt_owner = -1;
+    l->throughput = -1;
+    l->moved_from = -1;
     l->counter = 0;
     l->ckpt = ckpt;
     l->ckpt_time = ckpt_time;
@@ -208,9 +213,15 @@ static kds_ddb_status update(kds_lease_table *t, kds_ddb_op op, size_t i, uint64
     return KDS_DDB_OK;
 }
 
-kds_ddb_status kds_lease_renew(kds_lease_table *t, size_t i, uint64_t expected)
+kds_ddb_status kds_lease_renew(kds_lease_table *t, size_t i, uint64_t expected,
+                               int32_t ckpt_owner)
 {
     kds_ddb_status r = update(t, KDS_DDB_RENEW, i, expected);
+    if (r == KDS_DDB_OK && t->items[i].ckpt_owner != ckpt_owner) {
+        /* A handoff started (or ended) since the renewer last looked. */
+        t->st.cond_failed[KDS_DDB_RENEW]++;
+        return KDS_DDB_CONDITION_FAILED;
+    }
     if (r == KDS_DDB_OK)
         t->items[i].counter++;
     return r;
@@ -261,6 +272,111 @@ kds_ddb_status kds_lease_delete(kds_lease_table *t, size_t i)
     return KDS_DDB_OK;
 }
 
+kds_ddb_status kds_lease_query(kds_lease_table *t, int32_t owner)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += !t->items[i].deleted && t->items[i].owner == owner;
+    /* Eventually consistent, as the scan: half a unit per 4 KB, at least half a unit. */
+    return admit(t, KDS_DDB_QUERY, false, blocks(n * KDS_LEASE_KEY_BYTES, 4096) * MILLI / 2)
+               ? KDS_DDB_OK
+               : KDS_DDB_THROTTLED;
+}
+
+/* A leader's write moving lease `i` to `to`, conditional on its owner being `expected`
+ * and, for a handoff, on no handoff in progress (what the leader read). An assignment
+ * increments the counter (the old owner's next renewal fails) and ends any handoff; a
+ * handoff leaves the counter and names the old owner checkpointOwner. */
+static kds_ddb_status leader_write(kds_lease_table *t, size_t i, int32_t expected, int32_t to,
+                                   int cause, bool handoff)
+{
+    SIM_ASSERT(i < t->n);
+    if (!admit(t, KDS_DDB_ASSIGN, true, write_cost(t)))
+        return KDS_DDB_THROTTLED;
+    kds_lease *l = &t->items[i];
+    if (l->deleted || l->owner != expected || (handoff && l->ckpt_owner >= 0)) {
+        t->st.cond_failed[KDS_DDB_ASSIGN]++;
+        return KDS_DDB_CONDITION_FAILED;
+    }
+    if (l->owner != to)
+        l->owner_switches++;
+    l->moved_from = l->owner;
+    l->move_cause = cause;
+    l->ckpt_owner = handoff ? l->owner : -1;
+    l->owner = to;
+    if (!handoff)
+        l->counter++;
+    t->version++;
+    return KDS_DDB_OK;
+}
+
+kds_ddb_status kds_lease_assign(kds_lease_table *t, size_t i, int32_t expected, int32_t owner,
+                                int cause)
+{
+    return leader_write(t, i, expected, owner, cause, false);
+}
+
+kds_ddb_status kds_lease_handoff(kds_lease_table *t, size_t i, int32_t from, int32_t to,
+                                 int cause)
+{
+    return leader_write(t, i, from, to, cause, true);
+}
+
+kds_ddb_status kds_lease_transfer(kds_lease_table *t, size_t i, uint64_t expected, int32_t me)
+{
+    SIM_ASSERT(i < t->n);
+    if (!admit(t, KDS_DDB_ASSIGN, true, write_cost(t)))
+        return KDS_DDB_THROTTLED;
+    kds_lease *l = &t->items[i];
+    if (l->deleted || l->counter != expected || l->ckpt_owner != me) {
+        t->st.cond_failed[KDS_DDB_ASSIGN]++;
+        return KDS_DDB_CONDITION_FAILED;
+    }
+    l->ckpt_owner = -1;
+    l->counter++;
+    t->version++;
+    return KDS_DDB_OK;
+}
+
+/* A request to an on-demand side table: counted, never throttled, no lease-table
+ * capacity. */
+static void side_request(kds_lease_table *t, kds_ddb_op op)
+{
+    t->st.requests[op]++;
+}
+
+void kds_lease_metrics_write(kds_lease_table *t, int32_t id, double value)
+{
+    SIM_ASSERT(id >= 0 && (size_t)id < t->n_owners);
+    side_request(t, KDS_DDB_METRICS);
+    t->owners[id].metrics_at = sim_now(t->sim);
+    t->owners[id].metric = value;
+}
+
+void kds_lease_metrics_read(kds_lease_table *t)
+{
+    side_request(t, KDS_DDB_METRICS);
+}
+
+bool kds_lease_lock(kds_lease_table *t, int32_t id, sim_time lease)
+{
+    sim_time now = sim_now(t->sim);
+    side_request(t, KDS_DDB_LOCK);
+    if (t->leader == id || t->leader < 0 || now - t->leader_beat > lease) {
+        t->leader = id;
+        t->leader_beat = now;
+    }
+    return t->leader == id;
+}
+
+void kds_lease_unlock(kds_lease_table *t, int32_t id)
+{
+    if (t->leader != id)
+        return;
+    side_request(t, KDS_DDB_LOCK);
+    t->leader = -1;
+}
+
 int32_t kds_lease_owner_add(kds_lease_table *t, const char *app, const char *worker,
                             uint32_t incarnation)
 {
@@ -272,7 +388,8 @@ int32_t kds_lease_owner_add(kds_lease_table *t, const char *app, const char *wor
         t->owners = no;
         t->cap_owners = ncap;
     }
-    t->owners[t->n_owners] = (kds_lease_owner){worker, app, incarnation, KDS_OWNER_RUNNING};
+    t->owners[t->n_owners] =
+        (kds_lease_owner){worker, app, incarnation, KDS_OWNER_RUNNING, (sim_time)-1, 0.0};
     t->version++;
     return (int32_t)t->n_owners++;
 }

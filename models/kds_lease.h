@@ -23,6 +23,13 @@
  * The table also keeps the registry of owners (worker incarnations) and their health,
  * so that several KCL applications sharing one application name share one table and
  * see each other's workers. DynamoDB calls take no simulated time.
+ *
+ * KCL 3.x (kcl.md section 7) adds to each lease its throughput and a checkpointOwner
+ * (set during a graceful handoff), a Query of the owner index (GSI), the leader's
+ * assignments and handoffs, and two side tables that stand here as fields of the owner
+ * registry and of the table: the worker-metrics entries and the leader lock
+ * (coordinator state). The side tables are on-demand (the KCL creates them so): their
+ * requests are counted but charge no capacity of the lease table.
  */
 #ifndef KDS_LEASE_H
 #define KDS_LEASE_H
@@ -36,6 +43,10 @@
 #include "sim_stats.h"
 
 typedef enum { KDS_LEASE_ON_DEMAND, KDS_LEASE_PROVISIONED } kds_lease_billing;
+
+/* Bytes of one entry of the keys-only owner index (leaseOwner and leaseKey): an
+ * assumption that sets the cost of a 3.x discovery Query. */
+#define KDS_LEASE_KEY_BYTES 100
 
 typedef struct kds_lease_table_cfg {
     kds_lease_billing billing; /* PAY_PER_REQUEST since KCL 2.3.7 (the default) */
@@ -68,6 +79,12 @@ typedef struct kds_lease {
     uint64_t ckpt_pos;       /* KDS_CKPT_SEQUENCE: next position to process */
     sim_time ckpt_time;      /* KDS_CKPT_AT_TIMESTAMP: the timestamp, ns */
     uint32_t owner_switches; /* ownerSwitchesSinceCheckpoint */
+    int32_t ckpt_owner;      /* checkpointOwner (3.x): the owner handing the lease over
+                                during a graceful handoff, or -1 */
+    double throughput;       /* throughputKBps (3.x), here B/s; < 0 = never written */
+    int32_t moved_from;      /* not persisted: the owner before the leader's latest
+                                assignment or handoff (-1 none), for the move log */
+    int move_cause;          /* not persisted: the assigning KCL's cause code (opaque) */
     int32_t parents[2];      /* parentShardId: shard indices, or -1 */
     bool deleted;            /* removed by lease cleanup (the slot stays, unused) */
     sim_time created;        /* ns */
@@ -87,10 +104,19 @@ typedef enum {
     KDS_DDB_CHECKPOINT, /* UpdateItem checkpoint */
     KDS_DDB_CREATE,     /* PutItem of a new lease */
     KDS_DDB_DELETE,     /* DeleteItem (cleanup of a finished parent) */
+    /* KCL 3.x only (reports list these only for 3.x applications): */
+    KDS_DDB_QUERY,      /* Query of the owner index: a worker's lease discovery */
+    KDS_DDB_ASSIGN,     /* UpdateItem by the leader: an assignment or a handoff's start,
+                           and the old owner's transfer at a handoff's end */
+    KDS_DDB_METRICS,    /* worker-metrics table: a report, or the leader's read */
+    KDS_DDB_LOCK,       /* coordinator-state table: the leader lock */
     KDS_DDB_N_OPS
 } kds_ddb_op;
 
 const char *kds_ddb_op_name(kds_ddb_op op);
+
+/* The operations a KCL 2.x application makes: the first ones of kds_ddb_op. */
+#define KDS_DDB_N_OPS_2X KDS_DDB_QUERY
 
 /* Health of an owner, as the simulator knows it (the KCL does not: it only sees
  * counters). Used to tell a lease taken from a dead worker from one taken from a
@@ -107,6 +133,8 @@ typedef struct kds_lease_owner {
     const char *app;      /* borrowed: the KCL consumer it belongs to */
     uint32_t incarnation; /* 1 for the first start, 2 after a restart, ... */
     kds_owner_state state;
+    sim_time metrics_at;  /* 3.x: its worker-metrics entry's last update, ns (-1 none) */
+    double metric;        /* ...and the value written then */
 } kds_lease_owner;
 
 typedef struct kds_lease_table_stats {
@@ -136,6 +164,8 @@ typedef struct kds_lease_table {
     kds_lease_owner *owners;  /* owned; by id */
     size_t n_owners, cap_owners;
     uint64_t version;         /* bumped by every change of an owner or a lease's owner */
+    int32_t leader;           /* 3.x: the leader lock's holder, or -1 */
+    sim_time leader_beat;     /* ...its last heartbeat (or acquisition), ns */
     int refs;                 /* applications sharing the table (kds_lease_table_ref) */
     kds_lease_table_stats st;
 } kds_lease_table;
@@ -166,8 +196,10 @@ kds_ddb_status kds_lease_scan(kds_lease_table *t);
 /* GetItem of lease `i` (strongly consistent). */
 kds_ddb_status kds_lease_get(kds_lease_table *t, size_t i);
 
-/* Renew lease `i`: leaseCounter + 1 if it still equals `expected`. */
-kds_ddb_status kds_lease_renew(kds_lease_table *t, size_t i, uint64_t expected);
+/* Renew lease `i`: leaseCounter + 1 if it still equals `expected` and checkpointOwner
+ * is still `ckpt_owner` (-1: none; the owner itself while it hands the lease over). */
+kds_ddb_status kds_lease_renew(kds_lease_table *t, size_t i, uint64_t expected,
+                               int32_t ckpt_owner);
 
 /* Take lease `i` for `owner` if leaseCounter still equals `expected`: owner = owner,
  * counter + 1, ownerSwitchesSinceCheckpoint + 1 when the owner changes. */
@@ -180,6 +212,47 @@ kds_ddb_status kds_lease_checkpoint(kds_lease_table *t, size_t i, uint64_t expec
 
 /* Delete lease `i` (lease cleanup after its shard ended and its children started). */
 kds_ddb_status kds_lease_delete(kds_lease_table *t, size_t i);
+
+/* ---- KCL 3.x (kcl.md section 7) ---- */
+
+/* Query the owner index for `owner`'s leases (a keys-only GSI, eventually consistent:
+ * half a read unit per 4 KB of keys, KDS_LEASE_KEY_BYTES each). On KDS_DDB_OK the
+ * caller reads t->items for the leases whose owner is `owner`. O(leases). */
+kds_ddb_status kds_lease_query(kds_lease_table *t, int32_t owner);
+
+/* The leader's assignLease of lease `i` to `owner`, if its owner is still `expected`
+ * (-1: none): counter + 1, checkpointOwner removed, ownerSwitchesSinceCheckpoint + 1
+ * when the owner changes. The previous owner and `cause` are kept for the new owner's
+ * move log (moved_from, move_cause). */
+kds_ddb_status kds_lease_assign(kds_lease_table *t, size_t i, int32_t expected, int32_t owner,
+                                int cause);
+
+/* The leader starts a graceful handoff of lease `i` from `from` to `to`, if `from` still
+ * owns it and no handoff is in progress: owner = to, checkpointOwner = from; the counter
+ * is not incremented, so `from` keeps renewing with ckpt_owner = from. `from` and
+ * `cause` are kept as by kds_lease_assign. */
+kds_ddb_status kds_lease_handoff(kds_lease_table *t, size_t i, int32_t from, int32_t to,
+                                 int cause);
+
+/* The old owner ends a handoff of lease `i` (it checkpointed, or the timeout passed):
+ * if the counter is still `expected` and `me` is still its checkpointOwner,
+ * checkpointOwner is removed and the counter + 1, which frees the new owner. */
+kds_ddb_status kds_lease_transfer(kds_lease_table *t, size_t i, uint64_t expected, int32_t me);
+
+/* Worker-metrics table: owner `id` writes its metric `value` now. Never throttled. */
+void kds_lease_metrics_write(kds_lease_table *t, int32_t id, double value);
+
+/* Worker-metrics table: the leader reads every entry (one request). */
+void kds_lease_metrics_read(kds_lease_table *t);
+
+/* Coordinator-state table: owner `id` tries to take, or heartbeats, the leader lock,
+ * which is free when released or not heartbeaten for `lease` ns. Returns true if `id`
+ * holds the lock afterwards. */
+bool kds_lease_lock(kds_lease_table *t, int32_t id, sim_time lease);
+
+/* Release the leader lock if `id` holds it (a graceful shutdown, or a leader giving up
+ * after failed runs). */
+void kds_lease_unlock(kds_lease_table *t, int32_t id);
 
 /* Register an owner (a worker incarnation); returns its id, or -1 when out of memory.
  * The strings are borrowed. */

@@ -732,6 +732,251 @@ START_TEST(scans_cost_read_capacity)
 }
 END_TEST
 
+
+/* ---- KCL 3.x lease assignment (kds_kcl_lam.c, kcl.md section 7) ------------------------ */
+
+/* The leader's LAM runs every 20 s from its start at 0; every third one balances. */
+#define LAM_PERIOD SIM_S(20)
+#define BALANCE_PERIOD SIM_S(60)
+#define DISCOVERY SIM_MS(9975)
+/* After a leader's write, the old owner notices the handoff at its next renewal
+ * (3,308 ms), its handler asks the processor to shut down (2 s grid), and the new owner
+ * finds the lease at its next discovery. */
+#define HANDOFF_DONE (SIM_MS(3308) + SIM_S(2) + DISCOVERY)
+
+/* Run `mode`: a second worker joining six shards at minute 2, or the 2.x taker. */
+static void second_worker(fixture *f, kds_kcl_assignment mode)
+{
+    fx_defaults(f, 6, SIM_MIN(7), 600, SIM_S(30), 1, 2);
+    f->kcl[0].assignment = mode;
+    f->wk[0][1].start = SIM_MIN(2);
+    fx_run(f);
+}
+
+/* Leader election (kcl.md 7.1): the first worker takes the lock at its start. When it
+ * crashes its lock expires 120 s after its last heartbeat (every 30 s) and another
+ * worker takes it at its next check (every 30 s); a graceful stop releases the lock,
+ * taken at the next check. The new leader's LAM then reassigns the old leader's leases,
+ * which nobody reassigned meanwhile: from its second run (the first stamps the
+ * counters), by its third plus a discovery; a stopped worker stays active until its
+ * metrics entry is 60 s old (issue #1452) and may be given a lease back, which expires
+ * again two runs later. */
+START_TEST(kcl3_leader_failover)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(8), 600, SIM_S(30), 1, 3);
+    f.kcl[0].assignment = KDS_KCL_WORKER_UTILIZATION;
+    const sim_time at = SIM_S(190);
+    add_event(&f, 0, 0, _i == 0 ? KDS_KCL_EV_CRASH : KDS_KCL_EV_STOP, at, 0, -1);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    ck_assert_uint_eq(s->n_leaders, 2);
+    ck_assert_str_eq(s->leaders[0].worker, "w1");
+    ck_assert_int_eq(s->leaders[0].at, 0);
+    ck_assert_str_ne(s->leaders[1].worker, "w1");
+    const sim_time heartbeat = SIM_S(30), beat = at / heartbeat * heartbeat;
+    if (_i == 0) {
+        ck_assert_int_gt(s->leaders[1].at, beat + SIM_S(120));
+        ck_assert_int_le(s->leaders[1].at, beat + SIM_S(120) + heartbeat);
+    } else {
+        ck_assert_int_le(s->leaders[1].at, at + heartbeat);
+    }
+    uint64_t moved = 0;
+    for (size_t i = 0; i < s->n_move_log; i++) {
+        const kds_kcl_move *m = &s->move_log[i];
+        if (m->at < at || !m->from || strcmp(m->from, "w1") != 0)
+            continue;
+        ck_assert_int_eq(m->cause, _i == 0 ? KDS_KCL_EXPIRY : KDS_KCL_SHUTDOWN);
+        ck_assert_int_ge(m->at, s->leaders[1].at + LAM_PERIOD);
+        ck_assert_int_le(m->at, s->leaders[1].at + (_i == 0 ? 2 : 4) * LAM_PERIOD + DISCOVERY);
+        moved++;
+    }
+    ck_assert_uint_eq(moved, 2);
+    ck_assert_uint_eq(wsum(&f, 0, "w2")->leases_held_end + wsum(&f, 0, "w3")->leases_held_end, 6);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A non-leader crashes (kcl.md 7.2): the leader finds a lease expired at its second
+ * run after the lease's last renewal L (the first stamps the last counter change), so
+ * at L + 20 s to L + 40 s, assigns it at once, and the new owner starts it at its
+ * next discovery: L + 20 s to L + 49.975 s. But the dead worker stays active until its
+ * metrics entry is 60 s old, and the leader may give a lease back to it; that lease
+ * expires again two runs later (the leader's own write changed the counter): every
+ * lease is back in service by L + 89.975 s. The records processed after each lease's
+ * last checkpoint are delivered twice, as in 2.x: nothing was handed over. */
+START_TEST(kcl3_crash_failover)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(7), 600, SIM_S(30), 1, 3);
+    f.kcl[0].assignment = KDS_KCL_WORKER_UTILIZATION;
+    const sim_time crash = SIM_MIN(3);
+    add_event(&f, 0, 2, KDS_KCL_EV_CRASH, crash, 0, -1);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    sim_time last = last_renewal_before(crash);
+    sim_time first = -1;
+    uint64_t moved = 0;
+    for (size_t i = 0; i < s->n_move_log; i++) {
+        const kds_kcl_move *m = &s->move_log[i];
+        if (m->at < crash || !m->from || strcmp(m->from, "w3") != 0)
+            continue;
+        ck_assert_int_eq(m->cause, KDS_KCL_EXPIRY);
+        ck_assert_int_gt(m->at - last, SIM_S(20));
+        ck_assert_int_le(m->at - last, 2 * LAM_PERIOD + DISCOVERY + 2 * LAM_PERIOD);
+        ck_assert_uint_eq(m->duplicates, m->replay_expected);
+        if (first < 0)
+            first = m->at;
+        moved++;
+    }
+    ck_assert_uint_eq(moved, 2);
+    ck_assert_int_le(first - last, 2 * LAM_PERIOD + DISCOVERY);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_STEAL], 0);
+    ck_assert_uint_eq(wsum(&f, 0, "w1")->leases_held_end + wsum(&f, 0, "w2")->leases_held_end, 6);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* After second_worker(): w2 got three of w1's six leases by the leader's balancing,
+ * `per_run` in each balancing run from the first one after w2's first metrics report
+ * (runs at 40 s + k x 60 s, w2 reports first at 122 s: from 160 s), each by a graceful
+ * handoff: nothing stolen, nothing delivered twice. */
+static void check_balanced_join(fixture *f, uint64_t per_run)
+{
+    const kds_kcl_summary *s = sum(f, 0);
+    ck_assert_uint_eq(wsum(f, 0, "w1")->leases_held_end, 3);
+    ck_assert_uint_eq(wsum(f, 0, "w2")->leases_held_end, 3);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_TAKE], 6);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_STEAL], 0);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_BALANCE], 3);
+    ck_assert_uint_eq(s->handoffs, 3);
+    ck_assert_uint_eq(wsum(f, 0, "w1")->handoffs_out, 3);
+    ck_assert_uint_eq(wsum(f, 0, "w1")->handoffs_timed_out, 0);
+    const sim_time first_run = SIM_S(160);
+    uint64_t k = 0;
+    for (size_t i = 0; i < s->n_move_log; i++) {
+        const kds_kcl_move *m = &s->move_log[i];
+        if (m->cause != KDS_KCL_BALANCE)
+            continue;
+        sim_time run = first_run + (sim_time)(k / per_run) * BALANCE_PERIOD;
+        ck_assert_int_gt(m->at, run);
+        ck_assert_int_le(m->at, run + HANDOFF_DONE);
+        ck_assert_str_eq(m->from, "w1");
+        ck_assert_str_eq(m->to, "w2");
+        ck_assert_uint_eq(m->replay_expected, 0);
+        ck_assert_uint_eq(m->duplicates, 0);
+        k++;
+    }
+    ck_assert_uint_eq(s->duplicates_from_failover, 0);
+    ck_assert_uint_eq(cst(f, 0)->duplicates_delivered, 0);
+    check_conservation(f);
+    ck_assert_uint_eq(cst(f, 0)->records_unread, 0);
+}
+
+/* A worker joins (kcl.md 7.3): nobody steals; the leader's variance balancing (every
+ * third run, 60 s) moves one lease per balancing run here: with six equal leases on
+ * one worker its metric is 200 against an average of 100, so it gives
+ * (200 - 100) / 200 x 60 % of its throughput = 1.8 leases' worth: one lease fits; then
+ * 1.2 leases' worth: one; then 0.6: none fits, the overshoot gives the smallest. Three
+ * balancing runs. */
+START_TEST(kcl3_second_worker_balances)
+{
+    fixture f;
+    second_worker(&f, KDS_KCL_WORKER_UTILIZATION);
+    check_balanced_join(&f, 1);
+    fx_fini(&f);
+}
+END_TEST
+
+/* The point of 3.x: the same join under the 2.x taker replays records at every steal
+ * (the victim keeps processing until its renewal fails, the thief restarts at the last
+ * checkpoint); with the graceful handoff the old owner checkpoints before the new one
+ * starts. With the handoff off, the leader's moves replay like steals. */
+START_TEST(kcl3_handoff_no_duplicates)
+{
+    fixture f;
+    second_worker(&f, KDS_KCL_TAKER);
+    const kds_kcl_summary *s = sum(&f, 0);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_STEAL], 3);
+    ck_assert_uint_gt(s->duplicates_from_failover, 0);
+    fx_fini(&f);
+
+    second_worker(&f, KDS_KCL_WORKER_UTILIZATION);
+    s = sum(&f, 0);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_BALANCE], 3);
+    ck_assert_uint_eq(s->duplicates_from_failover, 0);
+    fx_fini(&f);
+
+    fx_defaults(&f, 6, SIM_MIN(7), 600, SIM_S(30), 1, 2);
+    f.kcl[0].assignment = KDS_KCL_WORKER_UTILIZATION;
+    f.kcl[0].lam.graceful_handoff = false;
+    f.wk[0][1].start = SIM_MIN(2);
+    fx_run(&f);
+    s = sum(&f, 0);
+    ck_assert_uint_eq(s->handoffs, 0);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_BALANCE], 3);
+    ck_assert_uint_gt(s->duplicates_from_failover, 0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A processor busy with a 2-minute batch cannot finish within the handoff timeout
+ * (30 s): the old owner hands the lease over anyway, its batch finishes later and the
+ * new owner, started at the last checkpoint, delivers that batch again. */
+START_TEST(kcl3_handoff_timeout)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(7), 600, SIM_S(30), 1, 2);
+    f.kcl[0].assignment = KDS_KCL_WORKER_UTILIZATION;
+    f.kcl[0].process_ms = sim_dist_const(120000);
+    f.wk[0][1].start = SIM_MIN(2);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    const kds_kcl_worker_summary *w1 = wsum(&f, 0, "w1");
+    ck_assert_uint_gt(w1->handoffs_out, 0);
+    ck_assert_uint_eq(w1->handoffs_timed_out, w1->handoffs_out);
+    ck_assert_uint_gt(s->duplicates_from_failover, 0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* LEASE_COUNT_BASED (kcl.md 7.3): the leader moves leases one at a time from the most
+ * loaded worker to the least loaded until every worker is within ceil(6 / 2) = 3: all
+ * three in the first balancing run after the join. */
+START_TEST(kcl3_lease_count)
+{
+    fixture f;
+    second_worker(&f, KDS_KCL_LEASE_COUNT);
+    check_balanced_join(&f, 3);
+    fx_fini(&f);
+}
+END_TEST
+
+/* The 3.x table traffic (kcl.md section 6): only the leader scans, once a run; every
+ * worker queries the owner index every 9,975 ms and reports metrics every 30 s. */
+START_TEST(kcl3_table_traffic)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(5), 600, SIM_S(30), 1, 3);
+    f.kcl[0].assignment = KDS_KCL_WORKER_UTILIZATION;
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    const kds_lease_table_stats *st = &s->table->st;
+    ck_assert_uint_eq(st->requests[KDS_DDB_SCAN], s->lam_runs);
+    ck_assert_uint_eq(s->lam_runs, SIM_MIN(5) / LAM_PERIOD + 1); /* at 0 s to 300 s */
+    ck_assert_uint_eq(wsum(&f, 0, "w2")->scans, 0);
+    ck_assert_uint_eq(st->requests[KDS_DDB_QUERY], 3 * (SIM_MIN(5) / DISCOVERY + 1));
+    ck_assert_uint_eq(st->requests[KDS_DDB_TAKE], 0);
+    ck_assert_uint_eq(st->requests[KDS_DDB_METRICS], 3 * 10 + s->lam_runs);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
 /* ---- determinism ----------------------------------------------------------------------- */
 
 typedef struct outcome {
@@ -787,6 +1032,15 @@ Suite *kcl_suite(void)
     tcase_add_test(tc, scans_cost_read_capacity);
     tcase_add_test(tc, deterministic);
     suite_add_tcase(s, tc);
+    TCase *t3 = tcase_create("kcl3");
+    tcase_add_loop_test(t3, kcl3_leader_failover, 0, 2);
+    tcase_add_test(t3, kcl3_crash_failover);
+    tcase_add_test(t3, kcl3_second_worker_balances);
+    tcase_add_test(t3, kcl3_handoff_no_duplicates);
+    tcase_add_test(t3, kcl3_handoff_timeout);
+    tcase_add_test(t3, kcl3_lease_count);
+    tcase_add_test(t3, kcl3_table_traffic);
+    suite_add_tcase(s, t3);
     return s;
 }
 

@@ -88,14 +88,14 @@ START_TEST(conditional_writes)
     ck_assert_uint_eq(t->items[0].counter, 1);
     ck_assert_uint_eq(t->items[0].owner_switches, 1);
     /* Renew with the current counter; a stale counter fails. */
-    ck_assert_int_eq(kds_lease_renew(t, 0, 1), KDS_DDB_OK);
+    ck_assert_int_eq(kds_lease_renew(t, 0, 1, -1), KDS_DDB_OK);
     ck_assert_uint_eq(t->items[0].counter, 2);
-    ck_assert_int_eq(kds_lease_renew(t, 0, 1), KDS_DDB_CONDITION_FAILED);
+    ck_assert_int_eq(kds_lease_renew(t, 0, 1, -1), KDS_DDB_CONDITION_FAILED);
     ck_assert_uint_eq(t->items[0].counter, 2);
     /* b steals with what it saw: a's next renewal fails. */
     ck_assert_int_eq(kds_lease_take(t, 0, 2, b), KDS_DDB_OK);
     ck_assert_uint_eq(t->items[0].owner_switches, 2);
-    ck_assert_int_eq(kds_lease_renew(t, 0, 2), KDS_DDB_CONDITION_FAILED);
+    ck_assert_int_eq(kds_lease_renew(t, 0, 2, -1), KDS_DDB_CONDITION_FAILED);
     /* b's checkpoint resets the switches and moves the counter; a's fails. */
     ck_assert_int_eq(kds_lease_checkpoint(t, 0, 2, KDS_CKPT_SEQUENCE, 42),
                      KDS_DDB_CONDITION_FAILED);
@@ -115,7 +115,7 @@ START_TEST(conditional_writes)
     ck_assert(t->items[0].deleted);
     ck_assert_uint_eq(t->n_live, 0);
     ck_assert_int_eq(kds_lease_find(t, 3), -1);
-    ck_assert_int_eq(kds_lease_renew(t, 0, 5), KDS_DDB_CONDITION_FAILED);
+    ck_assert_int_eq(kds_lease_renew(t, 0, 5, -1), KDS_DDB_CONDITION_FAILED);
     ck_assert_int_eq(kds_lease_delete(t, 0), KDS_DDB_CONDITION_FAILED);
     fx_fini(&f);
 }
@@ -131,7 +131,7 @@ START_TEST(consumed_units)
     for (uint32_t s = 0; s < 100; s++)
         ck_assert_int_eq(kds_lease_create(t, s, -1, -1, KDS_CKPT_LATEST, 0, NULL), KDS_DDB_OK);
     ck_assert_double_eq(kds_lease_write_units(t), 100.0);
-    ck_assert_int_eq(kds_lease_renew(t, 5, 7), KDS_DDB_CONDITION_FAILED);
+    ck_assert_int_eq(kds_lease_renew(t, 5, 7, -1), KDS_DDB_CONDITION_FAILED);
     ck_assert_double_eq(kds_lease_write_units(t), 101.0);
     /* 100 x 300 B = 30,000 B = 8 blocks of 4 KB: 4 read units. */
     ck_assert_int_eq(kds_lease_scan(t), KDS_DDB_OK);
@@ -142,7 +142,7 @@ START_TEST(consumed_units)
     ck_assert_uint_eq(t->st.requests[KDS_DDB_CREATE], 100);
     /* On-demand never throttles. */
     for (int k = 0; k < 10000; k++)
-        kds_lease_renew(t, 0, t->items[0].counter);
+        kds_lease_renew(t, 0, t->items[0].counter, -1);
     ck_assert_uint_eq(t->st.throttled_writes, 0);
     ck_assert_uint_eq(t->items[0].counter, 10000);
     /* An empty table's scan still costs half a unit. */
@@ -178,7 +178,7 @@ START_TEST(provisioned_throttles)
     advance(&f, SIM_S(1));
     ok = 0;
     for (int k = 0; k < 20; k++)
-        ok += kds_lease_renew(t, 0, t->items[0].counter) == KDS_DDB_OK;
+        ok += kds_lease_renew(t, 0, t->items[0].counter, -1) == KDS_DDB_OK;
     ck_assert_uint_eq(ok, 5);
     /* Reads have their own capacity: 2 units a second. */
     ck_assert_int_eq(kds_lease_get(t, 0), KDS_DDB_OK);
@@ -191,7 +191,7 @@ START_TEST(provisioned_throttles)
     for (int ms = 1000; ms < 11000; ms += 100) {
         advance(&f, SIM_MS(1000 + ms));
         for (int k = 0; k < 3; k++)
-            kds_lease_renew(t, 0, t->items[0].counter);
+            kds_lease_renew(t, 0, t->items[0].counter, -1);
     }
     uint64_t passed = t->st.requests[KDS_DDB_RENEW] - t->st.throttled[KDS_DDB_RENEW] - before;
     ck_assert_uint_ge(passed, 53);
@@ -209,7 +209,7 @@ START_TEST(burst_capacity)
     kds_lease_table *t = f.t;
     ck_assert_int_eq(kds_lease_create(t, 0, -1, -1, KDS_CKPT_LATEST, 0, NULL), KDS_DDB_OK);
     uint32_t ok = 1;
-    while (kds_lease_renew(t, 0, t->items[0].counter) == KDS_DDB_OK)
+    while (kds_lease_renew(t, 0, t->items[0].counter, -1) == KDS_DDB_OK)
         ok++;
     ck_assert_uint_eq(ok, 3000);
     fx_fini(&f);
