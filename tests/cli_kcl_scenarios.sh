@@ -4,7 +4,8 @@
 # steals; a crashed worker's leases taken 20-40 s after its last renewal with the
 # records since each checkpoint delivered twice; a long pause; twelve workers leaving
 # six idle; an under-provisioned lease table churning while an on-demand one is
-# stable; staging and production sharing an application name; a rolling deployment.
+# stable; staging and production sharing an application name; a rolling deployment;
+# and KCL 3.x beside 2.x: a join balanced by the leader with graceful handoffs.
 # Also: the KCL keys of the JSON consumer object, the consumer conservation rule, the
 # KCL CSV files of --out, determinism, and the loader's messages for bad KCL keys.
 # usage: bash tests/cli_kcl_scenarios.sh KDSIM SRCDIR
@@ -41,6 +42,7 @@ run kcl-small-lease-table "$tmp/sl" --duration 15m
 run kcl-shared-application-name "$tmp/sh" --duration 8m
 run kcl-rolling-deployment "$tmp/rd"
 run kcl-worker-crash "$tmp/wc2" --duration 6m
+run kcl3-second-worker "$tmp/k3"
 
 python3 - "$tmp" <<'PY' || fail=1
 import csv, json, sys
@@ -62,7 +64,7 @@ def kcl(r, name=None):
 def worker(c, name):
     return next(w for w in c["workers"] if w["name"] == name)
 
-reports = {d: load(d) for d in ("sw", "wc", "gc", "tw", "sl", "sh", "rd")}
+reports = {d: load(d) for d in ("sw", "wc", "gc", "tw", "sl", "sh", "rd", "k3")}
 
 # Every KCL consumer object: the issue's keys beside the common ones, and conservation.
 for d, r in reports.items():
@@ -158,6 +160,33 @@ check(c["lease_moves_by_cause"]["shutdown"] == 8, f"rolling: shutdown moves {c['
 check(all(w["starts"] == 2 and w["leases_held_end"] == 2 for w in c["workers"]), "rolling: workers")
 check(all(e["converged_after_s"] is not None for e in c["worker_events"]), "rolling: an event never converged")
 
+# KCL 3.x beside 2.x, a second worker joining at 3 min: 2.x steals three leases in three
+# taker passes (40.1 s) and replays; 3.x moves three by the leader's balancing, one per
+# balancing run (60 s apart), by graceful handoff, with nothing delivered twice.
+r = reports["k3"]
+old, new = kcl(r, "orders-2x"), kcl(r, "orders-3x")
+check("lease_assignment" not in old and "balance" not in old["lease_moves_by_cause"]
+      and "query" not in old["lease_table"]["requests"], "kcl3: the 2.x application has 3.x keys")
+check(new["lease_assignment"] == "worker_utilization", f"kcl3: lease_assignment {new.get('lease_assignment')}")
+check(old["lease_moves_by_cause"] == {"take": 6, "steal": 3, "expiry": 0, "shutdown": 0},
+      f"kcl3: 2.x moves {old['lease_moves_by_cause']}")
+check(new["lease_moves_by_cause"] == {"take": 6, "steal": 0, "expiry": 0, "shutdown": 0, "balance": 3},
+      f"kcl3: 3.x moves {new['lease_moves_by_cause']}")
+check(old["duplicates_from_failover"] > 1000, f"kcl3: 2.x duplicates {old['duplicates_from_failover']}")
+check(new["duplicates_from_failover"] == 0 and new["handoffs"] == 3,
+      f"kcl3: 3.x duplicates {new['duplicates_from_failover']}, handoffs {new['handoffs']}")
+check(worker(new, "worker-a")["handoffs_out"] == 3 and worker(new, "worker-a")["handoffs_timed_out"] == 0,
+      "kcl3: worker-a's handoffs")
+check(len(new["leaders"]) == 1 and new["leaders"][0]["worker"] == "worker-a", f"kcl3: leaders {new['leaders']}")
+check(old["worker_events"][1]["converged_after_s"] == 40.1, f"kcl3: 2.x join {old['worker_events'][1]}")
+conv = new["worker_events"][1]["converged_after_s"]
+check(conv is not None and 120 < conv <= 180, f"kcl3: the 3.x join converged after {conv} s, not in three balancing runs")
+bal = [m["t_s"] for m in new["lease_move_log"] if m["cause"] == "balance"]
+check(len(bal) == 3 and all(55 < b - a < 65 for a, b in zip(bal, bal[1:])), f"kcl3: balance moves at {bal}")
+check([w["leases_held_end"] for w in new["workers"]] == [3, 3], "kcl3: 3.x leases at the end")
+check(new["lease_table"]["requests"]["scan"] == new["lam_runs"] and worker(new, "worker-b")["scans"] == 0,
+      "kcl3: someone but the leader scanned")
+
 # --out: the KCL files, headers and one row per minute and worker.
 rows = list(csv.reader(open(f"{tmp}/tw/kcl_workers_per_minute.csv")))
 check(rows[0] == ["minute", "consumer", "worker", "leases_held"], f"kcl_workers_per_minute.csv header {rows[0]}")
@@ -219,6 +248,40 @@ for want in \
     if ! grep -q "$want" "$tmp/bad.err"; then
         echo "FAIL validate: no message like: $want"
         sed 's/^/    got: /' "$tmp/bad.err"
+        fail=1
+    fi
+done
+
+# Bad KCL 3.x keys.
+cat >"$tmp/bad3.yaml" <<'EOF'
+duration: 5m
+stream: {shards: 2}
+consumers:
+  - {name: a, kind: kcl, workers: 1, kcl3: {dampening: 50}}
+  - {name: b, kind: kcl, workers: 1, lease_assignment: lease_count, kcl3: {metric: cpu}}
+  - {name: c, kind: kcl, workers: 1, lease_assignment: leader}
+  - name: d
+    kind: kcl
+    workers: 1
+    lease_assignment: worker_utilization
+    kcl3: {leader_lock_heartbeat: 2m, dampening: 120}
+producers:
+  - {name: p, rate: 10 records/s, record_size: 1 KiB}
+EOF
+"$kdsim" validate "$tmp/bad3.yaml" 2>"$tmp/bad3.err" >/dev/null
+rc=$?
+[ $rc -eq 2 ] || { echo "FAIL validate of bad KCL 3.x keys: exit status $rc, expected 2"; fail=1; }
+n=$(grep -c "bad3.yaml:" "$tmp/bad3.err")
+[ "$n" -eq 5 ] || { echo "FAIL validate 3.x: $n messages, expected 5"; sed 's/^/    got: /' "$tmp/bad3.err"; fail=1; }
+for want in \
+    "bad3.yaml:4:44: consumers\[0\].kcl3: applies to KCL 3.x lease assignment only; set lease_assignment: worker_utilization" \
+    "bad3.yaml:5:84: consumers\[1\].kcl3.metric: applies to lease_assignment: worker_utilization only" \
+    "bad3.yaml:6:56: consumers\[2\].lease_assignment: expected one of taker, worker_utilization, lease_count" \
+    "bad3.yaml:11:11: consumers\[3\].kcl3: the leader lock is heartbeaten every 120.000 s but lasts 120.000 s" \
+    "consumers\[3\].kcl3.dampening"; do
+    if ! grep -q "$want" "$tmp/bad3.err"; then
+        echo "FAIL validate 3.x: no message like: $want"
+        sed 's/^/    got: /' "$tmp/bad3.err"
         fail=1
     fi
 done
