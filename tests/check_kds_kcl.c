@@ -890,6 +890,29 @@ START_TEST(kcl3_second_worker_balances)
 }
 END_TEST
 
+/* The cpu metric (the busy fraction of each worker's capacity): a worker processing
+ * the whole stream at 60 % of its capacity, joined by an idle one, gives it leases by
+ * balancing (average 30 %, donor above 33 %), by handoff. */
+START_TEST(kcl3_cpu_metric)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(7), 600, SIM_S(30), 1, 2);
+    f.kcl[0].assignment = KDS_KCL_WORKER_UTILIZATION;
+    f.kcl[0].lam.metric = KDS_KCL_METRIC_CPU;
+    f.wk[0][0].capacity = 1000;
+    f.wk[0][1].capacity = 1000;
+    f.wk[0][1].start = SIM_MIN(2);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    ck_assert_uint_ge(s->moves_by_cause[KDS_KCL_BALANCE], 2);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_STEAL], 0);
+    ck_assert_uint_ge(wsum(&f, 0, "w2")->leases_held_end, 2);
+    ck_assert_uint_eq(s->duplicates_from_failover, 0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
 /* The point of 3.x: the same join under the 2.x taker replays records at every steal
  * (the victim keeps processing until its renewal fails, the thief restarts at the last
  * checkpoint); with the graceful handoff the old owner checkpoints before the new one
@@ -1039,6 +1062,7 @@ Suite *kcl_suite(void)
     tcase_add_test(t3, kcl3_handoff_no_duplicates);
     tcase_add_test(t3, kcl3_handoff_timeout);
     tcase_add_test(t3, kcl3_lease_count);
+    tcase_add_test(t3, kcl3_cpu_metric);
     tcase_add_test(t3, kcl3_table_traffic);
     suite_add_tcase(s, t3);
     return s;
