@@ -231,7 +231,7 @@ void kdsim_kcl_text(const json_t *r, FILE *out)
         if (la) {
             const json_t *ld = json_object_get(c, "leaders");
             fprintf(out,
-                    "  KCL 3.x assignment %s: %" PRIu64 " LAM runs, %zu leader change(s), "
+                    "  KCL 3.x assignment %s: %" PRIu64 " LAM runs, %zu leader election(s), "
                     "%" PRIu64 " balancing moves, %" PRIu64 " graceful handoffs\n",
                     json_string_value(la), ju(c, "lam_runs"), json_array_size(ld),
                     ju(bc, "balance"), ju(c, "handoffs"));

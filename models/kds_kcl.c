@@ -1755,6 +1755,10 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
         a->cfg.max_pending = 1;
     if (a->cfg.max_pending > QCAP)
         a->cfg.max_pending = QCAP;
+    if (a->cfg.lam.metrics_keep < 1)
+        a->cfg.lam.metrics_keep = 1;
+    if (a->cfg.lam.metrics_keep > KDS_KCL_METRICS_KEEP_MAX)
+        a->cfg.lam.metrics_keep = KDS_KCL_METRICS_KEEP_MAX;
     a->app_name = cfg->application_name ? cfg->application_name : cfg->name;
     a->sim = s;
     a->st = st;

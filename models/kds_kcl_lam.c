@@ -107,9 +107,7 @@ static void metrics_event(sim *s, void *ctx)
     }
     w->m_busy = 0;
     w->m_last = now;
-    size_t keep = c->metrics_keep < 1 ? 1 : c->metrics_keep > KDS_KCL_METRICS_KEEP_MAX
-                                                  ? KDS_KCL_METRICS_KEEP_MAX
-                                                  : c->metrics_keep;
+    size_t keep = c->metrics_keep; /* 1 to KDS_KCL_METRICS_KEEP_MAX (kds_kcl_make) */
     if (w->m_n >= keep) {
         memmove(w->m_hist, w->m_hist + 1, (keep - 1) * sizeof *w->m_hist);
         w->m_n = keep - 1;
