@@ -208,6 +208,25 @@ if ! "$kdsim" run scenarios/kcl-twelve-workers.yaml --duration 1m 2>&1 | grep -q
     fail=1
 fi
 
+# expect_messages NAME N PATTERN...: `kdsim validate $tmp/NAME.yaml` exits 2 with N
+# messages, one matching each PATTERN (grep).
+expect_messages() {
+    local name=$1 n=$2 want got
+    shift 2
+    "$kdsim" validate "$tmp/$name.yaml" 2>"$tmp/$name.err" >/dev/null
+    got=$?
+    [ $got -eq 2 ] || { echo "FAIL validate $name.yaml: exit status $got, expected 2"; fail=1; }
+    got=$(grep -c "$name.yaml:" "$tmp/$name.err")
+    [ "$got" -eq "$n" ] || { echo "FAIL validate $name.yaml: $got messages, expected $n"; sed 's/^/    got: /' "$tmp/$name.err"; fail=1; }
+    for want in "$@"; do
+        if ! grep -q "$want" "$tmp/$name.err"; then
+            echo "FAIL validate $name.yaml: no message like: $want"
+            sed 's/^/    got: /' "$tmp/$name.err"
+            fail=1
+        fi
+    done
+}
+
 # Bad KCL keys: one message each, with file:line:col and the key path.
 cat >"$tmp/bad.yaml" <<'EOF'
 duration: 5m
@@ -231,12 +250,7 @@ consumers:
 producers:
   - {name: p, rate: 10 records/s, record_size: 1 KiB}
 EOF
-"$kdsim" validate "$tmp/bad.yaml" 2>"$tmp/bad.err" >/dev/null
-rc=$?
-[ $rc -eq 2 ] || { echo "FAIL validate of bad KCL keys: exit status $rc, expected 2"; fail=1; }
-n=$(grep -c "bad.yaml:" "$tmp/bad.err")
-[ "$n" -eq 8 ] || { echo "FAIL validate: $n messages, expected 8"; sed 's/^/    got: /' "$tmp/bad.err"; fail=1; }
-for want in \
+expect_messages bad 8 \
     "bad.yaml:7:21: consumers\[0\].start_position: a KCL application starts new leases at trim_horizon, latest or at_timestamp" \
     "bad.yaml:9:17: consumers\[0\].push_delay: applies to retrieval: efo only" \
     "bad.yaml:10:18: consumers\[0\].checkpoint: unknown key 'every_record'" \
@@ -244,13 +258,7 @@ for want in \
     "bad.yaml:12:28: consumers\[0\].lease_table.billing" \
     "bad.yaml:16:13: consumers\[0\].workers\[0\].events\[0\]: missing required key 'for'" \
     "bad.yaml:17:52: consumers\[0\].workers\[0\].events\[1\].restart_after: applies to action: stop or crash only" \
-    "bad.yaml:18:16: consumers\[0\].workers\[1\].name: worker name 'w1' is already used by workers\[0\]"; do
-    if ! grep -q "$want" "$tmp/bad.err"; then
-        echo "FAIL validate: no message like: $want"
-        sed 's/^/    got: /' "$tmp/bad.err"
-        fail=1
-    fi
-done
+    "bad.yaml:18:16: consumers\[0\].workers\[1\].name: worker name 'w1' is already used by workers\[0\]"
 
 # Bad KCL 3.x keys.
 cat >"$tmp/bad3.yaml" <<'EOF'
@@ -268,23 +276,12 @@ consumers:
 producers:
   - {name: p, rate: 10 records/s, record_size: 1 KiB}
 EOF
-"$kdsim" validate "$tmp/bad3.yaml" 2>"$tmp/bad3.err" >/dev/null
-rc=$?
-[ $rc -eq 2 ] || { echo "FAIL validate of bad KCL 3.x keys: exit status $rc, expected 2"; fail=1; }
-n=$(grep -c "bad3.yaml:" "$tmp/bad3.err")
-[ "$n" -eq 5 ] || { echo "FAIL validate 3.x: $n messages, expected 5"; sed 's/^/    got: /' "$tmp/bad3.err"; fail=1; }
-for want in \
+expect_messages bad3 5 \
     "bad3.yaml:4:44: consumers\[0\].kcl3: applies to KCL 3.x lease assignment only; set lease_assignment: worker_utilization" \
     "bad3.yaml:5:84: consumers\[1\].kcl3.metric: applies to lease_assignment: worker_utilization only" \
     "bad3.yaml:6:56: consumers\[2\].lease_assignment: expected one of taker, worker_utilization, lease_count" \
     "bad3.yaml:11:11: consumers\[3\].kcl3: the leader lock is heartbeaten every 120.000 s but lasts 120.000 s" \
-    "consumers\[3\].kcl3.dampening"; do
-    if ! grep -q "$want" "$tmp/bad3.err"; then
-        echo "FAIL validate 3.x: no message like: $want"
-        sed 's/^/    got: /' "$tmp/bad3.err"
-        fail=1
-    fi
-done
+    "consumers\[3\].kcl3.dampening"
 
 [ $fail -eq 0 ] && echo "ok"
 exit $fail
