@@ -1035,14 +1035,9 @@ static void take_pass(worker *w)
 static void take_event(sim *s, void *ctx)
 {
     worker *w = ctx;
-    w->ev_take = 0;
-    if (w->state != W_RUNNING)
-        return;
     sim_time now = sim_now(s);
-    if (paused(w, now)) {
-        w->ev_take = sim_at(s, w->pause_until, take_event, w);
+    if (!task_due(w, &w->ev_take, take_event, now))
         return;
-    }
     take_pass(w);
     /* scheduleWithFixedDelay: the next pass one period after this one ended (DynamoDB
      * calls take no simulated time). */
@@ -1205,14 +1200,9 @@ static void renew_pass(worker *w)
 static void renew_event(sim *s, void *ctx)
 {
     worker *w = ctx;
-    w->ev_renew = 0;
-    if (w->state != W_RUNNING)
-        return;
     sim_time now = sim_now(s);
-    if (paused(w, now)) {
-        w->ev_renew = sim_at(s, w->pause_until, renew_event, w);
+    if (!task_due(w, &w->ev_renew, renew_event, now))
         return;
-    }
     renew_pass(w);
     /* scheduleAtFixedRate: on the original grid; runs missed during a stall are not
      * repeated. */
@@ -1231,14 +1221,9 @@ static void cleanup_event(sim *s, void *ctx)
     worker *w = ctx;
     kcl *a = w->app;
     kds_lease_table *t = a->table;
-    w->ev_cleanup = 0;
-    if (w->state != W_RUNNING)
-        return;
     sim_time now = sim_now(s);
-    if (paused(w, now)) {
-        w->ev_cleanup = sim_at(s, w->pause_until, cleanup_event, w);
+    if (!task_due(w, &w->ev_cleanup, cleanup_event, now))
         return;
-    }
     for (size_t k = 0; k < w->n_held;) {
         held *h = &w->held[k];
         const kds_lease *l = &t->items[h->lease];

@@ -202,6 +202,21 @@ static inline void cancel(sim *s, sim_event_id *id)
     }
 }
 
+/* The start of a run of one of worker w's periodic tasks at `now`, the task's event
+ * `*id` having just fired: false if the worker is not running (the task ends), or is
+ * paused (the task is put off to the pause's end, `fn` again). */
+static inline bool task_due(worker *w, sim_event_id *id, sim_fn fn, sim_time now)
+{
+    *id = 0;
+    if (w->state != W_RUNNING)
+        return false;
+    if (paused(w, now)) {
+        *id = sim_at(w->app->sim, w->pause_until, fn, w);
+        return false;
+    }
+    return true;
+}
+
 /* ---- kds_kcl.c, for kds_kcl_lam.c ---- */
 
 

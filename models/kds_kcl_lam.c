@@ -61,14 +61,9 @@ static void lock_event(sim *s, void *ctx)
 {
     worker *w = ctx;
     kcl *a = w->app;
-    w->ev_lock = 0;
-    if (w->state != W_RUNNING)
-        return;
     sim_time now = sim_now(s);
-    if (paused(w, now)) {
-        w->ev_lock = sim_at(s, w->pause_until, lock_event, w);
+    if (!task_due(w, &w->ev_lock, lock_event, now))
         return;
-    }
     bool was = w->leader;
     w->leader = kds_lease_lock(a->table, w->owner, a->cfg.lam.lock_lease);
     if (w->leader && !was)
@@ -78,21 +73,16 @@ static void lock_event(sim *s, void *ctx)
 
 /* ---- worker metrics (kcl.md 7.3) --------------------------------------------------- */
 
-/* One report: the 30-s value, kept with the previous ones, and their EMA written. */
+/* One report: the 30-s value, kept with the previous ones, and their EMA written. A
+ * paused worker reports nothing: its entry ages. */
 static void metrics_event(sim *s, void *ctx)
 {
     worker *w = ctx;
     kcl *a = w->app;
     const kds_kcl_lam_cfg *c = &a->cfg.lam;
-    w->ev_metrics = 0;
-    if (w->state != W_RUNNING)
-        return;
     sim_time now = sim_now(s);
-    if (paused(w, now)) {
-        /* A stalled worker reports nothing: its entry ages. */
-        w->ev_metrics = sim_at(s, w->pause_until, metrics_event, w);
+    if (!task_due(w, &w->ev_metrics, metrics_event, now))
         return;
-    }
     double v = 0;
     if (c->metric == KDS_KCL_METRIC_CPU) {
         /* Processing is booked when a batch starts: a report may see more than its span. */
@@ -128,14 +118,9 @@ static void discover_event(sim *s, void *ctx)
     worker *w = ctx;
     kcl *a = w->app;
     kds_lease_table *t = a->table;
-    w->ev_discover = 0;
-    if (w->state != W_RUNNING)
-        return;
     sim_time now = sim_now(s);
-    if (paused(w, now)) {
-        w->ev_discover = sim_at(s, w->pause_until, discover_event, w);
+    if (!task_due(w, &w->ev_discover, discover_event, now))
         return;
-    }
     w->sum.discoveries++;
     if (kds_lease_query(t, w->owner) == KDS_DDB_OK) {
         /* A processor's start may create leases (a finished parent's children): the
@@ -519,14 +504,9 @@ static void lam_run(worker *w, sim_time now)
 static void lam_event(sim *s, void *ctx)
 {
     worker *w = ctx;
-    w->ev_lam = 0;
-    if (w->state != W_RUNNING)
-        return;
     sim_time now = sim_now(s);
-    if (paused(w, now)) {
-        w->ev_lam = sim_at(s, w->pause_until, lam_event, w);
+    if (!task_due(w, &w->ev_lam, lam_event, now))
         return;
-    }
     if (w->leader)
         lam_run(w, now);
     if (w->state == W_RUNNING)
