@@ -136,6 +136,9 @@ typedef struct kds_consumer_ops {
     void (*finish)(kds_consumer *c, sim_time end);    /* settle end-of-run figures */
     void (*figures)(const kds_consumer *c, kds_figure_fn fn, void *arg); /* may be NULL */
     void (*assumptions)(const kds_consumer *c, kds_assume_fn fn, void *arg); /* may be NULL */
+    /* The model's own invariants (kds_invariant.h), checked by kds_world_check(): 0, or
+     * SIM_ESTATE with the invariant named in msg (n bytes). May be NULL. */
+    int (*check)(const kds_consumer *c, char *msg, size_t n);
     void (*free)(kds_consumer *c);                    /* NULL-safe on the model side */
 } kds_consumer_ops;
 

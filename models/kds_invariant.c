@@ -97,5 +97,10 @@ int kds_world_check(const kds_world *w, char *msg, size_t n)
             return SIM_ESTATE;
         }
     }
+    for (size_t i = 0; i < w->n_consumers; i++) {
+        const kds_consumer *c = w->consumers[i];
+        if (c->ops->check && (rc = c->ops->check(c, msg, n)) != 0)
+            return rc;
+    }
     return 0;
 }

@@ -791,6 +791,66 @@ static proc *proc_new(worker *w, uint32_t lease)
 
 /* ---- the worker's lease coordinator ------------------------------------------------- */
 
+/* The lease ownership invariant (kds_invariant.h) for lease item i of a's table, over
+ * the workers of every application sharing the table: a worker that holds the lease at
+ * the table's current counter must be its owner, or its checkpoint owner handing it
+ * over (KCL 3.x), and one worker at most may. A worker holding an older counter is one
+ * whose next renewal will fail (a stalled worker whose lease was taken): the KCL lets
+ * it finish what it fetched, and that is counted as duplicates, not as a violation.
+ * The conditional writes guarantee the invariant; a violation is a bug in the model.
+ * Returns 0, or SIM_ESTATE with the invariant named in msg (n bytes). */
+static int check_lease(const kcl *a, uint32_t i, char *msg, size_t n)
+{
+    const kds_lease_table *t = a->table;
+    const kds_lease *l = &t->items[i];
+    if (l->deleted)
+        return 0;
+    const worker *holder = NULL;
+    /* Every application on this table, found as at creation: through the stream's
+     * shard listeners, which every KCL application registers. */
+    for (size_t k = 0; k < a->st->n_listeners; k++) {
+        const kcl *o = a->st->listeners[k].ctx;
+        if (a->st->listeners[k].fn != on_new_shard || o->table != t)
+            continue;
+        for (size_t j = 0; j < o->n_workers; j++) {
+            worker *w = &o->workers[j];
+            const held *h = is_up(w) ? held_find(w, i) : NULL;
+            if (!h || h->counter != l->counter)
+                continue;
+            char id[32];
+            kds_shard_id(id, sizeof id, l->shard);
+            if (w->owner != l->owner && w->owner != l->ckpt_owner) {
+                snprintf(msg, n,
+                         "invariant 'lease ownership' violated: lease %s of application %s "
+                         "is held at its counter %" PRIu64 " by worker %s of %s, which is "
+                         "neither its owner (%s) nor handing it over",
+                         id, t->name, l->counter, w->cfg->name, o->base.name,
+                         l->owner >= 0 ? t->owners[l->owner].worker : "none");
+                return SIM_ESTATE;
+            }
+            if (holder) {
+                snprintf(msg, n,
+                         "invariant 'lease ownership' violated: lease %s of application %s "
+                         "is held at its counter %" PRIu64 " by two workers, %s and %s",
+                         id, t->name, l->counter, holder->cfg->name, w->cfg->name);
+                return SIM_ESTATE;
+            }
+            holder = w;
+        }
+    }
+    return 0;
+}
+
+/* The invariant at a lease worker w has just acquired: a violation stops the run, and
+ * the end-of-run check (check()) reports it. */
+static void lease_acquired_check(worker *w, uint32_t i)
+{
+    kcl *a = w->app;
+    if (a->violation[0] == '\0' &&
+        check_lease(a, i, a->violation, sizeof a->violation) != 0)
+        sim_stop(a->sim);
+}
+
 void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_state,
                      kds_kcl_cause cause)
 {
@@ -802,6 +862,7 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_
         /* Re-taken while still held (its renewals had been failing): same processor. */
         h->counter = t->items[i].counter;
         h->renewed = now;
+        lease_acquired_check(w, i);
         return;
     }
     w->sum.leases_taken++;
@@ -865,6 +926,7 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_
     proc *p = proc_new(w, i);
     w->held[w->n_held++] = (held){i, l->counter, now, p, false, -1.0, now};
     note_held(w);
+    lease_acquired_check(w, i);
     parents_body(p);
 }
 
@@ -1701,11 +1763,29 @@ static void free_kcl(kds_consumer *base)
     free(a);
 }
 
+/* kds_consumer_ops.check: the violation found during the run, else the lease
+ * ownership invariant over every lease of the table as the run ends. */
+static int check(const kds_consumer *base, char *msg, size_t n)
+{
+    const kcl *a = (const kcl *)base;
+    if (a->violation[0] != '\0') {
+        snprintf(msg, n, "%s", a->violation);
+        return SIM_ESTATE;
+    }
+    for (uint32_t i = 0; i < a->table->n; i++) {
+        int rc = check_lease(a, i, msg, n);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static const kds_consumer_ops KCL_OPS = {
     .kind = "kcl",
     .finish = finish,
     .figures = figures,
     .assumptions = assumptions,
+    .check = check,
     .free = free_kcl,
 };
 
@@ -1733,8 +1813,6 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
     kcl *a = calloc(1, sizeof *a);
     if (!a)
         return NULL;
-    a->base.ops = &KCL_OPS;
-    a->base.name = cfg->name;
     a->cfg = *cfg;
     if (a->cfg.max_pending < 1)
         a->cfg.max_pending = 1;
@@ -1758,20 +1836,18 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
         a->discovery_period = SIM_MS(1);
     if (a->renew_period < SIM_MS(1))
         a->renew_period = SIM_MS(1);
-    char name[200];
-    snprintf(name, sizeof name, "consumer/%s", cfg->name);
-    a->rng = sim_rng(s, name);
-    if (kds_consumer_stats_init(&a->base.st) != 0 || kds_consumer_stats_init(&a->efo_cs) != 0) {
+    if (kds_consumer_init(&a->base, &KCL_OPS, cfg->name, s, st, on_new_shard, a, &a->rng) != 0 ||
+        kds_consumer_stats_init(&a->efo_cs) != 0) {
         free_kcl(&a->base);
         return NULL;
     }
     /* One lease table per application name in this world: another KCL application
      * with the same name (found through the stream's shard listeners, which every KCL
-     * application registers) already made it. */
+     * application registers, this one just now) already made it. */
     for (size_t i = 0; i < st->n_listeners; i++) {
-        if (st->listeners[i].fn != on_new_shard)
-            continue;
         kcl *o = st->listeners[i].ctx;
+        if (st->listeners[i].fn != on_new_shard || o == a)
+            continue;
         if (strcmp(o->app_name, a->app_name) == 0) {
             a->table = o->table;
             kds_lease_table_ref(a->table);
@@ -1781,7 +1857,7 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
     }
     if (!a->table)
         a->table = kds_lease_table_new(s, a->app_name, &cfg->table);
-    if (!a->table || kds_stream_on_new_shard(st, on_new_shard, a) != 0) {
+    if (!a->table) {
         free_kcl(&a->base);
         return NULL;
     }
@@ -1805,6 +1881,7 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
         w->cfg = &cfg->workers[i];
         w->owner = -1;
         w->idle_since = -1;
+        char name[200];
         snprintf(name, sizeof name, "consumer/%s/worker/%s", cfg->name, w->cfg->name);
         w->rng = sim_rng(s, name);
         if (w->cfg->start >= 0)

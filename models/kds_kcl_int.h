@@ -160,6 +160,8 @@ struct kcl {
     uint64_t lam_runs, handoffs;  /* 3.x */
     kds_kcl_worker_summary *wsum; /* owned */
     kds_kcl_summary sum;
+    char violation[320];          /* the lease ownership invariant's first violation
+                                     found during the run, or "" */
 };
 
 

@@ -1,9 +1,11 @@
-/* check_kds_invariant.c - the conservation invariants hold on real runs, and each one
- * is caught when it is broken on purpose (issue 9). */
+/* check_kds_invariant.c - the conservation invariants and the KCL's lease ownership
+ * hold on real runs, and each one is caught when it is broken on purpose (issue 9); a
+ * lease held twice during a run stops it there. */
 #include <check.h>
 #include <string.h>
 
 #include "kds_invariant.h"
+#include "kds_kcl.h"
 #include "kds_world.h"
 #include "testutil.h"
 
@@ -126,6 +128,139 @@ START_TEST(test_cover_closed_in_open_list_caught)
 }
 END_TEST
 
+/* ---- lease ownership ------------------------------------------------------------------ */
+
+/* A KCL application on one shard: worker "a" from the start, "b" from 40 s. "a" takes
+ * the lease at once; "b"'s target (one lease of one, for two workers) leaves it idle.
+ * With `pause_a`, "a" stalls from 60 s to 120 s (no renewal). */
+typedef struct kcl_fx {
+    kds_world_cfg wc;
+    kds_kcl_cfg kc;
+    kds_kcl_worker_cfg wk[2];
+    kds_kcl_event pause;
+    kds_consumer_cfg cc;
+    kds_world w;
+} kcl_fx;
+
+static void kcl_world(kcl_fx *f, bool pause_a)
+{
+    memset(f, 0, sizeof *f);
+    f->wc.seed = 11;
+    f->wc.duration = SIM_MIN(3);
+    kds_stream_cfg_defaults(&f->wc.stream);
+    f->wc.stream.shards = 1;
+    kds_kcl_cfg_defaults(&f->kc);
+    f->kc.name = "app";
+    f->wk[0] = (kds_kcl_worker_cfg){.name = "a", .start = 0};
+    f->wk[1] = (kds_kcl_worker_cfg){.name = "b", .start = SIM_S(40)};
+    if (pause_a) {
+        f->pause = (kds_kcl_event){KDS_KCL_EV_PAUSE, SIM_S(60), SIM_S(60), -1};
+        f->wk[0].events = &f->pause;
+        f->wk[0].n_events = 1;
+    }
+    f->kc.workers = f->wk;
+    f->kc.n_workers = 2;
+    f->cc = (kds_consumer_cfg){.kind = KDS_CONSUMER_MODEL, .make = kds_kcl_make, .cfg = &f->kc};
+    f->wc.consumers = &f->cc;
+    f->wc.n_consumers = 1;
+    ck_assert_int_eq(kds_world_init(&f->w, &f->wc), 0);
+}
+
+/* The lease table, writable: the tests below break it on purpose. */
+static kds_lease_table *kcl_table(kcl_fx *f)
+{
+    return (kds_lease_table *)kds_kcl_table(f->w.consumers[0]);
+}
+
+static int32_t owner_id(const kds_lease_table *t, const char *worker)
+{
+    for (size_t i = 0; i < t->n_owners; i++)
+        if (strcmp(t->owners[i].worker, worker) == 0)
+            return (int32_t)i;
+    ck_abort_msg("no owner %s", worker);
+    return -1;
+}
+
+static void expect_lease_violation(kcl_fx *f, const char *what)
+{
+    ck_assert(f->w.violated);
+    ck_assert_msg(strstr(f->w.violation, "invariant 'lease ownership' violated") != NULL &&
+                      strstr(f->w.violation, what) != NULL,
+                  "message '%s' does not name the invariant and '%s'", f->w.violation, what);
+}
+
+START_TEST(test_lease_ownership_holds_through_a_stall)
+{
+    /* "a" stalls past the failover time; "b" takes the lease by expiry while "a" still
+     * holds its older counter (its next renewal fails): one owner at a time. */
+    kcl_fx f;
+    kcl_world(&f, true);
+    kds_world_run(&f.w);
+    ck_assert_msg(!f.w.violated, "%s", f.w.violation);
+    const kds_lease_table *t = kcl_table(&f);
+    ck_assert_int_eq(t->items[0].owner, owner_id(t, "b"));
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+START_TEST(test_lease_non_owner_caught)
+{
+    kcl_fx f;
+    kcl_world(&f, false);
+    kds_world_run(&f.w);
+    ck_assert_msg(!f.w.violated, "%s", f.w.violation);
+    kds_lease_table *t = kcl_table(&f);
+    ck_assert_int_eq(t->items[0].owner, owner_id(t, "a"));
+    /* The table names "b" while "a" holds the lease at its counter. */
+    t->items[0].owner = owner_id(t, "b");
+    char msg[512];
+    ck_assert_int_ne(kds_world_check(&f.w, msg, sizeof msg), 0);
+    ck_assert_msg(strstr(msg, "invariant 'lease ownership' violated") &&
+                      strstr(msg, "neither its owner (b)"),
+                  "%s", msg);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* Run to 61 s ("a" stalled, holding the lease), make the lease look free at the counter
+ * before the one "a" holds (and, with `ckpt_a`, "a" its checkpoint owner, as in a
+ * handoff), and run on: "b"'s next taker pass (80.1 s) takes it back to the counter "a"
+ * holds, and the run stops there. */
+static void break_mid_run(kcl_fx *f, bool ckpt_a)
+{
+    kcl_world(f, true);
+    kds_world_run_until(&f->w, SIM_S(61));
+    kds_lease_table *t = kcl_table(f);
+    kds_lease *l = &t->items[0];
+    ck_assert_int_eq(l->owner, owner_id(t, "a"));
+    l->owner = -1;
+    l->counter--;
+    if (ckpt_a)
+        l->ckpt_owner = owner_id(t, "a");
+    kds_world_run(&f->w);
+    ck_assert_int_lt(sim_now(f->w.sim), SIM_S(81));
+    ck_assert_int_ge(sim_now(f->w.sim), SIM_S(80));
+}
+
+START_TEST(test_lease_second_holder_stops_the_run)
+{
+    kcl_fx f;
+    break_mid_run(&f, false);
+    expect_lease_violation(&f, "held at its counter");
+    expect_lease_violation(&f, "by worker a of app, which is neither its owner (b)");
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+START_TEST(test_lease_two_holders_stop_the_run)
+{
+    kcl_fx f;
+    break_mid_run(&f, true);
+    expect_lease_violation(&f, "by two workers, a and b");
+    kds_world_fini(&f.w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kds_invariant");
@@ -141,5 +276,11 @@ int main(void)
     tcase_add_test(tc, test_cover_overlap_caught);
     tcase_add_test(tc, test_cover_closed_in_open_list_caught);
     suite_add_tcase(s, tc);
+    TCase *lease = tcase_create("lease ownership");
+    tcase_add_test(lease, test_lease_ownership_holds_through_a_stall);
+    tcase_add_test(lease, test_lease_non_owner_caught);
+    tcase_add_test(lease, test_lease_second_holder_stops_the_run);
+    tcase_add_test(lease, test_lease_two_holders_stop_the_run);
+    suite_add_tcase(s, lease);
     return tu_run_suite(s);
 }

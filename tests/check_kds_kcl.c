@@ -105,6 +105,8 @@ static void fx_run(fixture *f)
     ck_assert_int_eq(kds_world_init(&f->w, &f->cfg), 0);
     f->built = true;
     kds_world_run(&f->w);
+    /* Every run here also checks the invariants, the lease ownership one included. */
+    ck_assert_msg(!f->w.violated, "%s", f->w.violation);
 }
 
 static void fx_fini(fixture *f)
