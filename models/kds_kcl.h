@@ -49,12 +49,12 @@
  * `assignment` is not KDS_KCL_TAKER: the workers elect a leader through a lock (lease
  * 120 s, heartbeat 30 s); the leader's LeaseAssignmentManager scans the table every
  * 20 s (fixed delay), assigns unowned and expired leases to the active workers (those
- * whose metrics report, every 30 s, is under 60 s old) with the most headroom, and
- * every third run moves leases from loaded workers to light ones (variance balancing,
- * or lease counts), by a graceful handoff: the old owner checkpoints and releases, then
- * the new owner, which finds its leases by querying the owner index every 9,975 ms,
- * starts at that checkpoint. Events: per run, per report, per discovery, never per
- * record.
+ * whose metrics report, every 30 s, is under 60 s old) with the most headroom, and at
+ * its first run and every third after it moves leases from loaded workers to light ones
+ * (variance balancing, or lease counts), by a graceful handoff: the old owner
+ * checkpoints and releases, then the new owner, which finds its leases by querying the
+ * owner index every 9,975 ms, starts at that checkpoint. Events: per run, per report,
+ * per discovery, never per record.
  */
 #ifndef KDS_KCL_H
 #define KDS_KCL_H

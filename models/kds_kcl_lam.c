@@ -486,7 +486,10 @@ static void lam_run(worker *w, sim_time now)
     fleet_build(w, now, &f);
     if (f.n_active > 0) {
         assign_expired(w, &f, now);
-        if (c->balance_every > 0 && w->lam_runs_led % c->balance_every == 0) {
+        /* The KCL's shouldRunVarianceBalancing(): a counter reset when the worker takes
+         * the lead and advanced by every run, balancing when it is 0: the first run of
+         * a new leader balances, then every balance_every-th. */
+        if (c->balance_every > 0 && (w->lam_runs_led - 1) % c->balance_every == 0) {
             uint32_t *buf = malloc((t->n ? t->n : 1) * sizeof *buf);
             SIM_ASSERT(buf != NULL);
             if (a->cfg.assignment == KDS_KCL_LEASE_COUNT)

