@@ -280,7 +280,7 @@ static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const c
     static const char *const keys[] = {"name", "rate", "arrivals", "record_size", "keys",
                                        "api", "batch", "clients", "latency", "retry",
                                        "timeouts", "start", "stop", "poison_at", "aggregation",
-                                       NULL};
+                                       "sequence_number_for_ordering", NULL};
     kds_producer_cfg_defaults(c);
     if (!yw_is_map(w, pm, path))
         return;

@@ -315,11 +315,11 @@ void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *p
 {
     static const char *const keys[] = {
         "name",          "kind",          "application_name", "retrieval",
-        "start_position", "start_timestamp", "start_sequence", "poll_interval",
-        "max_records",   "max_pending_batches", "call_latency", "push_delay",
-        "subscribe_latency", "processing", "checkpoint",     "leases",
-        "lease_table",   "workers",       "deployment",       "lease_assignment",
-        "kcl3",          NULL};
+        "start_position", "start_timestamp", "poll_interval", "max_records",
+        "max_pending_batches", "call_latency", "push_delay", "subscribe_latency",
+        "processing",    "checkpoint",    "leases",           "lease_table",
+        "workers",       "deployment",    "lease_assignment", "kcl3",
+        NULL};
     static const char *const polling_only[] = {"poll_interval", "max_records", "call_latency",
                                                NULL};
     static const char *const efo_only[] = {"push_delay", "subscribe_latency", NULL};
@@ -342,7 +342,7 @@ void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *p
         refuse(w, cm, path, efo_only, "efo");
 
     /* The initial position of new leases: the KCL takes TRIM_HORIZON, LATEST or
-     * AT_TIMESTAMP (its default is LATEST). */
+     * AT_TIMESTAMP (its default is LATEST), so start_sequence is not a key here. */
     uint64_t ignored = 0;
     kdsim_load_start(w, cm, path, &c->initial, &c->initial_time, &ignored);
     if (c->initial == KDS_START_AT_SEQUENCE_NUMBER || c->initial == KDS_START_AFTER_SEQUENCE_NUMBER) {

@@ -1,8 +1,8 @@
 /* kds_keys.h - partition-key distributions and how they spread records over shards.
  *
  * A producer's records carry partition keys drawn from a distribution: uniform over N
- * keys ("s-0" .. "s-<N-1>"), Zipf over N keys, one fixed key (a scraper bot's session),
- * an ExplicitHashKey, or a fresh random key per record. What the write path needs is
+ * keys ("k-0" .. "k-<N-1>", the prefix a setting), Zipf over N keys, one fixed key (a
+ * scraper bot's session), an ExplicitHashKey, or a fresh random key per record. What the write path needs is
  * each open shard's share of the records, so the shares are computed once per
  * topology (hashing the real key names with MD5 for up to `exact_keys` keys, and by
  * hash-range fraction beyond, since MD5 spreads keys evenly) and each request's records

@@ -286,17 +286,19 @@ START_TEST(twelve_workers)
     uint32_t with_one = 0, with_none = 0;
     for (size_t i = 0; i < s->n_workers; i++) {
         ck_assert_uint_le(s->workers[i].leases_held_end, 1);
-        if (s->workers[i].leases_held_end == 1)
+        if (s->workers[i].leases_held_end == 1) {
             with_one++;
-        else
+        } else {
             with_none++;
+            /* Idle at the end, idle throughout: a worker that held a lease was at the
+             * target of 1, and nobody steals from a worker at the target. */
+            ck_assert_uint_eq(s->workers[i].leases_taken, 0);
+        }
     }
     ck_assert_uint_eq(with_one, 6);
     ck_assert_uint_eq(with_none, 6);
     ck_assert_uint_eq(s->idle_workers_end, 6);
     ck_assert_uint_eq(s->running_workers_end, 12);
-    /* Idle workers hold nothing for the whole run (nobody steals from a worker at
-     * the target of 1). */
     ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_EXPIRY], 0);
     check_conservation(&f);
     fx_fini(&f);
