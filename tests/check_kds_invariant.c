@@ -128,6 +128,30 @@ START_TEST(test_cover_closed_in_open_list_caught)
 }
 END_TEST
 
+/* A gap in the key space found at a reshard stops the run there, and the end-of-run
+ * check names it: a shard's range is cut short at 60 s, and the split of the other
+ * shard at 2 minutes (done 30 s later) finds the gap. */
+START_TEST(test_cover_gap_stops_the_run)
+{
+    kds_world gw;
+    kds_world_cfg gc = wc;
+    gc.consumers = NULL;
+    gc.n_consumers = 0;
+    kds_capacity_event split = {.at = SIM_MIN(2), .kind = KDS_OP_SPLIT, .shard = 1};
+    gc.capacity.events = &split;
+    gc.capacity.n_events = 1;
+    ck_assert_int_eq(kds_world_init(&gw, &gc), 0);
+    kds_world_run_until(&gw, SIM_S(60));
+    gw.stream.shards[0]->hi -= 1;
+    kds_world_run(&gw);
+    ck_assert_int_lt(sim_now(gw.sim), gc.duration);
+    ck_assert_int_ge(sim_now(gw.sim), SIM_MIN(2));
+    ck_assert(gw.violated);
+    ck_assert_msg(strstr(gw.violation, "key-space cover") != NULL, "%s", gw.violation);
+    kds_world_fini(&gw);
+}
+END_TEST
+
 /* ---- lease ownership ------------------------------------------------------------------ */
 
 /* A KCL application on one shard: worker "a" from the start, "b" from 40 s. "a" takes
@@ -275,6 +299,7 @@ int main(void)
     tcase_add_test(tc, test_cover_gap_caught);
     tcase_add_test(tc, test_cover_overlap_caught);
     tcase_add_test(tc, test_cover_closed_in_open_list_caught);
+    tcase_add_test(tc, test_cover_gap_stops_the_run);
     suite_add_tcase(s, tc);
     TCase *lease = tcase_create("lease ownership");
     tcase_add_test(lease, test_lease_ownership_holds_through_a_stall);
