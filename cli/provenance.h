@@ -4,7 +4,8 @@
  * Every row of a sweep or replication table carries the kdsim version, the scenario's
  * digest, the seed and the parameters, so that any row can be traced to its inputs
  * and re-run alone. Files the scenario names (the price file, a replayed trace) are not
- * part of the digest: they are recorded by name in the report.
+ * part of the digest: they are recorded by name in the report (cost.prices.file,
+ * inputs).
  */
 #ifndef PROVENANCE_H
 #define PROVENANCE_H

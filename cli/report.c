@@ -288,6 +288,16 @@ json_t *kdsim_report_json(const kdsim_scenario *sc, const kds_world *w)
     json_object_set_new(r, "description", json_string(sc->description));
     json_object_set_new(r, "seed", json_integer((json_int_t)w->cfg->seed));
     json_object_set_new(r, "duration_s", real3(sim_to_s(w->cfg->duration)));
+    if (sc->n_inputs > 0) {
+        json_t *in = json_array();
+        for (size_t i = 0; i < sc->n_inputs; i++) {
+            json_t *o = json_object();
+            json_object_set_new(o, "key", json_string(sc->inputs[i].key));
+            json_object_set_new(o, "file", json_string(sc->inputs[i].file));
+            json_array_append_new(in, o);
+        }
+        json_object_set_new(r, "inputs", in);
+    }
     json_object_set_new(r, "events", u64(sim_events_run(w->sim)));
     json_object_set_new(r, "stream", stream_json(w));
     json_t *ps = json_array();
@@ -398,6 +408,10 @@ void kdsim_report_text(const json_t *r, FILE *out)
     sim_fmt_duration(dur, sizeof dur, (sim_time)llround(jr(r, "duration_s") * 1e9));
     fprintf(out, "kdsim %s: scenario %s, seed %" PRIu64 ", %s simulated\n", js(r, "kdsim_version"),
             js(r, "scenario"), ju(r, "seed"), dur);
+    size_t i;
+    const json_t *in;
+    json_array_foreach(json_object_get(r, "inputs"), i, in)
+        fprintf(out, "  input %s: %s\n", js(in, "key"), js(in, "file"));
     const char *desc = js(r, "description");
     if (*desc) {
         fputc('\n', out);
@@ -416,7 +430,6 @@ void kdsim_report_text(const json_t *r, FILE *out)
     fprintf(out, "  %-22s %12s %12s %12s %10s %10s %10s\n", "shard", "records in", "bytes in",
             "write thr.", "reads", "read thr.", "expired");
     const json_t *sh;
-    size_t i;
     json_array_foreach(json_object_get(st, "shards"), i, sh)
     {
         fprintf(out, "  %-22s %12" PRIu64 " %12s %12" PRIu64 " %10" PRIu64 " %10" PRIu64

@@ -31,6 +31,18 @@ void *kdsim_keep(kdsim_scenario *sc, size_t n, size_t size)
     return p;
 }
 
+void kdsim_add_input(kdsim_scenario *sc, const char *key, const char *file)
+{
+    if (sc->n_inputs == sc->cap_inputs) {
+        sc->cap_inputs = sc->cap_inputs ? sc->cap_inputs * 2 : 4;
+        sc->inputs = realloc(sc->inputs, sc->cap_inputs * sizeof *sc->inputs);
+        SIM_ASSERT(sc->inputs != NULL);
+    }
+    char *k = kdsim_keep(sc, strlen(key) + 1, 1);
+    memcpy(k, key, strlen(key) + 1);
+    sc->inputs[sc->n_inputs++] = (kdsim_input){k, file};
+}
+
 /* ---- stream ------------------------------------------------------------------------ */
 
 static const char *const MODES[] = {"provisioned", "on_demand_standard", "on_demand_advantage",
@@ -619,6 +631,7 @@ void kdsim_scenario_fini(kdsim_scenario *sc)
         free(sc->blocks[i]);
     free(sc->blocks);
     free(sc->stem);
+    free(sc->inputs);
     kdsim_billing_fini(&sc->billing);
     memset(sc, 0, sizeof *sc);
 }

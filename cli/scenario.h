@@ -17,6 +17,14 @@
 #include "prices.h"
 #include "ydoc.h"
 
+/* A file the scenario names (a replayed trace), as its report records it. */
+typedef struct kdsim_input {
+    const char *key;  /* the key path naming it ("producers[0].rate.file"); owned by the
+                         scenario */
+    const char *file; /* as written in the scenario (relative to its folder), borrowed
+                         from the document */
+} kdsim_input;
+
 typedef struct kdsim_scenario {
     ydoc doc;                /* the document; configs borrow its strings */
     const char *path;        /* borrowed: the file name given */
@@ -27,6 +35,9 @@ typedef struct kdsim_scenario {
     size_t n_blocks, cap_blocks;
     char *stem;              /* owned: file stem used as the default name */
     kdsim_billing billing;   /* the `billing` key: prices and settings (prices.h) */
+    kdsim_input *inputs;     /* owned: the files the scenario names besides the price
+                                file (that one is billing's), in scenario order */
+    size_t n_inputs, cap_inputs;
 } kdsim_scenario;
 
 /* Load and validate `path` with overrides `sets` ("key.path=value", applied in order;

@@ -66,6 +66,8 @@ for name in ("poisson", "even", "seed"):
     assert generated == first(120), (name, generated, first(120))
     # record_size: trace: IncomingBytes / IncomingRecords of the whole file.
     assert r["stream"]["bytes_in"] == r["stream"]["records_in"] * size, (name, size)
+    # The trace is recorded in the report, as the scenario names it.
+    assert r["inputs"] == [{"key": "producers[0].rate.file", "file": "data/sample-day.csv"}], r.get("inputs")
 s = load("scaled")["producers"][0]
 assert s["records_attempted"] + s["records_buffered"] == 2 * first(30)
 # The seed moves the poisson seconds, not the minutes.
