@@ -234,6 +234,13 @@ static json_t *assumptions_json(const kds_world *w)
            "a PutRecords sub-batch for one shard is admitted as records of its average size");
     assume(a, "model", "the service stores records when the reply is sent",
            "a request's records are written one round trip after the send");
+    assume(a, "model", "records every reader has passed merge into one-minute spans",
+           "exact counts and bytes are kept; a reader that starts later at an old position "
+           "sees their write times spread evenly over the span");
+    if (w->n_producers > 0 && (s->shards > 1 || w->stream.n_ops > 0))
+        assume(a, "model", "large spreads over the shards are drawn from a normal law",
+               "a request's records are split over the shards by binomial draws, those of "
+               "large variance from the normal law of the same mean and variance");
     const kds_capacity_stats *cst = kds_capacity_stats_get(w->capacity);
     if (s->mode != KDS_MODE_PROVISIONED || cst->mode_switches > 0) {
         const kds_ondemand_cfg *o = &kds_capacity_cfg_get(w->capacity)->od;
@@ -266,6 +273,14 @@ static json_t *assumptions_json(const kds_world *w)
         sim_fmt_duration(v, sizeof v, s->update_count_duration);
         assume(a, "stream.resharding.update_shard_count_duration", v,
                "UPDATING time of UpdateShardCount (AWS: minutes)");
+        bool scaled = false;
+        for (size_t i = 0; i < w->stream.n_ops; i++)
+            scaled |= w->stream.ops[i]->kind == KDS_OP_UPDATE_COUNT &&
+                      w->stream.ops[i]->completed >= 0;
+        if (scaled)
+            assume(a, "model", "UpdateShardCount and on-demand growth happen at once",
+                   "at the end of their UPDATING time, through splits and merges that leave "
+                   "zero-length intermediate shards");
     }
     return a;
 }

@@ -1699,6 +1699,18 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
     fn(arg, "leases.sync_wait", kds_dist_text(v, sizeof v, &a->cfg.sync_wait_ms, "ms"),
        "wait before the first worker creates the leases of an empty table (the KCL's "
        "random 1-30 s)");
+    fn(arg, "lease_table.scan", "consistent",
+       "a scan reads every lease as last written (DynamoDB's scan is eventually "
+       "consistent; its read units are charged as such)");
+    fn(arg, "processor.start", "at once",
+       "a record processor starts as soon as its lease is taken (the KCL's scheduler loop "
+       "adds up to 1 s)");
+    fn(arg, "workers.restart", "a new owner",
+       "a worker restarted after a crash or stop comes back as a new worker id, as the "
+       "KCL's default random id does");
+    fn(arg, "shard_sync", "not modelled",
+       "the periodic shard-sync auditor: leases of new shards come from their parents' "
+       "SHARD_END");
     if (a->cfg.assignment == KDS_KCL_TAKER)
         return;
     if (a->cfg.assignment == KDS_KCL_WORKER_UTILIZATION)
@@ -1714,6 +1726,18 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
     fn(arg, "kcl3.side_tables", "on-demand, not charged",
        "the worker-metrics and coordinator-state (leader lock) tables are on-demand: their "
        "requests are counted, their capacity is not modelled");
+    fn(arg, "kcl3.metrics_reports", "one value per 30 s",
+       "a worker reports one value per report instead of averaging 1-s samples, and the "
+       "KCL's other metrics (memory, network) are not balanced on");
+    fn(arg, "kcl3.owner_index", "no replication lag",
+       "a discovery Query sees the leader's assignments at once");
+    fn(arg, "kcl3.handoff_block", "leases in handoff skipped",
+       "the leader skips a lease whose handoff is in progress instead of blocking it for "
+       "the timeout plus the failover time (40 s); a handoff of a lease whose processor "
+       "waits for parents or is at SHARD_END is released without a checkpoint");
+    fn(arg, "kcl3.migration", "not modelled",
+       "no ClientVersionConfig upgrade between 2.x and 3.x modes; applications sharing a "
+       "table should use one lease_assignment; maxThroughputPerHostKBps is unlimited");
 }
 
 static void free_kcl(kds_consumer *base)
