@@ -101,6 +101,12 @@ void kds_consumer_stats_child(kds_consumer_stats *cs, sim_time wait)
         cs->child_wait_ms_max = ms;
 }
 
+void kds_consumer_stats_child_since(kds_consumer_stats *cs, const kds_shard *child,
+                                    sim_time begin, sim_time now)
+{
+    kds_consumer_stats_child(cs, now - (child->created > begin ? child->created : begin));
+}
+
 void kds_consumer_settle(kds_consumer_stats *cs, const kds_log *l, kds_cursor *cur,
                          uint64_t start_pos)
 {

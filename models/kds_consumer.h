@@ -110,6 +110,12 @@ void kds_consumer_settle(kds_consumer_stats *cs, const kds_log *l, kds_cursor *c
 /* Record that a child shard started reading after waiting `wait` ns for its parents. */
 void kds_consumer_stats_child(kds_consumer_stats *cs, sim_time wait);
 
+/* The same for `child` starting to read at `now`, for a consumer that reads from
+ * `begin` on: the wait runs from the child's creation, or from `begin` when the child
+ * is older than the consumer (it was not kept waiting before anything read). */
+void kds_consumer_stats_child_since(kds_consumer_stats *cs, const struct kds_shard *child,
+                                    sim_time begin, sim_time now);
+
 /* The KCL's parentShardPollIntervalMillis: how often a blocked child checks (10 s). */
 #define KDS_PARENT_POLL SIM_S(10)
 

@@ -919,8 +919,13 @@ static void settle(reader *rd)
     rd->done = true;
     for (size_t i = 0; i < m->n_readers; i++) {
         reader *c = m->readers[i];
-        if (!c->started && m->enabled && parents_done(m, c))
-            reader_start(c, KDS_START_TRIM_HORIZON);
+        if (c->started || !m->enabled || !parents_done(m, c))
+            continue;
+        /* Once the mapping is enabled, a shard none of whose parents it reads starts at
+         * once (here or in on_new_shard), so one that starts only now waited for a
+         * parent, from its creation or the mapping's start. */
+        kds_consumer_stats_child_since(&m->base.st, c->sh, m->enabled_at, sim_now(m->sim));
+        reader_start(c, KDS_START_TRIM_HORIZON);
     }
 }
 
