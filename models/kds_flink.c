@@ -34,6 +34,7 @@ typedef struct reader {
     kds_shard *sh;
     rstate state;
     bool waited;          /* it had to wait for a parent before starting */
+    bool ever_started;    /* started once (a start after a restart is not a new one) */
     uint64_t start_pos;   /* first position this application was to read */
     uint64_t high;        /* records in [start_pos, high) were processed at least once */
     uint64_t processed;   /* position after the last record processed */
@@ -298,6 +299,24 @@ static bool parents_done(const kds_flink *f, const reader *rd)
     return (!p || p->state == R_DONE) && (!a || a->state == R_DONE);
 }
 
+/* A discovery found rd ready: it starts reading. The first start of a child shard (one
+ * with a parent this application reads) goes to the common statistics, its wait running
+ * from the child's creation (or the job's start) to this discovery. Of those
+ * children_started, child_starts_delayed counts the ones an earlier discovery found
+ * still waiting for a parent; the others had their parents done by their first
+ * discovery and waited for it only. A start again after a restart is neither. */
+static void start_discovered(kds_flink *f, reader *rd)
+{
+    const kds_shard *sh = rd->sh;
+    if (!rd->ever_started && (reader_of(f, sh->parent) || reader_of(f, sh->adjacent_parent))) {
+        kds_consumer_stats_child_since(&f->base.st, sh, f->begin, sim_now(f->sim));
+        if (rd->waited)
+            f->fs.child_starts_delayed++;
+    }
+    rd->ever_started = true;
+    start_reading(rd);
+}
+
 /* Shard discovery: note the EFO readers that reached SHARD_END, and start the shards
  * whose parents are done. */
 static void discover(kds_flink *f)
@@ -314,9 +333,7 @@ static void discover(kds_flink *f)
         if (rd->state != R_WAITING)
             continue;
         if (parents_done(f, rd)) {
-            if (rd->waited)
-                f->fs.child_starts_delayed++;
-            start_reading(rd);
+            start_discovered(f, rd);
         } else {
             rd->waited = true;
         }

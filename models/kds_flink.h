@@ -85,7 +85,9 @@ typedef struct kds_flink_stats {
     double downtime_ms;              /* failure to restart, summed, ms */
     uint64_t shards_waiting_for_parent; /* at the end: shards not started because a parent
                                            is not read to its end */
-    uint64_t child_starts_delayed;   /* shards that waited for a parent before starting */
+    uint64_t child_starts_delayed;   /* shards that waited for a parent before starting:
+                                        those of the consumer's children_started that a
+                                        discovery found waiting (each shard once) */
 } kds_flink_stats;
 
 /* kds_consumer_make_fn for `flink` consumers: cfg is a kds_flink_cfg (copied; its
