@@ -4,18 +4,21 @@
  * failure up to the failure and up to the checkpoint), for polling and EFO, with a
  * checkpoint in progress, before any checkpoint, and with two failures; no duplicates
  * without failures; polling against EFO latency; checkpoint counts; parents read to
- * their end before their children (split and merge); the conservation rule of
+ * their end before their children (split and merge, and a split read live) and the
+ * children's waits in the common statistics; the conservation rule of
  * kds_consumer.h in every world; determinism under a fixed seed; a fixed processing
  * time worked out once agrees with the general computation.
  */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kds_capacity.h"
 #include "kds_flink.h"
+#include "kds_trace.h"
 #include "kds_world.h"
 #include "testutil.h"
 
@@ -323,10 +326,104 @@ START_TEST(test_parents_before_children)
     kds_world_finish(&f->w);
     const kds_flink_stats *fs = fst(f);
     ck_assert_uint_eq(fs->child_starts_delayed, merge ? 1 : 2);
+    /* Every child waited at the job's first discovery (200 s): the common counters
+     * count the same starts, each after at least one more discovery interval. */
+    ck_assert_uint_eq(cs->children_started, fs->child_starts_delayed);
+    ck_assert_double_ge(cs->child_wait_ms_sum,
+                        (double)cs->children_started * sim_to_ms(f->fl.discovery_interval));
     ck_assert_uint_eq(fs->shards_waiting_for_parent, 0);
     ck_assert_uint_lt(cs->records_unread, 200);
     ck_assert_uint_eq(cs->duplicates_delivered, 0);
     check_conservation(f);
+    kds_world_fini(&f->w);
+    free(f);
+}
+END_TEST
+
+/* When, per shard, records first and last reached the application, read from a trace
+ * of GetRecords calls ("processed by +X ms") or pushes ("arrives at +X ms"): the line's
+ * time plus X, for the lines that carried records. */
+typedef struct span {
+    double first, last; /* s; first < 0 when no record came */
+} span;
+
+static void trace_spans(FILE *fp, span *sp, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sp[i] = (span){-1, -1};
+    rewind(fp);
+    char line[512];
+    while (fgets(line, sizeof line, fp)) {
+        double t, after;
+        unsigned shard;
+        unsigned long long records;
+        /* The shard by its id, not by column: the entity may be blank. */
+        const char *id = strstr(line, "shardId-");
+        if (!id || sscanf(line, "%lf", &t) != 1 || sscanf(id, "shardId-%u", &shard) != 1 ||
+            shard >= n)
+            continue;
+        const char *colon = strchr(id, ':'), *plus = strchr(id, '+');
+        ck_assert_ptr_nonnull(colon);
+        ck_assert_ptr_nonnull(plus);
+        ck_assert_int_eq(sscanf(colon + 1, "%llu records", &records), 1);
+        ck_assert_int_eq(sscanf(plus + 1, "%lf ms", &after), 1);
+        if (records == 0)
+            continue;
+        double at = t + after / 1e3;
+        if (sp[shard].first < 0)
+            sp[shard].first = at;
+        sp[shard].last = at;
+    }
+}
+
+/* A split while the application reads live: shard 0 is split at 103 s (the children
+ * appear at 133 s, when the split is done, between two discoveries). The parent, caught up, is read to its end
+ * within a poll interval plus a round trip (polling) or by its next push (EFO); the
+ * children start at the next shard discovery after that, so each waits at most
+ * discovery_interval plus that second, and every record of theirs reaches the
+ * application after the parent's last. */
+START_TEST(test_live_split_children_after_parent)
+{
+    kds_flink_retrieval r = RETRIEVALS[_i];
+    fixture *f = malloc(sizeof *f);
+    fx_defaults(f, r, SIM_S(300));
+    f->fl.call_latency_ms = sim_dist_const(40);
+    f->ev[0] = (kds_capacity_event){.at = SIM_S(103), .kind = KDS_OP_SPLIT, .shard = 0};
+    kds_capacity_cfg_defaults(&f->cfg.capacity);
+    f->cfg.capacity.events = f->ev;
+    f->cfg.capacity.n_events = 1;
+    const char *const kinds[] = {r == KDS_FLINK_POLLING ? "get" : "push", NULL};
+    kds_trace tr = {.out = tmpfile(), .kinds = kinds, .shard = -1};
+    ck_assert_ptr_nonnull(tr.out);
+    f->cfg.trace = &tr;
+    fx_run(f);
+
+    const kds_stream *st = &f->w.stream;
+    ck_assert_uint_eq(st->n_shards, 4);
+    span sp[4];
+    trace_spans(tr.out, sp, 4);
+    const kds_consumer_stats *cs = cst(f);
+    double lo = INFINITY;
+    for (uint32_t i = 2; i < 4; i++) {
+        ck_assert_int_eq(st->shards[i]->parent, 0);
+        ck_assert_double_eq(sim_to_s(st->shards[i]->created), 133);
+        ck_assert_double_ge(sp[i].first, sp[0].last);
+        if (sp[i].first < lo)
+            lo = sp[i].first;
+    }
+    ck_assert_uint_eq(cs->children_started, 2);
+    /* The parent was done by the children's first discovery (140 s): they waited for
+     * it, but no discovery found them waiting. */
+    ck_assert_uint_eq(fst(f)->child_starts_delayed, 0);
+    ck_assert_double_gt(cs->child_wait_ms_max, 0);
+    ck_assert_double_le(cs->child_wait_ms_max, sim_to_ms(f->fl.discovery_interval + SIM_S(1)));
+    /* Both children start at the same discovery, before their first records come. */
+    ck_assert_double_eq_tol(cs->child_wait_ms_sum, 2 * cs->child_wait_ms_max, 1e-6);
+    ck_assert_double_le(133 + cs->child_wait_ms_max / 1e3, lo);
+    ck_assert_uint_eq(fst(f)->shards_waiting_for_parent, 0);
+    ck_assert_uint_eq(cs->duplicates_delivered, 0);
+    check_conservation(f);
+    fclose(tr.out);
     kds_world_fini(&f->w);
     free(f);
 }
@@ -394,6 +491,7 @@ static Suite *flink_suite(void)
     suite_add_tcase(s, core);
     TCase *order = tcase_create("shard_order");
     tcase_add_loop_test(order, test_parents_before_children, 0, 4);
+    tcase_add_loop_test(order, test_live_split_children_after_parent, 0, 2);
     suite_add_tcase(s, order);
     return s;
 }

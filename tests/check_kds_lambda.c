@@ -4,7 +4,8 @@
  * bounding the hold; an error rate giving retries and duplicates; the parallelization
  * factor against a slow function; the concurrency limit; the batching window and the
  * payload limit; LATEST missing the records written while the mapping is created; EFO
- * retrieval against polling; the consumer conservation rule and determinism.
+ * retrieval against polling; child shards after a split read after their parent, and
+ * their waits; the consumer conservation rule and determinism.
  * Fixed seeds throughout; no wall-clock assertion.
  */
 #include <check.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kds_capacity.h"
 #include "kds_lambda.h"
 #include "kds_world.h"
 #include "testutil.h"
@@ -25,6 +27,7 @@ typedef struct fixture {
     sim_time marks[4];
     kds_lambda_cfg lam[MAX_MAPPINGS];
     kds_consumer_cfg cons[MAX_MAPPINGS];
+    kds_capacity_event ev[1];
     kds_world w;
 } fixture;
 
@@ -520,6 +523,74 @@ START_TEST(test_efo_poison_bisect)
 }
 END_TEST
 
+/* ---- parents before children ------------------------------------------------------------ */
+
+/* The records of shard `index` that mapping 0 has finished with (processed or given up),
+ * 0 before it met the shard. */
+static uint64_t settled_of(fixture *f, uint32_t index)
+{
+    size_t n = kds_lambda_shard_count(f->w.consumers[0]);
+    for (size_t i = 0; i < n; i++) {
+        kds_lambda_shard_stats s = shard_st(f, 0, i);
+        if (s.shard == index)
+            return s.records_processed + s.records_given_up;
+    }
+    return 0;
+}
+
+/* A split under a live mapping: shard 0 is split at 103 s, its children appear at 133 s.
+ * With a constant call latency L, push delay and function duration D, the parent, caught
+ * up, finds its end at its next poll (within the poll interval P), whose reply brings
+ * its last records at +L, or at its next push (within the push interval, arriving a push
+ * delay later); they are processed in one batch by +D, and then the children start. So
+ * each child waits at most P + L + D (polling) or push interval + push delay + D (EFO),
+ * and, checked every 10 ms, no record of a child is processed before the parent's
+ * last. */
+START_TEST(test_split_children_after_parent)
+{
+    kds_lambda_retrieval r = _i ? KDS_LAMBDA_EFO : KDS_LAMBDA_POLLING;
+    fixture f;
+    fx_defaults(&f, 2, SIM_HOUR(24), SIM_S(200), 100, SIM_S(10), 1);
+    kds_lambda_cfg *c = &f.lam[0];
+    c->retrieval = r;
+    c->call_latency_ms = sim_dist_const(40);
+    c->efo.push_delay_ms = sim_dist_const(65);
+    c->duration_ms = sim_dist_const(50);
+    f.ev[0] = (kds_capacity_event){.at = SIM_S(103), .kind = KDS_OP_SPLIT, .shard = 0};
+    kds_capacity_cfg_defaults(&f.cfg.capacity);
+    f.cfg.capacity.events = f.ev;
+    f.cfg.capacity.n_events = 1;
+    ck_assert_int_eq(kds_world_init(&f.w, &f.cfg), 0);
+    const kds_stream *st = &f.w.stream;
+    for (sim_time t = SIM_S(100); t <= f.cfg.duration; t += SIM_MS(10)) {
+        kds_world_run_until(&f.w, t);
+        if (settled_of(&f, 2) + settled_of(&f, 3) > 0) {
+            ck_assert_int_ne(st->shards[0]->state, KDS_SHARD_OPEN);
+            ck_assert_uint_eq(settled_of(&f, 0), st->shards[0]->st.records_in);
+        }
+    }
+    kds_world_finish(&f.w);
+
+    ck_assert_uint_eq(st->n_shards, 4);
+    for (uint32_t i = 2; i < 4; i++) {
+        ck_assert_int_eq(st->shards[i]->parent, 0);
+        ck_assert_double_eq(sim_to_s(st->shards[i]->created), 133);
+        ck_assert_uint_gt(settled_of(&f, i), 0);
+    }
+    const kds_consumer_stats *cs = cst(&f, 0);
+    ck_assert_uint_eq(cs->children_started, 2);
+    sim_time reach = r == KDS_LAMBDA_POLLING ? c->poll_interval + SIM_MS(40)
+                                             : c->efo.push_interval + SIM_MS(65);
+    ck_assert_double_gt(cs->child_wait_ms_max, 0);
+    ck_assert_double_le(cs->child_wait_ms_max, sim_to_ms(reach + SIM_MS(50)));
+    /* Both start when the parent is done, at the same time. */
+    ck_assert_double_eq_tol(cs->child_wait_ms_sum, 2 * cs->child_wait_ms_max, 1e-6);
+    check_conservation(&f);
+    check_settled(&f, 0);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
 /* ---- determinism ----------------------------------------------------------------------- */
 
 START_TEST(test_same_seed_identical)
@@ -556,6 +627,7 @@ static Suite *lambda_suite(void)
     tcase_add_test(tc, test_error_rate_retries_and_duplicates);
     tcase_add_test(tc, test_efo_poison_bisect);
     tcase_add_test(tc, test_same_seed_identical);
+    tcase_add_loop_test(tc, test_split_children_after_parent, 0, 2);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 60);
