@@ -921,9 +921,9 @@ static void settle(reader *rd)
         reader *c = m->readers[i];
         if (c->started || !m->enabled || !parents_done(m, c))
             continue;
-        /* Once the mapping is enabled, a shard none of whose parents it reads starts at
-         * once (here or in on_new_shard), so one that starts only now waited for a
-         * parent, from its creation or the mapping's start. */
+        /* A shard none of whose parents the mapping reads starts as soon as it can (in
+         * enabled_event or on_new_shard), so one that starts only now is a child that
+         * waited for this parent, from its creation or the mapping's start. */
         kds_consumer_stats_child_since(&m->base.st, c->sh, m->enabled_at, sim_now(m->sim));
         reader_start(c, KDS_START_TRIM_HORIZON);
     }
