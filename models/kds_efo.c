@@ -85,8 +85,8 @@ static inline bool push_now(kds_efo_sub *sub)
         /* SubscribeToShardEvent.MillisBehindLatest: how far the last record pushed is
          * behind the tip of the shard; 0 once caught up. */
         kds_consumer_stats_age(sub->cs, now, caught_up ? 0.0 : sim_to_ms(now - tk.t_last));
-        if (KDS_TRACING(sub->st->trace, "push", ((kds_consumer *)sub->owner)->name, sub->sh->index))
-            kds_trace_emit(sub->st->trace, now, "push", ((kds_consumer *)sub->owner)->name,
+        if (KDS_TRACING(sub->st->trace, "push", sub->name, sub->sh->index))
+            kds_trace_emit(sub->st->trace, now, "push", sub->name,
                            sub->sh->index,
                            "SubscribeToShardEvent: %" PRIu64 " records, %" PRIu64
                            " B, arrives at +%.0f ms, MillisBehindLatest %.0f",
@@ -161,10 +161,11 @@ static void session_end(sim *s, void *ctx)
 int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
                       const kds_efo_cfg *cfg, gsl_rng *rng, kds_consumer_stats *cs,
                       kds_start_kind start, sim_time start_time, uint64_t start_pos,
-                      void *owner, kds_efo_deliver_fn deliver)
+                      const char *name, void *owner, kds_efo_deliver_fn deliver)
 {
     memset(sub, 0, sizeof *sub);
     sub->owner = owner;
+    sub->name = name;
     sub->deliver = deliver;
     sub->cfg = cfg;
     sub->st = st;
@@ -297,7 +298,7 @@ static void add_sub(efo_consumer *c, kds_shard *sh, kds_start_kind start)
     }
     c->by_shard[sh->index] = sub;
     int rc = kds_efo_sub_start(sub, c->sim, c->st, sh, &c->cfg.efo, c->rng, &c->base.st, start,
-                               c->cfg.start_time, c->cfg.start_pos, c, deliver);
+                               c->cfg.start_time, c->cfg.start_pos, c->base.name, c, deliver);
     SIM_ASSERT(rc == 0);
 }
 

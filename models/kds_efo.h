@@ -50,6 +50,7 @@ typedef void (*kds_efo_deliver_fn)(void *owner, kds_efo_sub *sub, const kds_slic
 
 struct kds_efo_sub {
     void *owner;              /* borrowed */
+    const char *name;         /* borrowed: the consumer's name, for the event trace */
     kds_efo_deliver_fn deliver;
     const kds_efo_cfg *cfg;   /* borrowed */
     kds_stream *st;           /* borrowed */
@@ -74,12 +75,13 @@ struct kds_efo_sub {
 
 /* Start subscription `sub` (memory owned by the caller, zeroed) to shard `sh` at the
  * current time, positioned by `start` (and start_time / start_pos), pushing to
- * deliver(owner, ...). The first SubscribeToShard takes one subscribe round trip.
+ * deliver(owner, ...); `name` (borrowed) is the registered consumer's, as the event
+ * trace shows it. The first SubscribeToShard takes one subscribe round trip.
  * Returns 0 or SIM_ENOMEM. */
 int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
                       const kds_efo_cfg *cfg, gsl_rng *rng, kds_consumer_stats *cs,
                       kds_start_kind start, sim_time start_time, uint64_t start_pos,
-                      void *owner, kds_efo_deliver_fn deliver);
+                      const char *name, void *owner, kds_efo_deliver_fn deliver);
 
 /* Stop pushing until kds_efo_sub_resume() (owner backpressure, a crashed reader). */
 void kds_efo_sub_pause(kds_efo_sub *sub);

@@ -274,7 +274,7 @@ static void start_reading(reader *rd)
     } else if (!rd->sub_started) {
         int rc = kds_efo_sub_start(&rd->sub, f->sim, f->st, rd->sh, &f->cfg.efo, f->rng,
                                    &f->base.st, KDS_START_AT_SEQUENCE_NUMBER, 0, rd->processed,
-                                   rd, efo_deliver);
+                                   f->base.name, rd, efo_deliver);
         SIM_ASSERT(rc == 0);
         rd->sub_started = true;
     } else {

@@ -716,7 +716,7 @@ static void init_body(proc *p)
             SIM_ASSERT(sl->sub != NULL);
             SIM_ASSERT(kds_efo_sub_start(sl->sub, a->sim, a->st, sl->sh, &a->cfg.efo_cfg, a->rng,
                                          &a->efo_cs, KDS_START_AT_SEQUENCE_NUMBER, 0, p->pcur.pos,
-                                         sl, efo_deliver) == 0);
+                                         a->base.name, sl, efo_deliver) == 0);
         } else {
             kds_efo_sub_seek(sl->sub, p->pcur.pos);
             kds_efo_sub_resume(sl->sub);

@@ -885,7 +885,7 @@ static void reader_start(reader *rd, kds_start_kind kind)
         rd->sub = calloc(1, sizeof *rd->sub);
         SIM_ASSERT(rd->sub != NULL);
         int rc = kds_efo_sub_start(rd->sub, m->sim, st, rd->sh, &m->cfg.efo, m->rng, &m->efo_st,
-                                   kind, m->cfg.start_time, 0, rd, efo_deliver);
+                                   kind, m->cfg.start_time, 0, m->base.name, rd, efo_deliver);
         SIM_ASSERT(rc == 0);
         rd->start_pos = rd->sub->start_pos;
     } else {
