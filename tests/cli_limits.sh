@@ -31,6 +31,18 @@ expect 2 "100 years" "$kdsim" validate "$f" --duration 36500d
 expect_msg "must be between 1ms and 400d" "100 years"
 expect 2 "a billion clients" "$kdsim" validate "$f" --set 'producers[0].clients=1000000000'
 expect_msg "clients" "a billion clients"
+# 10,000 producers is the limit (scenario.c's MAX_PRODUCERS); one more is refused with
+# a message pointing at clients: N, and the limit itself is accepted.
+producers() { # N: a scenario with N one-record-a-second producers
+    printf 'name: many-producers\nduration: 1m\nstream: {name: s, mode: provisioned, shards: 1}\nproducers:\n'
+    awk -v n="$1" 'BEGIN { for (i = 1; i <= n; i++) printf "  - {name: p%d, rate: 1 records/s, record_size: 1 KiB}\n", i }'
+}
+producers 10001 >"$tmp/10001.yaml"
+producers 10000 >"$tmp/10000.yaml"
+expect 2 "10,001 producers" "$kdsim" validate "$tmp/10001.yaml"
+expect_msg "at most 10000 producers, got 10001 (use clients: N" "10,001 producers"
+expect 0 "10,000 producers" "$kdsim" validate "$tmp/10000.yaml"
+grep -qF "ok (10000 producers" "$tmp/out" || { echo "FAIL 10,000 producers: $(head -c 400 "$tmp/out")"; fail=1; }
 expect 2 "a record of 0 bytes" "$kdsim" validate "$f" --set 'producers[0].record_size=0 B'
 expect_msg "at least 1 B" "a record of 0 bytes"
 expect 2 "a negative rate" "$kdsim" validate "$f" --set 'producers[0].rate=-5 records/s'
