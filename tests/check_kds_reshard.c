@@ -1,7 +1,11 @@
 /* check_kds_reshard.c - resharding as AWS does it (issue 5): SplitShard, MergeShards
  * and UpdateShardCount validation with AWS's error names, the shard graph after a
  * sequence of changes (ids, parents, ranges), the UPDATING period during which writes
- * still go to the parents, and on-demand scaling after a burst. */
+ * still go to the parents, and on-demand scaling after a burst; and the capacity
+ * manager of kds_capacity.h (model.md sections 6 and 7): a split rule splitting only
+ * a shard above its threshold for its whole `for`, the on-demand hot-shard split after
+ * its delay, the on-demand scale-down after a day in excess, the Region ceiling
+ * capping growth, and On-demand Advantage warm throughput. */
 #include <check.h>
 #include <string.h>
 
@@ -197,9 +201,10 @@ START_TEST(test_update_count_uniform_graph)
 }
 END_TEST
 
-/* A world with one producer of `rate` 1 KiB records/s of random keys. */
-static void world(kds_world *w, kds_world_cfg *wc, kds_producer_cfg *pc, kds_mode mode,
-                  uint32_t shards, kds_rate rate, sim_time dur)
+/* The config of a world with one producer of `rate` 1 KiB records/s of random keys,
+ * sending each record once, and the default capacity settings. */
+static void world_cfg(kds_world_cfg *wc, kds_producer_cfg *pc, kds_mode mode, uint32_t shards,
+                      kds_rate rate, sim_time dur)
 {
     memset(wc, 0, sizeof *wc);
     wc->seed = 9;
@@ -213,6 +218,14 @@ static void world(kds_world *w, kds_world_cfg *wc, kds_producer_cfg *pc, kds_mod
     pc->max_attempts = 1;
     wc->producers = pc;
     wc->n_producers = 1;
+    kds_capacity_cfg_defaults(&wc->capacity);
+}
+
+/* That world, built. */
+static void world(kds_world *w, kds_world_cfg *wc, kds_producer_cfg *pc, kds_mode mode,
+                  uint32_t shards, kds_rate rate, sim_time dur)
+{
+    world_cfg(wc, pc, mode, shards, rate, dur);
     ck_assert_int_eq(kds_world_init(w, wc), 0);
 }
 
@@ -343,6 +356,259 @@ START_TEST(test_mode_switch_limit)
 }
 END_TEST
 
+/* ---- split rules and on-demand scaling -------------------------------------------------- */
+
+/* Keys whose MD5 routes them to one shard each (checked by fixed_key_world):
+ *   3 even shards: dev-1 (MD5 1a6fd60a...) -> 0, dev-4 (74378bb9...) -> 1, dev-3
+ *   (e10e5e15...) -> 2; 4 even shards: dev-1 -> 0, dev-0 (4ae8c42f...) -> 1. */
+typedef struct keyed {
+    const char *key;
+    uint32_t shard; /* where the key lands at the start */
+    kds_rate rate;  /* 1 KiB records/s */
+} keyed;
+
+#define MAX_KEYED 3
+
+/* world_cfg's world with one producer per keys[i], each writing its one key at its
+ * rate, built; pc holds MAX_KEYED producers. */
+static void fixed_key_world(kds_world *w, kds_world_cfg *wc, kds_producer_cfg *pc, kds_mode mode,
+                            uint32_t shards, const keyed *keys, size_t n, sim_time dur,
+                            const kds_capacity_cfg *cap)
+{
+    ck_assert_uint_le(n, MAX_KEYED);
+    world_cfg(wc, pc, mode, shards, keys[0].rate, dur);
+    for (size_t i = 0; i < n; i++) {
+        pc[i] = pc[0];
+        pc[i].name = keys[i].key;
+        pc[i].rate = keys[i].rate;
+        pc[i].keys.kind = KDS_KEYS_FIXED;
+        pc[i].keys.fixed = keys[i].key;
+    }
+    wc->n_producers = n;
+    wc->capacity = *cap;
+    ck_assert_int_eq(kds_world_init(w, wc), 0);
+    for (size_t i = 0; i < n; i++) {
+        const char *k = keys[i].key;
+        ck_assert_uint_eq(kds_stream_route(&w->stream, kds_hashkey_from_md5(k, strlen(k)))->index,
+                          keys[i].shard);
+    }
+}
+
+/* The one reshard request of `cause`, asserting that there is exactly one. */
+static const kds_reshard_op *only_op(const kds_stream *st, const char *cause)
+{
+    const kds_reshard_op *found = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_ops; i++)
+        if (strcmp(st->ops[i]->cause, cause) == 0) {
+            found = st->ops[i];
+            n++;
+        }
+    ck_assert_msg(n == 1, "%zu requests of cause \"%s\", expected 1", n, cause);
+    return found;
+}
+
+/* The middle of a shard's range, where rules and hot-shard splits cut it
+ * (kds_capacity.c): lo + (hi - lo) / 2 + 1. */
+static kds_hashkey middle_of(const kds_shard *sh)
+{
+    return sh->lo + (sh->hi - sh->lo) / 2 + 1;
+}
+
+/* The split's two children cover the parent's range, cut at `key`. */
+static void check_halves(const kds_stream *st, const kds_reshard_op *op)
+{
+    const kds_shard *p = st->shards[op->shard];
+    ck_assert_uint_eq(op->n_children, 2);
+    const kds_shard *a = st->shards[op->first_child], *b = st->shards[op->first_child + 1];
+    ck_assert(op->key == middle_of(p));
+    ck_assert(a->lo == p->lo && a->hi == op->key - 1 && b->lo == op->key && b->hi == p->hi);
+    ck_assert_int_eq(p->state, KDS_SHARD_CLOSED);
+}
+
+/* Rule {split_above: 0.8, for: 5m} on 3 provisioned shards, checked every minute on
+ * the minute before (kds_capacity.h), a shard's use being the larger of its bytes and
+ * records against 1 MiB/s and 1,000 records/s:
+ *   shard 0, 900 records/s of 1 KiB: 0.9 from the first minute; above since 0 s (the
+ *     1-minute check counts the minute before it), so the 5-minute check asks for the
+ *     split: requested at 5 min, done after the 30 s UPDATING period, in the middle;
+ *   shard 1, 900 records/s for 4 minutes, then 100: above for 4 minutes only, never
+ *     split;
+ *   shard 2, 700 records/s: 0.7, below, never split.
+ * The child taking shard 0's key is above from its first full minute (7 min) and
+ * would split at 12 min, after the 9-minute run: one rule split in all. */
+START_TEST(test_rule_splits_only_a_sustained_hot_shard)
+{
+    kds_rate_step drop = {SIM_MIN(4), 100};
+    kds_rate brief = kds_rate_constant(900);
+    brief.kind = KDS_RATE_STEPS;
+    brief.steps = &drop;
+    brief.n_steps = 1;
+    keyed keys[] = {{"dev-1", 0, kds_rate_constant(900)},
+                    {"dev-4", 1, brief},
+                    {"dev-3", 2, kds_rate_constant(700)}};
+    kds_split_rule rule = {0.8, SIM_MIN(5)};
+    kds_capacity_cfg cap;
+    kds_capacity_cfg_defaults(&cap);
+    cap.rules = &rule;
+    cap.n_rules = 1;
+    kds_world w;
+    kds_world_cfg wc;
+    kds_producer_cfg pc[MAX_KEYED];
+    fixed_key_world(&w, &wc, pc, KDS_MODE_PROVISIONED, 3, keys, 3, SIM_MIN(9), &cap);
+    kds_world_run_until(&w, SIM_MIN(5) - SIM_S(1));
+    ck_assert_uint_eq(w.stream.n_ops, 0);
+    kds_world_run(&w);
+    ck_assert_uint_eq(throttled(&w), 0);
+    ck_assert_uint_eq(kds_capacity_stats_get(w.capacity)->rule_splits, 1);
+    const kds_reshard_op *op = only_op(&w.stream, "rule");
+    ck_assert_int_eq(op->kind, KDS_OP_SPLIT);
+    ck_assert_int_eq(op->status, KDS_API_OK);
+    ck_assert_uint_eq(op->shard, 0);
+    ck_assert_int_eq(op->requested, SIM_MIN(5));
+    ck_assert_int_eq(op->completed, SIM_MIN(5) + w.stream.cfg.reshard_duration);
+    check_halves(&w.stream, op);
+    ck_assert_uint_eq(w.stream.n_ops, 1);
+    ck_assert_int_eq(w.stream.shards[1]->state, KDS_SHARD_OPEN);
+    ck_assert_int_eq(w.stream.shards[2]->state, KDS_SHARD_OPEN);
+    ck_assert_uint_eq(w.stream.n_open, 4);
+    check_cover(&w.stream);
+    kds_world_fini(&w);
+}
+END_TEST
+
+/* On-demand Standard, 4 shards (its 4 MiB/s floor), defaults: shard 0 written at 600
+ * KiB/s, above hot_shard_above's 500 KiB/s, shard 1 at 400 KiB/s. Together 1,000
+ * KiB/s, twice that is below the floor, so the stream never grows for demand. The
+ * 1-minute check finds shard 0 hot and schedules its split hot_shard_delay (15 min)
+ * later: at 16 min, in the middle of its range, counted as a hot-shard split with
+ * cause "on-demand hot shard". The child taking the key is hot again from the
+ * 17-minute check, split at 32 min, after the 20-minute run. */
+START_TEST(test_on_demand_hot_shard_split)
+{
+    keyed keys[] = {{"dev-1", 0, kds_rate_constant(600)}, {"dev-0", 1, kds_rate_constant(400)}};
+    kds_capacity_cfg cap;
+    kds_capacity_cfg_defaults(&cap);
+    ck_assert_uint_eq(cap.od.hot_shard_bytes, 500 * 1024);
+    ck_assert_int_eq(cap.od.hot_shard_delay, SIM_MIN(15));
+    kds_world w;
+    kds_world_cfg wc;
+    kds_producer_cfg pc[MAX_KEYED];
+    fixed_key_world(&w, &wc, pc, KDS_MODE_ON_DEMAND_STANDARD, 4, keys, 2, SIM_MIN(20), &cap);
+    kds_world_run_until(&w, SIM_MIN(16) - SIM_S(1));
+    ck_assert_uint_eq(w.stream.n_open, 4);
+    kds_world_run(&w);
+    const kds_capacity_stats *cs = kds_capacity_stats_get(w.capacity);
+    ck_assert_uint_eq(cs->hot_splits, 1);
+    ck_assert_uint_eq(cs->scale_ups, 0);
+    ck_assert_uint_eq(cs->rule_splits, 0);
+    const kds_reshard_op *op = only_op(&w.stream, "on-demand hot shard");
+    ck_assert_int_eq(op->kind, KDS_OP_SPLIT);
+    ck_assert_uint_eq(op->shard, 0);
+    ck_assert_int_eq(op->requested, SIM_MIN(16));
+    ck_assert_int_eq(op->completed, SIM_MIN(16));
+    check_halves(&w.stream, op);
+    ck_assert_uint_eq(w.stream.n_ops, 1);
+    ck_assert_uint_eq(w.stream.n_open, 5);
+    check_cover(&w.stream);
+    kds_world_fini(&w);
+}
+END_TEST
+
+/* On-demand Standard with 8 shards and 10 KiB/s of writes: the capacity it needs is the
+ * 4 MiB/s floor, 4 shards, so it is in excess from the 1-minute check. After
+ * scale_down_delay (24 h) in excess, the check at 24 h 1 min merges the adjacent pair
+ * with the least traffic (far below half of 500 KiB/s): 7 shards, one scale-down; the
+ * next merge waits another 24 h. */
+START_TEST(test_on_demand_scale_down_after_a_day)
+{
+    kds_world w;
+    kds_world_cfg wc;
+    kds_producer_cfg pc;
+    world(&w, &wc, &pc, KDS_MODE_ON_DEMAND_STANDARD, 8, kds_rate_constant(10),
+          SIM_HOUR(24) + SIM_MIN(3));
+    ck_assert_int_eq(kds_capacity_cfg_get(w.capacity)->od.scale_down_delay, SIM_HOUR(24));
+    kds_world_run_until(&w, SIM_HOUR(24) + SIM_MIN(1) - SIM_S(1));
+    ck_assert_uint_eq(w.stream.n_open, 8);
+    ck_assert_uint_eq(w.stream.n_ops, 0);
+    kds_world_run(&w);
+    const kds_capacity_stats *cs = kds_capacity_stats_get(w.capacity);
+    ck_assert_uint_eq(cs->scale_downs, 1);
+    ck_assert_uint_eq(cs->scale_ups, 0);
+    const kds_reshard_op *op = only_op(&w.stream, "on-demand scaling");
+    ck_assert_int_eq(op->kind, KDS_OP_MERGE);
+    ck_assert_int_eq(op->completed, SIM_HOUR(24) + SIM_MIN(1));
+    ck_assert_uint_eq(op->n_children, 1);
+    ck_assert_uint_eq(w.stream.n_open, 7);
+    check_cover(&w.stream);
+    kds_world_fini(&w);
+}
+END_TEST
+
+/* On-demand Standard, 4 shards, 1,536 records/s of 4 KiB = 6 MiB/s: twice that, 12
+ * MiB/s, would take 12 shards, but a Region ceiling of 8 MiB/s caps the capacity at
+ * 8 MiB/s: the stream grows once, scale_delay (15 min) after the 1-minute check, to 8
+ * shards and no further. (Hot-shard splits are switched off here: every shard is
+ * above 500 KiB/s, and they would split it whatever the ceiling.) */
+START_TEST(test_on_demand_region_ceiling_caps_growth)
+{
+    kds_world w;
+    kds_world_cfg wc;
+    kds_producer_cfg pc;
+    world_cfg(&wc, &pc, KDS_MODE_ON_DEMAND_STANDARD, 4, kds_rate_constant(1536), SIM_MIN(40));
+    pc.size = sim_dist_const(4096);
+    wc.capacity.od.ceiling_bytes = 8 * KDS_MIB;
+    wc.capacity.od.hot_shard_bytes = UINT64_C(1) << 40;
+    ck_assert_int_eq(kds_world_init(&w, &wc), 0);
+    kds_world_run_until(&w, SIM_MIN(16) - SIM_S(1));
+    ck_assert_uint_eq(w.stream.n_open, 4);
+    kds_world_run(&w);
+    const kds_capacity_stats *cs = kds_capacity_stats_get(w.capacity);
+    ck_assert_uint_eq(cs->scale_ups, 1);
+    ck_assert_double_eq(cs->capacity_bytes_s_end, 8.0 * KDS_MIB);
+    ck_assert_uint_eq(w.stream.n_open, 8);
+    const kds_reshard_op *op = only_op(&w.stream, "on-demand scaling");
+    ck_assert_int_eq(op->completed, SIM_MIN(16));
+    ck_assert_uint_eq(op->target, 8);
+    check_cover(&w.stream);
+    kds_world_fini(&w);
+}
+END_TEST
+
+/* Warm throughput of 20 MiB/s from 10 min under On-demand Advantage, with 100 KiB/s
+ * of writes: the 10-minute check, the first with it in force, wants 20 MiB/s of
+ * capacity, 20 shards, and the stream grows to them at 25 min (scale_delay later),
+ * widest shards first (4, 8, 16, then 4 of the 16 split again). Under On-demand
+ * Standard the same setting does nothing: 4 shards throughout. */
+START_TEST(test_advantage_warm_throughput)
+{
+    kds_warm_change warm = {SIM_MIN(10), 20 * KDS_MIB};
+    kds_mode modes[] = {KDS_MODE_ON_DEMAND_ADVANTAGE, KDS_MODE_ON_DEMAND_STANDARD};
+    uint32_t want[] = {20, 4};
+    for (int i = 0; i < 2; i++) {
+        kds_world w;
+        kds_world_cfg wc;
+        kds_producer_cfg pc;
+        world_cfg(&wc, &pc, modes[i], 4, kds_rate_constant(100), SIM_MIN(40));
+        wc.capacity.od.warm = &warm;
+        wc.capacity.od.n_warm = 1;
+        ck_assert_int_eq(kds_world_init(&w, &wc), 0);
+        kds_world_run_until(&w, SIM_MIN(25) - SIM_S(1));
+        ck_assert_uint_eq(w.stream.n_open, 4);
+        kds_world_run(&w);
+        ck_assert_uint_eq(w.stream.n_open, want[i]);
+        if (modes[i] == KDS_MODE_ON_DEMAND_ADVANTAGE) {
+            ck_assert_uint_eq(kds_capacity_stats_get(w.capacity)->scale_ups, 1);
+            ck_assert_int_eq(only_op(&w.stream, "on-demand scaling")->completed, SIM_MIN(25));
+        } else {
+            ck_assert_uint_eq(w.stream.n_ops, 0);
+        }
+        check_cover(&w.stream);
+        kds_world_fini(&w);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kds_reshard");
@@ -364,5 +630,13 @@ int main(void)
     tcase_add_test(cap, test_auto_distribution_spreads_a_hot_key);
     tcase_add_test(cap, test_mode_switch_limit);
     suite_add_tcase(s, cap);
+    TCase *scaling = tcase_create("scaling");
+    tcase_set_timeout(scaling, 120);
+    tcase_add_test(scaling, test_rule_splits_only_a_sustained_hot_shard);
+    tcase_add_test(scaling, test_on_demand_hot_shard_split);
+    tcase_add_test(scaling, test_on_demand_scale_down_after_a_day);
+    tcase_add_test(scaling, test_on_demand_region_ceiling_caps_growth);
+    tcase_add_test(scaling, test_advantage_warm_throughput);
+    suite_add_tcase(s, scaling);
     return tu_run_suite(s);
 }
