@@ -3,7 +3,10 @@
 # PutRecords line with its outcome (stored, throttled, failed) and a GetRecords line
 # with what it returned; a throttled PutRecords shows its throttled count; the filters
 # by kind, shard and name keep only what they name; the trace changes nothing in the
-# report; `--trace -` writes to stderr.
+# report; `--trace -` writes to stderr. The other kinds (README's trace section,
+# models/kds_trace.h) appear where the shipped scenarios make them, with their fields:
+# `push` (enhanced fan-out), `lease` (the KCL), `reshard` (new shards), `invoke`
+# (Lambda), `s3` (Firehose), `checkpoint` and `failure` (Flink).
 #
 # usage: bash tests/cli_trace.sh KDSIM SOURCE_DIR
 set -u
@@ -95,6 +98,106 @@ grep -q '^kdsim .*scenario hot-shard' "$tmp/out" || fail "--trace - lost the rep
 "$kdsim" run "$sc" --duration 2s --trace-shard x7 >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] || fail "--trace-shard x7: expected exit status 2"
 grep -q 'trace-shard' "$tmp/err" || fail "--trace-shard x7: no message naming the option"
+
+# ---- the other kinds, from the scenarios that make them ---------------------------------
+# kind_trace NAME SCENARIO DURATION KINDS: the trace of those kinds into $tmp/NAME.trace.
+kind_trace() {
+    if ! "$kdsim" run "scenarios/$2.yaml" --duration "$3" --trace "$tmp/$1.trace" \
+        --trace-kinds "$4" >/dev/null 2>"$tmp/$1.err"; then
+        fail "$1: kdsim run $2 failed: $(head -3 "$tmp/$1.err")"
+    fi
+}
+# all_match NAME REGEX WHAT: the trace has lines (the header aside) and all match.
+all_match() {
+    local n bad
+    n=$(tail -n +2 "$tmp/$1.trace" | wc -l)
+    bad=$(tail -n +2 "$tmp/$1.trace" | grep -Ev "$2" | head -1)
+    [ "$n" -gt 0 ] || fail "$1: no $3 line"
+    [ -z "$bad" ] || fail "$1: a line that is not $3: $bad"
+}
+line='^ *[0-9]+\.[0-9]{6}  '
+
+# push: five EFO consumers at the tip of a 4-shard stream; every push reaches the tip,
+# so MillisBehindLatest is 0 (pushes of a caught-up subscription).
+kind_trace push latency-efo 20s push
+all_match push "${line}push +(billing|fraud|search|audit|metrics) +shardId-[0-9]{12} SubscribeToShardEvent: [1-9][0-9]* records, [1-9][0-9]* B, arrives at \+[0-9]+ ms, MillisBehindLatest [0-9]+$" \
+    "an enhanced fan-out push"
+for c in billing fraud search audit metrics; do
+    grep -Eq " push +$c .*MillisBehindLatest 0$" "$tmp/push.trace" ||
+        fail "push: no push to $c at the tip (MillisBehindLatest 0)"
+done
+
+# lease: the first worker to start takes the six leases, the others steal theirs
+# until each holds two; worker-c crashes at 4 min and its leases are taken by expiry
+# from it afterwards, never before.
+kind_trace lease kcl-worker-crash 8m lease
+all_match lease "${line}lease +worker-[abc] +shardId-[0-9]{12} lease (taken \((take|expiry)\)|stolen \(steal\))( from worker-[abc])?; [0-9]+ records processed after its last checkpoint will be delivered again$" \
+    "a lease taken or stolen"
+[ "$(grep -c 'lease taken (take);' "$tmp/lease.trace")" = 6 ] ||
+    fail "lease: expected the 6 leases taken when free: $(grep -m1 'lease taken' "$tmp/lease.trace")"
+grep -q 'lease stolen (steal) from worker-' "$tmp/lease.trace" || fail "lease: no lease stolen"
+[ "$(grep -c 'lease taken (expiry) from worker-c;' "$tmp/lease.trace")" = 2 ] ||
+    fail "lease: expected worker-c's 2 leases taken by expiry"
+early=$(awk '/\(expiry\)/ && $1 < 240' "$tmp/lease.trace" | head -1)
+[ -z "$early" ] || fail "lease: a lease expired before the crash at 240 s: $early"
+
+# reshard: UpdateShardCount from 2 to 4 shards at 31 min completes after its 5-minute
+# UPDATING period, at 2,160 s: four new shards, two per parent, in order.
+kind_trace reshard reshard-idle-children 37m reshard
+all_match reshard "${line}reshard +events +shardId-00000000000[2-5] new shard \[[0-9]+, [0-9]+\], parent shardId-00000000000[01]$" \
+    "a new shard with its range and parent"
+# The even quarters of [0, 2^128 - 1], the first two from shard 0's half, the others
+# from shard 1's.
+want="2160.000000 shardId-000000000002 [0, 85070591730234615865843651857942052863], parent shardId-000000000000
+2160.000000 shardId-000000000003 [85070591730234615865843651857942052864, 170141183460469231731687303715884105727], parent shardId-000000000000
+2160.000000 shardId-000000000004 [170141183460469231731687303715884105728, 255211775190703847597530955573826158591], parent shardId-000000000001
+2160.000000 shardId-000000000005 [255211775190703847597530955573826158592, 340282366920938463463374607431768211455], parent shardId-000000000001"
+got=$(tail -n +2 "$tmp/reshard.trace" | awk '{ print $1, $4, $7, $8, $9, $10 }')
+[ "$got" = "$want" ] || fail "reshard: expected the 4 children at 2160 s, got: $got"
+
+# invoke: Lambda invokes batches from every shard; the poison record written at 10 min
+# makes its shard's batch fail, and the batch is invoked again (retry) on that shard
+# only, from 600 s on.
+kind_trace invoke lambda-poison-record 11m invoke
+all_match invoke "${line}invoke +order-processor +shardId-[0-9]{12} Invoke: batch of [1-9][0-9]* records( \(retry\))?, IteratorAge [0-9]+ ms$" \
+    "a Lambda invocation"
+[ "$(grep -v retry "$tmp/invoke.trace" | awk 'NR > 1 { print $4 }' | sort -u | wc -l)" = 4 ] ||
+    fail "invoke: expected invocations on all 4 shards"
+retry=$(grep '(retry)' "$tmp/invoke.trace")
+[ -n "$retry" ] || fail "invoke: no retry after the poison record"
+[ "$(echo "$retry" | awk '{ print $4 }' | sort -u | wc -l)" = 1 ] ||
+    fail "invoke: retries on more than the poison record's shard"
+early=$(echo "$retry" | awk '$1 < 600' | head -1)
+[ -z "$early" ] || fail "invoke: a retry before the poison record: $early"
+
+# s3: s3-size (5 MiB or 300 s) writes objects of exactly 5,120 records of 1 KiB,
+# closed by size; s3-interval (128 MiB or 60 s) one object a minute, closed by the
+# interval: 9 by 600 s (the first at about 60.5 s).
+kind_trace s3 firehose-buffering 10m s3
+all_match s3 "${line}s3 +s3-(size|interval) +- +PutObject: [1-9][0-9]* records, [1-9][0-9]* B \(closed by (size|interval)\) written, oldest record [0-9]+ ms old$" \
+    "a Firehose object written"
+bad=$(grep ' s3-size ' "$tmp/s3.trace" | grep -v 'PutObject: 5120 records, 5242880 B (closed by size)' | head -1)
+[ -z "$bad" ] || fail "s3: an s3-size object that is not 5 MiB closed by size: $bad"
+grep -q ' s3-size ' "$tmp/s3.trace" || fail "s3: no s3-size object"
+[ "$(grep ' s3-interval ' "$tmp/s3.trace" | grep -c '(closed by interval)')" = 9 ] ||
+    fail "s3: expected 9 s3-interval objects closed by the interval in 10 min"
+
+# checkpoint and failure: both Flink jobs checkpoint every 60 s; sessionizer fails at
+# 450 s, 30 s after the checkpoint of 420 s, and restarts from it after its 20 s
+# restart_delay (the same failure and delay apply to sessionizer-efo).
+kind_trace flink flink-failure 8m checkpoint,failure
+all_match flink "${line}(checkpoint +sessionizer(-efo)? +- +checkpoint [0-9]+ \(barrier at [0-9]+\.000 s\) completed|failure +sessionizer(-efo)? +- +(job failed: [0-9]+ records processed since the checkpoint of [0-9.]+ s will be replayed; restart in [0-9]+ ms|job restarted from the checkpoint of [0-9.]+ s))$" \
+    "a Flink checkpoint or failure"
+bad=$(awk '$2 == "checkpoint"' "$tmp/flink.trace" |
+    sed -E 's/^ *([0-9.]+) .* checkpoint ([0-9]+) \(barrier at ([0-9.]+) s\).*/\1 \2 \3/' |
+    awk '$1 != $2 * 60 || $3 != $2 * 60' | head -1)
+[ -z "$bad" ] || fail "flink: a checkpoint off the 60 s cadence (time, number, barrier): $bad"
+[ "$(awk '$2 == "checkpoint"' "$tmp/flink.trace" | wc -l)" = 16 ] ||
+    fail "flink: expected checkpoints 1 to 8 of both jobs in 8 min"
+grep -Eq '^ +450\.000000  failure +sessionizer +- +job failed: [1-9][0-9]* records processed since the checkpoint of 420\.000 s will be replayed; restart in 20000 ms$' "$tmp/flink.trace" ||
+    fail "flink: no failure of sessionizer at 450 s back to the checkpoint of 420 s"
+grep -Eq '^ +470\.000000  failure +sessionizer +- +job restarted from the checkpoint of 420\.000 s$' "$tmp/flink.trace" ||
+    fail "flink: sessionizer did not restart at 470 s from the checkpoint of 420 s"
 
 if [ "$failed" -ne 0 ]; then
     echo "$failed check(s) failed"
