@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cli_limits.sh - absurd input gets a clear error or a documented limit, never a crash,
-# a hang or an out-of-memory kill (issue 9); the --max-memory guard stops a run
-# cleanly and writes nothing.
+# a hang or an out-of-memory kill (issue 9), among them the limits of 10,000 producers
+# and of 20 enhanced fan-out consumers per stream (50 under On-demand Advantage); the
+# --max-memory guard stops a run cleanly and writes nothing.
 # usage: bash tests/cli_limits.sh KDSIM SRCDIR
 set -u
 kdsim=$1
@@ -43,6 +44,23 @@ expect 2 "10,001 producers" "$kdsim" validate "$tmp/10001.yaml"
 expect_msg "at most 10000 producers, got 10001 (use clients: N" "10,001 producers"
 expect 0 "10,000 producers" "$kdsim" validate "$tmp/10000.yaml"
 grep -qF "ok (10000 producers" "$tmp/out" || { echo "FAIL 10,000 producers: $(head -c 400 "$tmp/out")"; fail=1; }
+# RegisterStreamConsumer: at most 20 enhanced fan-out consumers per stream, 50 under
+# On-demand Advantage (scenario.c).
+efo_consumers() { # MODE N: a stream in MODE read by N EFO consumers
+    printf 'name: many-efo\nduration: 1m\nstream: {name: s, mode: %s, shards: 1}\n' "$1"
+    printf 'producers:\n  - {name: p, rate: 1 records/s, record_size: 1 KiB}\nconsumers:\n'
+    awk -v n="$2" 'BEGIN { for (i = 1; i <= n; i++) printf "  - {name: c%d, kind: efo}\n", i }'
+}
+efo_consumers provisioned 20 >"$tmp/efo-20.yaml"
+efo_consumers on_demand_standard 21 >"$tmp/efo-21.yaml"
+efo_consumers on_demand_advantage 50 >"$tmp/efo-50-advantage.yaml"
+efo_consumers on_demand_advantage 51 >"$tmp/efo-51-advantage.yaml"
+expect 0 "20 EFO consumers" "$kdsim" validate "$tmp/efo-20.yaml"
+expect 2 "21 EFO consumers" "$kdsim" validate "$tmp/efo-21.yaml"
+expect_msg "21 consumers use enhanced fan-out; a stream registers at most 20 (LimitExceededException); On-demand Advantage allows 50" "21 EFO consumers"
+expect 0 "50 EFO consumers under Advantage" "$kdsim" validate "$tmp/efo-50-advantage.yaml"
+expect 2 "51 EFO consumers under Advantage" "$kdsim" validate "$tmp/efo-51-advantage.yaml"
+expect_msg "51 consumers use enhanced fan-out; a stream registers at most 50 (LimitExceededException)" "51 EFO consumers under Advantage"
 expect 2 "a record of 0 bytes" "$kdsim" validate "$f" --set 'producers[0].record_size=0 B'
 expect_msg "at least 1 B" "a record of 0 bytes"
 expect 2 "a negative rate" "$kdsim" validate "$f" --set 'producers[0].rate=-5 records/s'
