@@ -163,6 +163,11 @@ static void split_hot(sim *s, void *ctx)
     kds_shard *sh = c->st->shards[idx];
     if (!on_demand(c->st) || sh->state != KDS_SHARD_OPEN || sh->hi - sh->lo < 4)
         return;
+    /* A split adds a shard's write budget: not past the Region's ceiling, which caps
+     * a hot-shard split as it caps growth for demand (shards_needed). */
+    if ((double)(c->st->n_open + 1) * (double)c->st->cfg.write_bytes_per_s >
+        (double)c->cfg.od.ceiling_bytes)
+        return;
     kds_reshard_op *op = kds__reshard_log(c->st, KDS_OP_SPLIT, "on-demand hot shard");
     op->shard = idx;
     op->key = middle(sh);

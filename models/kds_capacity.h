@@ -58,7 +58,9 @@ typedef struct kds_ondemand_cfg {
     uint64_t min_bytes;        /* capacity floor (4 MiB/s) */
     uint64_t min_records;      /* capacity floor (4,000 records/s) */
     uint64_t ceiling_bytes;    /* Region ceiling on writes (10 GiB/s in us-east-1,
-                                  us-west-2, eu-west-1; 200 MiB/s elsewhere) */
+                                  us-west-2, eu-west-1; 200 MiB/s elsewhere): neither
+                                  growth nor a hot-shard split takes the stream's
+                                  shards' write budgets past it */
     sim_time scale_down_delay; /* time capacity must be in excess before the stream
                                   shrinks (24 h; assumption) */
     kds_warm_change *warm;     /* borrowed, sorted: Advantage warm throughput */

@@ -575,6 +575,31 @@ START_TEST(test_on_demand_region_ceiling_caps_growth)
 }
 END_TEST
 
+/* The same stream with hot-shard splits on (500 KiB/s): every shard is written at 1.5
+ * MiB/s, so the 1-minute check schedules a hot split of all four for 16 min, which
+ * brings the stream to the ceiling's 8 shards (the growth due then has nothing left
+ * to do). Each of the 8 is still above 500 KiB/s (768 KiB/s) and hot again at the
+ * 17-minute check, but splitting them at 32 min would take the stream to 16 MiB/s,
+ * twice the Region's ceiling: they are not split, and the stream stays at 8 shards. */
+START_TEST(test_on_demand_region_ceiling_caps_hot_splits)
+{
+    kds_world w;
+    kds_world_cfg wc;
+    kds_producer_cfg pc;
+    world_cfg(&wc, &pc, KDS_MODE_ON_DEMAND_STANDARD, 4, kds_rate_constant(1536), SIM_MIN(40));
+    pc.size = sim_dist_const(4096);
+    wc.capacity.od.ceiling_bytes = 8 * KDS_MIB;
+    ck_assert_int_eq(kds_world_init(&w, &wc), 0);
+    kds_world_run(&w);
+    const kds_capacity_stats *cs = kds_capacity_stats_get(w.capacity);
+    ck_assert_uint_eq(cs->hot_splits, 4);
+    ck_assert_uint_eq(cs->scale_ups, 0);
+    ck_assert_uint_eq(w.stream.n_open, 8);
+    check_cover(&w.stream);
+    kds_world_fini(&w);
+}
+END_TEST
+
 /* Warm throughput of 20 MiB/s from 10 min under On-demand Advantage, with 100 KiB/s
  * of writes: the 10-minute check, the first with it in force, wants 20 MiB/s of
  * capacity, 20 shards, and the stream grows to them at 25 min (scale_delay later),
@@ -636,6 +661,7 @@ int main(void)
     tcase_add_test(scaling, test_on_demand_hot_shard_split);
     tcase_add_test(scaling, test_on_demand_scale_down_after_a_day);
     tcase_add_test(scaling, test_on_demand_region_ceiling_caps_growth);
+    tcase_add_test(scaling, test_on_demand_region_ceiling_caps_hot_splits);
     tcase_add_test(scaling, test_advantage_warm_throughput);
     suite_add_tcase(s, scaling);
     return tu_run_suite(s);
