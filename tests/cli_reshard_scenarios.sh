@@ -2,7 +2,9 @@
 # cli_reshard_scenarios.sh - the shipped resharding and capacity scenarios show what
 # issue 5 says they show: the hot shard before and after its split, a hot key
 # throttling in provisioned and on-demand mode alike, children idle while parents
-# drain, and an on-demand burst throttled until the stream grows.
+# drain, and an on-demand burst throttled until the stream grows; and a split rule and
+# an on-demand hot-shard split set from scenario keys, in the report's reshards and
+# capacity summary.
 # usage: bash tests/cli_reshard_scenarios.sh KDSIM SRCDIR
 set -u
 kdsim=$1
@@ -25,6 +27,43 @@ run hot-key "$tmp/hk"
 run hot-key "$tmp/hk-od" --set stream.mode=on_demand_standard
 run reshard-idle-children "$tmp/rc"
 run on-demand-burst "$tmp/od"
+
+# The scenario keys of the capacity manager reach it, and the report counts what it
+# did: a rule {split_above: 0.8, for: 5m} on 3 provisioned shards, one shard written at
+# 0.9 of its budget (dev-1's MD5 routes it to shard 0), one at 0.7 (dev-3, shard 2);
+# and an on-demand stream with one shard written at 600 KiB/s (on_demand.hot_shard_above
+# 500 KiB/s by default). check_kds_reshard.c derives what follows in the model.
+cat >"$tmp/rule.yaml" <<'YAML'
+name: rule-split
+seed: 3
+duration: 9m
+stream:
+  name: s
+  mode: provisioned
+  shards: 3
+  resharding:
+    rules:
+      - {split_above: 0.8, for: 5m}
+producers:
+  - {name: hot, rate: 900 records/s, record_size: 1 KiB, keys: {kind: fixed, key: dev-1}}
+  - {name: warm, rate: 700 records/s, record_size: 1 KiB, keys: {kind: fixed, key: dev-3}}
+YAML
+cat >"$tmp/hot.yaml" <<'YAML'
+name: hot-shard-split
+seed: 3
+duration: 20m
+stream:
+  name: s
+  mode: on_demand_standard
+producers:
+  - {name: hot, rate: 600 records/s, record_size: 1 KiB, keys: {kind: fixed, key: dev-1}}
+YAML
+for sc in rule hot; do
+    if ! "$kdsim" run "$tmp/$sc.yaml" --json >"$tmp/$sc.json" 2>"$tmp/err"; then
+        echo "FAIL $sc: kdsim run failed: $(cat "$tmp/err")"
+        fail=1
+    fi
+done
 
 python3 - "$tmp" <<'PY' || fail=1
 import csv, json, sys
@@ -93,6 +132,28 @@ caps = list(csv.DictReader(open(f"{tmp}/od/capacity_per_minute.csv")))
 check(int(float(caps[30]["open_shards"])) == 4, "on-demand-burst: not 4 shards before the burst")
 names = [a["setting"] for a in r["assumptions"]]
 check("stream.on_demand.scale_delay" in names, "on-demand-burst: the scaling delay is not listed as an assumption")
+
+# Rule split: shard 0 above 0.8 since the first minute, split at the 5-minute check
+# in the middle of its range (the first third's midpoint), done after the 30 s
+# UPDATING period; shard 2, below, never.
+r = json.load(open(f"{tmp}/rule.json"))
+ops = r["stream"]["reshards"]
+want = [{"operation": "SplitShard", "cause": "rule", "requested_s": 300, "completed_s": 330,
+         "status": "OK", "shard_id": "shardId-000000000000",
+         "new_starting_hash_key": "56713727820156410577229101238628035243"}]
+check([{k: op[k] for k in want[0]} for op in ops] == want, f"rule: expected one split of shard 0 at 300 s, got {ops}")
+check(r["stream"]["capacity"]["rule_splits"] == 1, f"rule: rule_splits {r['stream']['capacity']['rule_splits']}")
+check(r["stream"]["open_shards"] == 4, f"rule: {r['stream']['open_shards']} open shards")
+
+# Hot-shard split: found hot at the 1-minute check, split 15 minutes later, at 960 s.
+r = json.load(open(f"{tmp}/hot.json"))
+ops = r["stream"]["reshards"]
+check(len(ops) == 1 and ops[0]["cause"] == "on-demand hot shard" and ops[0]["requested_s"] == 960
+      and ops[0]["completed_s"] == 960 and ops[0]["shard_id"] == "shardId-000000000000",
+      f"hot: expected one on-demand hot shard split of shard 0 at 960 s, got {ops}")
+cap = r["stream"]["capacity"]
+check(cap["on_demand_hot_shard_splits"] == 1 and cap["on_demand_scale_ups"] == 0 and cap["rule_splits"] == 0,
+      f"hot: capacity summary {cap}")
 
 for b in bad:
     print("FAIL", b)
