@@ -126,6 +126,11 @@ for c in billing fraud search audit metrics; do
     grep -Eq " push +$c .*MillisBehindLatest 0$" "$tmp/push.trace" ||
         fail "push: no push to $c at the tip (MillisBehindLatest 0)"
 done
+# A Flink job's subscriptions are pushed to through its per-shard readers: their lines
+# name the job (the flagship's sessionizer), as the `efo` consumers' name themselves.
+kind_trace flinkpush acme-clickstream 5s push
+all_match flinkpush "${line}push +sessionizer +shardId-[0-9]{12} SubscribeToShardEvent: " \
+    "a push to the sessionizer"
 
 # lease: the first worker to start takes the six leases, the others steal theirs
 # until each holds two; worker-c crashes at 4 min and its leases are taken by expiry
