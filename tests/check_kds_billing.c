@@ -16,6 +16,7 @@
 
 #include "kds_billing.h"
 #include "testutil.h"
+#include "testworld.h"
 
 #define NANO(usd_millis) ((kds_nano)(usd_millis)*1000000) /* from thousandths of a dollar */
 #define GIB (UINT64_C(1) << 30)
@@ -532,18 +533,11 @@ static void run_world_agg(world_fx *f, uint64_t size, double rate, sim_time dura
                           sim_time retention, uint32_t aggregate)
 {
     memset(f, 0, sizeof *f);
-    f->cfg.seed = 7;
-    f->cfg.duration = duration;
-    kds_stream_cfg_defaults(&f->cfg.stream);
+    tw_one_producer(&f->cfg, &f->prod, 7, duration, 1, rate, (double)size);
     f->cfg.stream.retention = retention;
-    kds_producer_cfg_defaults(&f->prod);
     f->prod.name = "p";
-    f->prod.rate = kds_rate_constant(rate);
-    f->prod.size = sim_dist_const((double)size);
     f->prod.linger = SIM_S(1);
     f->prod.aggregate = aggregate;
-    f->cfg.producers = &f->prod;
-    f->cfg.n_producers = 1;
     ck_assert_int_eq(kds_world_init(&f->w, &f->cfg), 0);
     kds_world_run(&f->w);
     kds_billing_meters(&f->w, &f->m);
@@ -687,16 +681,9 @@ START_TEST(test_world_read_peak_measured)
      * from the writes and the run's read fan-out would say about one. */
     world_fx f;
     memset(&f, 0, sizeof f);
-    f.cfg.seed = 7;
-    f.cfg.duration = SIM_MIN(10);
-    kds_stream_cfg_defaults(&f.cfg.stream);
-    kds_producer_cfg_defaults(&f.prod);
+    tw_one_producer(&f.cfg, &f.prod, 7, SIM_MIN(10), 1, 500, 1024);
     f.prod.name = "p";
-    f.prod.rate = kds_rate_constant(500);
-    f.prod.size = sim_dist_const(1024);
     f.prod.linger = SIM_MS(100);
-    f.cfg.producers = &f.prod;
-    f.cfg.n_producers = 1;
     kds_consumer_cfg c = {.kind = KDS_CONSUMER_POLLING};
     kds_poller_cfg_defaults(&c.polling);
     c.polling.name = "late";

@@ -14,6 +14,7 @@
 #include "kds_efo.h"
 #include "kds_world.h"
 #include "testutil.h"
+#include "testworld.h"
 
 #define MAX_CONSUMERS 4
 
@@ -34,16 +35,7 @@ static void fx_defaults(fixture *f, uint32_t shards, sim_time duration, double r
                         double size, size_t n)
 {
     memset(f, 0, sizeof *f);
-    f->cfg.seed = 2718;
-    f->cfg.duration = duration;
-    kds_stream_cfg_defaults(&f->cfg.stream);
-    f->cfg.stream.shards = shards;
-    kds_producer_cfg_defaults(&f->prod);
-    f->prod.name = "prod";
-    f->prod.rate = kds_rate_constant(rate);
-    f->prod.size = sim_dist_const(size);
-    f->cfg.producers = &f->prod;
-    f->cfg.n_producers = 1;
+    tw_one_producer(&f->cfg, &f->prod, 2718, duration, shards, rate, size);
     ck_assert_uint_le(n, MAX_CONSUMERS);
     for (size_t i = 0; i < n; i++) {
         kds_efo_consumer_cfg_defaults(&f->efo[i]);

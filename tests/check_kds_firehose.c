@@ -15,6 +15,7 @@
 #include "kds_firehose.h"
 #include "kds_world.h"
 #include "testutil.h"
+#include "testworld.h"
 
 typedef struct fixture {
     kds_world_cfg cfg;
@@ -30,17 +31,8 @@ static void fx_defaults(fixture *f, uint32_t shards, sim_time duration, double r
                         sim_time stop)
 {
     memset(f, 0, sizeof *f);
-    f->cfg.seed = 2718;
-    f->cfg.duration = duration;
-    kds_stream_cfg_defaults(&f->cfg.stream);
-    f->cfg.stream.shards = shards;
-    kds_producer_cfg_defaults(&f->prod);
-    f->prod.name = "prod";
-    f->prod.rate = kds_rate_constant(rate);
-    f->prod.size = sim_dist_const(1024);
+    tw_one_producer(&f->cfg, &f->prod, 2718, duration, shards, rate, 1024);
     f->prod.stop = stop;
-    f->cfg.producers = &f->prod;
-    f->cfg.n_producers = 1;
     kds_firehose_cfg_defaults(&f->fh);
     f->fh.name = "s3";
     f->cons.kind = KDS_CONSUMER_MODEL;

@@ -27,6 +27,7 @@
 #include "kds_kcl.h"
 #include "kds_world.h"
 #include "testutil.h"
+#include "testworld.h"
 
 #define MAX_APPS 2
 #define MAX_WORKERS 12
@@ -55,17 +56,8 @@ static void fx_defaults(fixture *f, uint32_t shards, sim_time duration, double r
                         sim_time quiet, size_t n_apps, size_t workers)
 {
     memset(f, 0, sizeof *f);
-    f->cfg.seed = 606;
-    f->cfg.duration = duration;
-    kds_stream_cfg_defaults(&f->cfg.stream);
-    f->cfg.stream.shards = shards;
-    kds_producer_cfg_defaults(&f->prod);
-    f->prod.name = "prod";
-    f->prod.rate = kds_rate_constant(rate);
-    f->prod.size = sim_dist_const(1024);
+    tw_one_producer(&f->cfg, &f->prod, 606, duration, shards, rate, 1024);
     f->prod.stop = duration - quiet;
-    f->cfg.producers = &f->prod;
-    f->cfg.n_producers = 1;
     ck_assert_uint_le(n_apps, MAX_APPS);
     ck_assert_uint_le(workers, MAX_WORKERS);
     for (size_t a = 0; a < n_apps; a++) {

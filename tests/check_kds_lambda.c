@@ -18,6 +18,7 @@
 #include "kds_lambda.h"
 #include "kds_world.h"
 #include "testutil.h"
+#include "testworld.h"
 
 #define MAX_MAPPINGS 2
 
@@ -40,18 +41,9 @@ static void fx_defaults(fixture *f, uint32_t shards, sim_time retention, sim_tim
                         double rate, sim_time quiet, size_t n)
 {
     memset(f, 0, sizeof *f);
-    f->cfg.seed = 2024;
-    f->cfg.duration = duration;
-    kds_stream_cfg_defaults(&f->cfg.stream);
-    f->cfg.stream.shards = shards;
+    tw_one_producer(&f->cfg, &f->prod, 2024, duration, shards, rate, 1024);
     f->cfg.stream.retention = retention;
-    kds_producer_cfg_defaults(&f->prod);
-    f->prod.name = "prod";
-    f->prod.rate = kds_rate_constant(rate);
-    f->prod.size = sim_dist_const(1024);
     f->prod.stop = duration - quiet;
-    f->cfg.producers = &f->prod;
-    f->cfg.n_producers = 1;
     ck_assert_uint_le(n, MAX_MAPPINGS);
     for (size_t i = 0; i < n; i++) {
         kds_lambda_cfg_defaults(&f->lam[i]);

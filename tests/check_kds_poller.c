@@ -13,6 +13,7 @@
 
 #include "kds_world.h"
 #include "testutil.h"
+#include "testworld.h"
 
 #define MAX_CONSUMERS 8
 
@@ -32,17 +33,8 @@ static void fx_defaults(fixture *f, uint32_t shards, sim_time duration, double r
                         sim_time idle)
 {
     memset(f, 0, sizeof *f);
-    f->cfg.seed = 4242;
-    f->cfg.duration = duration;
-    kds_stream_cfg_defaults(&f->cfg.stream);
-    f->cfg.stream.shards = shards;
-    kds_producer_cfg_defaults(&f->prod);
-    f->prod.name = "prod";
-    f->prod.rate = kds_rate_constant(rate);
-    f->prod.size = sim_dist_const(1024);
+    tw_one_producer(&f->cfg, &f->prod, 4242, duration, shards, rate, 1024);
     f->prod.stop = duration - SIM_S(10);
-    f->cfg.producers = &f->prod;
-    f->cfg.n_producers = 1;
     ck_assert_uint_le(n, MAX_CONSUMERS);
     for (size_t i = 0; i < n; i++) {
         f->cons[i].kind = KDS_CONSUMER_POLLING;
