@@ -48,6 +48,7 @@ static json_t *worker_json(const kds_kcl_worker_summary *w, bool kcl3)
     json_object_set_new(o, "leases_self_expired", u64(w->leases_self_expired));
     json_object_set_new(o, "scans", u64(w->scans));
     json_object_set_new(o, "scans_throttled", u64(w->scans_throttled));
+    json_object_set_new(o, "shard_sync_audits", u64(w->audits));
     json_object_set_new(o, "checkpoints", u64(w->checkpoints));
     json_object_set_new(o, "checkpoints_throttled", u64(w->checkpoints_throttled));
     if (kcl3) {
@@ -116,6 +117,12 @@ void kdsim_kcl_json(const kds_consumer *c, json_t *o)
         json_object_set_new(o, "lam_runs", u64(s->lam_runs));
         json_object_set_new(o, "handoffs", u64(s->handoffs));
     }
+    if (!kcl3)
+        json_object_set_new(o, "leader_elections", u64(s->elections));
+    json_object_set_new(o, "shard_sync_audits", u64(s->audits));
+    json_object_set_new(o, "shard_sync_holes", u64(s->holes_seen));
+    json_object_set_new(o, "shard_syncs", u64(s->shard_syncs));
+    json_object_set_new(o, "leases_recreated", u64(s->leases_recreated));
     json_t *ws = json_array();
     for (size_t i = 0; i < s->n_workers; i++)
         json_array_append_new(ws, worker_json(&s->workers[i], kcl3));
@@ -252,6 +259,13 @@ void kdsim_kcl_text(const json_t *r, FILE *out)
                 jr(t, "read_units_consumed"), jr(t, "write_units_consumed"),
                 ju(t, "throttled_reads"), ju(t, "throttled_writes"), ju(c, "checkpoints"),
                 ju(c, "checkpoints_throttled"));
+        if (ju(c, "shard_sync_holes") > 0)
+            fprintf(out,
+                    "  shard-sync auditor: a hole in the open leases' hash ranges at %" PRIu64
+                    " of %" PRIu64 " runs; %" PRIu64 " shard sync(s) recreated %" PRIu64
+                    " lease(s)\n",
+                    ju(c, "shard_sync_holes"), ju(c, "shard_sync_audits"), ju(c, "shard_syncs"),
+                    ju(c, "leases_recreated"));
         const json_t *e;
         json_array_foreach(json_object_get(c, "worker_events"), k, e)
         {

@@ -1,5 +1,6 @@
 /* kds_kcl.c - the KCL application of kds_kcl.h: workers (renewer, 2.x taker, cleanup,
- * the old owner's side of a 3.x handoff), record processors (polling or enhanced
+ * the 2.x leader election, the shard-sync auditor, the old owner's side of a 3.x
+ * handoff), record processors (polling or enhanced
  * fan-out), checkpoints, lease moves and the end-of-run summary. The 3.x leader, lease
  * assignment and discovery are in kds_kcl_lam.c. */
 #include "kds_kcl.h"
@@ -43,6 +44,8 @@ void kds_kcl_cfg_defaults(kds_kcl_cfg *cfg)
     cfg->cleanup_interval = SIM_MIN(5);
     cfg->task_backoff = SIM_MS(500);
     cfg->sync_wait_ms = (sim_dist){SIM_DIST_UNIFORM, 1000.0, 30000.0, 0.0, INFINITY};
+    cfg->shard_sync_interval = SIM_MIN(2);
+    cfg->shard_sync_confidence = 3;
     kds_lease_table_cfg_defaults(&cfg->table);
     cfg->assignment = KDS_KCL_TAKER;
     kds_kcl_lam_defaults(&cfg->lam);
@@ -1311,6 +1314,262 @@ static void cleanup_event(sim *s, void *ctx)
     w->ev_cleanup = sim_at(s, now + a->cfg.cleanup_interval, cleanup_event, w);
 }
 
+/* ---- the leader decider (2.x) and the periodic shard-sync auditor (kcl.md 4.4, 7.1) -- */
+
+/* PeriodicShardSyncManager's INITIAL_DELAY, and DeterministicShuffleShardSyncLeaderDecider's
+ * ELECTION_INITIAL_DELAY_MILLIS and ELECTION_SCHEDULING_INTERVAL_MILLIS: constants of the
+ * KCL, not settings. */
+#define AUDIT_FIRST SIM_S(60)
+#define ELECT_FIRST SIM_S(60)
+#define ELECT_EVERY SIM_MIN(5)
+#define SHUFFLE_SEED 1947 /* DETERMINISTIC_SHUFFLE_SEED */
+
+#define JAVA_MULT UINT64_C(0x5DEECE66D)
+#define JAVA_MASK ((UINT64_C(1) << 48) - 1)
+
+void kds_java_random_init(kds_java_random *r, int64_t seed)
+{
+    r->seed = ((uint64_t)seed ^ JAVA_MULT) & JAVA_MASK;
+}
+
+int32_t kds_java_random_next(kds_java_random *r, int bits)
+{
+    SIM_ASSERT(bits >= 1 && bits <= 32);
+    r->seed = (r->seed * JAVA_MULT + 0xB) & JAVA_MASK;
+    /* Java's (int)(seed >>> (48 - bits)): the low 32 bits, as a two's complement int. */
+    uint32_t v = (uint32_t)(r->seed >> (48 - bits));
+    return v <= INT32_MAX ? (int32_t)v : (int32_t)(v - INT32_MAX - 1) + INT32_MIN;
+}
+
+int32_t kds_java_random_next_int(kds_java_random *r, int32_t bound)
+{
+    SIM_ASSERT(bound >= 1);
+    if ((bound & -bound) == bound) /* a power of 2: the high bits */
+        return (int32_t)(((int64_t)bound * kds_java_random_next(r, 31)) >> 31);
+    int32_t bits, val;
+    /* Rejects the top partial block so that every value is equally likely: Java's test
+     * is that bits - val + (bound - 1) overflows an int. */
+    do {
+        bits = kds_java_random_next(r, 31);
+        val = bits % bound;
+    } while ((int64_t)bits - val + (bound - 1) > INT32_MAX);
+    return val;
+}
+
+size_t kds_kcl_leader_index(size_t n)
+{
+    SIM_ASSERT(n >= 1 && n <= INT32_MAX);
+    /* Collections.shuffle on a random-access list: for i from n down to 2, swap i - 1
+     * with nextInt(i). Only the first element's origin matters. */
+    size_t *perm = malloc(n * sizeof *perm);
+    SIM_ASSERT(perm != NULL);
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    kds_java_random r;
+    kds_java_random_init(&r, SHUFFLE_SEED);
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)kds_java_random_next_int(&r, (int32_t)i);
+        size_t x = perm[i - 1];
+        perm[i - 1] = perm[j];
+        perm[j] = x;
+    }
+    size_t first = perm[0];
+    free(perm);
+    return first;
+}
+
+/* A lease owner, for sorting by worker id. */
+typedef struct owner_ref {
+    const kds_lease_owner *o;
+    int32_t id;
+} owner_ref;
+
+/* Worker ids in the KCL's sort order: kdsim's ids are the worker's name, then its
+ * incarnation (a restart is a new id), then the application (a shared table). */
+static int owner_ref_cmp(const void *a, const void *b)
+{
+    const kds_lease_owner *x = ((const owner_ref *)a)->o, *y = ((const owner_ref *)b)->o;
+    int c = strcmp(x->worker, y->worker);
+    if (c)
+        return c;
+    if (x->incarnation != y->incarnation)
+        return x->incarnation < y->incarnation ? -1 : 1;
+    return strcmp(x->app, y->app);
+}
+
+/* electLeaders: Scan the table, sort the distinct owners of leases, shuffle, take the
+ * first. A throttled Scan leaves the last choice in place. */
+static void elect(worker *w)
+{
+    kcl *a = w->app;
+    kds_lease_table *t = a->table;
+    a->elections++;
+    if (kds_lease_scan(t) != KDS_DDB_OK)
+        return;
+    owner_ref *v = malloc((t->n_owners ? t->n_owners : 1) * sizeof *v);
+    bool *seen = calloc(t->n_owners ? t->n_owners : 1, sizeof *seen);
+    SIM_ASSERT(v && seen);
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const kds_lease *l = &t->items[i];
+        if (!l->deleted && l->owner >= 0 && !seen[l->owner]) {
+            seen[l->owner] = true;
+            v[n++] = (owner_ref){&t->owners[l->owner], l->owner};
+        }
+    }
+    qsort(v, n, sizeof *v, owner_ref_cmp);
+    w->elected = n ? v[kds_kcl_leader_index(n)].id : -1;
+    free(v);
+    free(seen);
+}
+
+static void elect_event(sim *s, void *ctx)
+{
+    worker *w = ctx;
+    sim_time now = sim_now(s);
+    if (!task_due(w, &w->ev_elect, elect_event, now))
+        return;
+    elect(w);
+    w->ev_elect = sim_at(s, now + ELECT_EVERY, elect_event, w); /* fixed delay */
+}
+
+/* LeaderDecider.isLeader for worker w. 2.x: with no leader chosen yet, elect one at once
+ * and start the periodic election (the KCL starts another periodic election each time
+ * it finds none; kdsim keeps one); with none found, every worker leads. 3.x: the holder
+ * of the leader lock. */
+static bool is_leader(worker *w)
+{
+    if (w->app->cfg.assignment != KDS_KCL_TAKER)
+        return w->leader;
+    if (w->elected < 0) {
+        elect(w);
+        if (!w->elect_scheduled) {
+            w->elect_scheduled = true;
+            w->ev_elect = sim_at(w->app->sim, sim_now(w->app->sim) + ELECT_FIRST, elect_event, w);
+        }
+    }
+    return w->elected < 0 || w->elected == w->owner;
+}
+
+typedef struct hrange {
+    kds_hashkey lo, hi;
+} hrange;
+
+static int hrange_cmp(const void *a, const void *b)
+{
+    const hrange *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    return (x->hi > y->hi) - (x->hi < y->hi);
+}
+
+/* hasHoleInLeases: the first hole in the hash ranges of the leases not at SHARD_END,
+ * written to h[0..4) (two zero ranges for "none at all"); false if they cover the key
+ * space. Overlapping ranges merge, as they do for the KCL. */
+static bool find_hole(const kcl *a, kds_hashkey h[4])
+{
+    const kds_lease_table *t = a->table;
+    hrange *v = malloc((t->n ? t->n : 1) * sizeof *v);
+    SIM_ASSERT(v != NULL);
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const kds_lease *l = &t->items[i];
+        if (l->deleted || l->ckpt == KDS_CKPT_SHARD_END)
+            continue;
+        const kds_shard *sh = a->st->shards[l->shard];
+        v[n++] = (hrange){sh->lo, sh->hi};
+    }
+    bool hole = false;
+    memset(h, 0, 4 * sizeof *h);
+    if (n == 0) {
+        hole = true;
+    } else {
+        qsort(v, n, sizeof *v, hrange_cmp);
+        if (v[0].lo != 0 || v[n - 1].hi != KDS_HASHKEY_MAX) {
+            hole = true;
+            h[0] = v[0].lo, h[1] = v[0].hi, h[2] = v[n - 1].lo, h[3] = v[n - 1].hi;
+        }
+        hrange left = v[0], report = v[0];
+        for (size_t i = 1; i < n && !hole; i++) {
+            if (v[i].lo <= left.hi) {
+                if (v[i].hi > left.hi)
+                    left.hi = v[i].hi; /* overlapping: merge */
+            } else if (v[i].lo - left.hi != 1) {
+                hole = true;
+                h[0] = report.lo, h[1] = report.hi, h[2] = v[i].lo, h[3] = v[i].hi;
+            } else {
+                left = report = v[i];
+            }
+        }
+    }
+    free(v);
+    return hole;
+}
+
+/* The shard sync the auditor starts (ShardSyncTask): a lease for every open shard that
+ * has none, at TRIM_HORIZON when a parent still has its lease (the parent's records
+ * come first), else at the application's initial position. A throttled create is left
+ * to the next sync. */
+static void sync_missing(kcl *a)
+{
+    kds_lease_table *t = a->table;
+    a->shard_syncs++;
+    for (size_t i = 0; i < a->st->n_shards; i++) {
+        const kds_shard *sh = a->st->shards[i];
+        if (sh->state != KDS_SHARD_OPEN || kds_lease_find(t, sh->index) >= 0)
+            continue;
+        int32_t p0 = sh->parent >= 0 && kds_lease_find(t, (uint32_t)sh->parent) >= 0 ? sh->parent : -1;
+        int32_t p1 = sh->adjacent_parent >= 0 && kds_lease_find(t, (uint32_t)sh->adjacent_parent) >= 0
+                         ? sh->adjacent_parent
+                         : -1;
+        kds_ckpt_kind k = p0 >= 0 || p1 >= 0 ? KDS_CKPT_TRIM_HORIZON
+                          : a->cfg.initial == KDS_START_TRIM_HORIZON  ? KDS_CKPT_TRIM_HORIZON
+                          : a->cfg.initial == KDS_START_AT_TIMESTAMP ? KDS_CKPT_AT_TIMESTAMP
+                                                                     : KDS_CKPT_LATEST;
+        if (kds_lease_create(t, sh->index, p0, p1, k, a->cfg.initial_time, NULL) == KDS_DDB_OK)
+            a->leases_recreated++;
+    }
+}
+
+/* PeriodicShardSyncManager.runShardSync: a leader Scans the table and checks that the
+ * open leases cover the key space; an empty table, or the same hole seen
+ * shard_sync_confidence runs in a row, starts a shard sync. */
+static void audit_event(sim *s, void *ctx)
+{
+    worker *w = ctx;
+    kcl *a = w->app;
+    sim_time now = sim_now(s);
+    if (!task_due(w, &w->ev_audit, audit_event, now))
+        return;
+    w->ev_audit = sim_at(s, now + a->cfg.shard_sync_interval, audit_event, w); /* fixed delay */
+    if (!is_leader(w))
+        return;
+    a->audits++;
+    w->sum.audits++;
+    if (kds_lease_scan(a->table) != KDS_DDB_OK)
+        return; /* the run fails; the next one tries again */
+    if (a->table->n_live == 0) {
+        sync_missing(a);
+        return;
+    }
+    kds_hashkey h[4];
+    if (!find_hole(a, h)) {
+        w->hole_known = false;
+        w->hole_streak = 0;
+        return;
+    }
+    a->holes_seen++;
+    if (w->hole_known && memcmp(h, w->hole, sizeof h) == 0) {
+        w->hole_streak++;
+    } else {
+        memcpy(w->hole, h, sizeof h);
+        w->hole_known = true;
+        w->hole_streak = 1;
+    }
+    if (w->hole_streak >= a->cfg.shard_sync_confidence)
+        sync_missing(a);
+}
+
 /* ---- worker lifecycle --------------------------------------------------------------- */
 
 /* Create the leases of an empty table (the first worker's shard sync). */
@@ -1349,6 +1608,12 @@ static void coordinator_start(worker *w)
     else
         kds_kcl_lam_start(w);
     w->ev_cleanup = sim_at(a->sim, now + a->cfg.cleanup_interval, cleanup_event, w);
+    /* The leader decider and the auditor start with the scheduler, each worker's own. */
+    w->elected = -1;
+    w->elect_scheduled = false;
+    w->hole_known = false;
+    w->hole_streak = 0;
+    w->ev_audit = sim_at(a->sim, now + AUDIT_FIRST, audit_event, w);
     note_held(w);
 }
 
@@ -1421,6 +1686,8 @@ static void worker_down(worker *w, bool graceful)
     cancel(s, &w->ev_take);
     cancel(s, &w->ev_cleanup);
     cancel(s, &w->ev_sync);
+    cancel(s, &w->ev_audit);
+    cancel(s, &w->ev_elect);
     kds_kcl_lam_stop(w, graceful);
     if (graceful) {
         /* Scheduler.startGracefulShutdown (2.x): every processor is asked to shut down
@@ -1635,6 +1902,11 @@ static void finish(kds_consumer *base, sim_time end)
     s->n_leaders = a->n_leaders;
     s->lam_runs = a->lam_runs;
     s->handoffs = a->handoffs;
+    s->elections = a->elections;
+    s->audits = a->audits;
+    s->holes_seen = a->holes_seen;
+    s->shard_syncs = a->shard_syncs;
+    s->leases_recreated = a->leases_recreated;
 }
 
 static void figures(const kds_consumer *base, kds_figure_fn fn, void *arg)
@@ -1673,6 +1945,12 @@ static void figures(const kds_consumer *base, kds_figure_fn fn, void *arg)
     fn(arg, "changes_not_converged", (double)open);
     if (a->cfg.efo)
         fn(arg, "consumer_shard_hours", a->base.st.efo_consumer_shard_hours);
+    if (!kcl3)
+        fn(arg, "leader_elections", (double)s->elections);
+    fn(arg, "shard_sync_audits", (double)s->audits);
+    fn(arg, "shard_sync_holes", (double)s->holes_seen);
+    fn(arg, "shard_syncs", (double)s->shard_syncs);
+    fn(arg, "leases_recreated", (double)s->leases_recreated);
     if (kcl3) {
         fn(arg, "leader_changes", (double)s->n_leaders);
         fn(arg, "lam_runs", (double)s->lam_runs);
@@ -1708,9 +1986,13 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
     fn(arg, "workers.restart", "a new owner",
        "a worker restarted after a crash or stop comes back as a new worker id, as the "
        "KCL's default random id does");
-    fn(arg, "shard_sync", "not modelled",
-       "the periodic shard-sync auditor: leases of new shards come from their parents' "
-       "SHARD_END");
+    fn(arg, "shard_sync", "leases only",
+       "the shard-sync auditor's sync creates a lease for each open shard without one; "
+       "it lists no shards (ListShards is not a lease-table cost) and takes no time");
+    if (a->cfg.assignment == KDS_KCL_TAKER)
+        fn(arg, "leader_decider.worker_ids", "name, incarnation",
+           "2.x elects by sorting worker ids (by default random UUIDs); kdsim sorts by "
+           "worker name, then incarnation");
     if (a->cfg.assignment == KDS_KCL_TAKER)
         return;
     if (a->cfg.assignment == KDS_KCL_WORKER_UTILIZATION)

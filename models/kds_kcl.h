@@ -35,7 +35,11 @@
  * Resharding. At the end of a closed shard the processor creates the child leases (no
  * owner, TRIM_HORIZON, parents set) and checkpoints SHARD_END; the parent lease stays
  * held and renewed, counting toward its owner's load, until lease cleanup (every
- * cleanup_interval) deletes it once all its children have checkpointed.
+ * cleanup_interval) deletes it once all its children have checkpointed. The leader's
+ * shard-sync auditor (every 2 min, kcl.md 4.4) scans the table and, after the same hole
+ * in the open leases' hash ranges three runs in a row, creates the missing leases; in
+ * 2.x the leader comes from an election every 5 min on every worker (a scan each,
+ * kcl.md 7.1).
  *
  * Events: start, graceful stop (processors checkpoint; the leases stay owned until
  * they expire, as KCL 2.x does), crash, restart after a delay, a pause (every thread of
@@ -195,6 +199,12 @@ typedef struct kds_kcl_cfg {
     sim_time task_backoff;        /* taskBackoffTimeMillis (500 ms) */
     sim_dist sync_wait_ms;        /* wait before creating the leases of an empty table,
                                      ms (uniform 1-30 s) */
+    sim_time shard_sync_interval; /* leasesRecoveryAuditorExecutionFrequencyMillis: the
+                                     periodic shard-sync auditor's delay between runs
+                                     (2 min; first run 60 s after the start) */
+    uint32_t shard_sync_confidence; /* leasesRecoveryAuditorInconsistencyConfidenceThreshold:
+                                       the same hole seen this many runs in a row starts a
+                                       shard sync (3) */
     kds_lease_table_cfg table;    /* the lease table's capacity */
     kds_kcl_assignment assignment;/* the 2.x taker (default) or a 3.x leader */
     kds_kcl_lam_cfg lam;          /* 3.x settings */
@@ -274,6 +284,7 @@ typedef struct kds_kcl_worker_summary {
     uint64_t leases_lost;        /* renewal or checkpoint found another owner */
     uint64_t leases_self_expired;/* dropped by itself after failing to renew */
     uint64_t scans, scans_throttled;  /* taker passes (2.x) or LAM runs as leader (3.x) */
+    uint64_t audits;             /* shard-sync auditor runs as the leader (a Scan each) */
     uint64_t checkpoints, checkpoints_throttled;
     uint64_t discoveries;        /* 3.x: owner-index queries */
     uint64_t handoffs_out;       /* 3.x: leases it handed over gracefully (checkpointed) */
@@ -309,7 +320,28 @@ typedef struct kds_kcl_summary {
     size_t n_leaders;
     uint64_t lam_runs;           /* 3.x: LAM runs by a leader */
     uint64_t handoffs;           /* 3.x: graceful handoffs started by the leader */
+    uint64_t elections;          /* 2.x: leader elections (a Scan each), all workers */
+    uint64_t audits;             /* shard-sync auditor runs by a leader (a Scan each) */
+    uint64_t holes_seen;         /* ...that found a hole in the open leases' hash ranges */
+    uint64_t shard_syncs;        /* shard syncs the auditor started */
+    uint64_t leases_recreated;   /* leases those syncs created */
 } kds_kcl_summary;
+
+/* The index, in the sorted list of `n` (>= 1) distinct lease owners, of the one the
+ * KCL 2.x leader decider elects: DeterministicShuffleShardSyncLeaderDecider shuffles the
+ * sorted owners with java.util.Random(1947) (Collections.shuffle) and takes the first
+ * (kcl.md 7.1). Depends on n only. */
+size_t kds_kcl_leader_index(size_t n);
+
+/* java.util.Random's generator (a 48-bit linear congruential generator), as far as the
+ * leader decider needs it: seeded as `new Random(seed)`, next(bits) for 1 <= bits <= 32,
+ * nextInt(bound) for bound >= 1. Exposed for tests against Java's published values. */
+typedef struct kds_java_random {
+    uint64_t seed;
+} kds_java_random;
+void kds_java_random_init(kds_java_random *r, int64_t seed);
+int32_t kds_java_random_next(kds_java_random *r, int bits);
+int32_t kds_java_random_next_int(kds_java_random *r, int32_t bound);
 
 /* The results of a KCL consumer after kds_world_finish(), or NULL if `c` is not a KCL
  * consumer. Borrowed from the consumer. */

@@ -97,6 +97,16 @@ struct worker {
     sim_time *seen_at;
     size_t n_seen;
     sim_event_id ev_renew, ev_take, ev_cleanup, ev_sync;
+    /* The periodic shard-sync auditor and, in 2.x, the leader decider (kcl.md 4.4, 7.1) */
+    sim_event_id ev_audit, ev_elect;
+    int32_t elected;               /* 2.x: the owner id the last election chose, or -1:
+                                      no election yet, or no owner seen (every worker
+                                      then takes itself for the leader) */
+    bool elect_scheduled;          /* 2.x: the periodic election is scheduled */
+    bool hole_known;               /* the auditor's last run found a hole... */
+    kds_hashkey hole[4];           /* ...between these ranges (lo, hi, lo, hi; all 0 for
+                                      "no open lease at all") */
+    uint32_t hole_streak;          /* ...in this many runs in a row */
     /* KCL 3.x (kds_kcl_lam.c) */
     sim_event_id ev_lam, ev_discover, ev_metrics, ev_lock;
     sim_time discover_next;        /* the discoverer's next run (fixed rate) */
@@ -158,6 +168,7 @@ struct kcl {
     kds_kcl_leader *leaders;      /* owned: 3.x leader log */
     size_t n_leaders, cap_leaders;
     uint64_t lam_runs, handoffs;  /* 3.x */
+    uint64_t elections, audits, holes_seen, shard_syncs, leases_recreated; /* auditor */
     kds_kcl_worker_summary *wsum; /* owned */
     kds_kcl_summary sum;
     char violation[320];          /* the lease ownership invariant's first violation

@@ -714,8 +714,9 @@ START_TEST(scans_cost_read_capacity)
         scans += s->workers[i].scans;
         throttled += s->workers[i].scans_throttled;
     }
-    ck_assert_uint_eq(throttled, s->table->st.throttled[KDS_DDB_SCAN]);
-    ck_assert_uint_eq(scans, s->table->st.requests[KDS_DDB_SCAN]);
+    /* The table's scans: the takers', the leader elections' and the leader's audits. */
+    ck_assert_uint_le(throttled, s->table->st.throttled[KDS_DDB_SCAN]);
+    ck_assert_uint_eq(scans + s->elections + s->audits, s->table->st.requests[KDS_DDB_SCAN]);
     ck_assert_uint_gt(throttled, scans / 3);
     ck_assert_uint_eq(s->table->st.throttled_writes, 0);
     /* The on-demand reference consumed 7.5 units a scan. */
@@ -987,8 +988,12 @@ START_TEST(kcl3_table_traffic)
     fx_run(&f);
     const kds_kcl_summary *s = sum(&f, 0);
     const kds_lease_table_stats *st = &s->table->st;
-    ck_assert_uint_eq(st->requests[KDS_DDB_SCAN], s->lam_runs);
-    ck_assert_uint_eq(s->lam_runs, SIM_MIN(5) / LAM_PERIOD + 1); /* at 0 s to 300 s */
+    /* The leader's LAM runs at 0 s to 300 s, and its shard-sync audits at 60, 180 and
+     * 300 s; no 2.x election. */
+    ck_assert_uint_eq(st->requests[KDS_DDB_SCAN], s->lam_runs + s->audits);
+    ck_assert_uint_eq(s->lam_runs, SIM_MIN(5) / LAM_PERIOD + 1);
+    ck_assert_uint_eq(s->audits, 3);
+    ck_assert_uint_eq(s->elections, 0);
     ck_assert_uint_eq(wsum(&f, 0, "w2")->scans, 0);
     ck_assert_uint_eq(st->requests[KDS_DDB_QUERY], 3 * (SIM_MIN(5) / DISCOVERY + 1));
     ck_assert_uint_eq(st->requests[KDS_DDB_TAKE], 0);
@@ -1032,6 +1037,114 @@ START_TEST(deterministic)
 }
 END_TEST
 
+/* java.util.Random as Java computes it: new Random(0).nextInt() and new Random(42)
+ * .nextInt() are the values Java's users see (-1155484576, -1170105035); nextInt(10)
+ * exercises the rejection loop, nextInt(8) the power-of-two path. */
+START_TEST(java_random)
+{
+    kds_java_random r;
+    kds_java_random_init(&r, 0);
+    ck_assert_int_eq(kds_java_random_next(&r, 32), -1155484576);
+    kds_java_random_init(&r, 42);
+    ck_assert_int_eq(kds_java_random_next(&r, 32), -1170105035);
+    kds_java_random_init(&r, 42);
+    static const int32_t ten[] = {0, 3, 8, 4, 0, 5, 5, 8, 9, 3};
+    for (size_t i = 0; i < 10; i++)
+        ck_assert_int_eq(kds_java_random_next_int(&r, 10), ten[i]);
+    kds_java_random_init(&r, 42);
+    for (int i = 0; i < 1000; i++) {
+        int32_t v = kds_java_random_next_int(&r, 8);
+        ck_assert(v >= 0 && v < 8);
+    }
+    /* The 2.x leader among n sorted owners: Collections.shuffle(list, new Random(1947)). */
+    static const size_t lead[] = {0, 0, 2, 3, 4, 2, 2, 2, 3, 8, 6, 9};
+    for (size_t n = 1; n <= 12; n++)
+        ck_assert_uint_eq(kds_kcl_leader_index(n), lead[n - 1]);
+}
+END_TEST
+
+/* The 2.x leader decider and the shard-sync auditor (kcl.md 4.4, 6, 7.1): each worker's
+ * first audit (60 s) elects a leader at once and starts its periodic election (120 s,
+ * then every 5 min: 420 s); of w1, w2, w3 the shuffle with seed 1947 elects the third,
+ * w3, which alone audits, at 60, 180, 300, 420 and 540 s. Every election and every audit
+ * is a Scan of the table; the open leases cover the key space, so no sync. */
+START_TEST(leader_decider_and_auditor)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(10), 600, SIM_S(30), 1, 3);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    ck_assert_uint_eq(s->elections, 9);
+    ck_assert_uint_eq(wsum(&f, 0, "w3")->audits, 5);
+    ck_assert_uint_eq(wsum(&f, 0, "w1")->audits + wsum(&f, 0, "w2")->audits, 0);
+    ck_assert_uint_eq(s->audits, 5);
+    ck_assert_uint_eq(s->holes_seen, 0);
+    ck_assert_uint_eq(s->shard_syncs, 0);
+    uint64_t scans = 0;
+    for (size_t i = 0; i < s->n_workers; i++)
+        scans += s->workers[i].scans;
+    ck_assert_uint_eq(s->table->st.requests[KDS_DDB_SCAN], scans + 9 + 5);
+    check_conservation(&f);
+    fx_fini(&f);
+
+    /* A shorter failover (renewals and taker passes more often) does not move them: the
+     * auditor's period is its own setting. */
+    fx_defaults(&f, 6, SIM_MIN(10), 600, SIM_S(30), 1, 3);
+    f.kcl[0].shard_sync_interval = SIM_MIN(1);
+    fx_run(&f);
+    ck_assert_uint_eq(sum(&f, 0)->audits, 10); /* 60 s to 600 s, every minute */
+    fx_fini(&f);
+}
+END_TEST
+
+/* A lease deleted from the table by hand (an operator's mistake) leaves a hole in the
+ * open leases' hash ranges: the holder loses the lease at its next renewal, the leader's
+ * auditor sees the same hole at three runs in a row (shard_sync_confidence), and its
+ * shard sync creates the lease again, at the application's initial position
+ * (TRIM_HORIZON here), which a taker then takes: the shard is read again. */
+START_TEST(auditor_recreates_a_deleted_lease)
+{
+    fixture f;
+    fx_defaults(&f, 4, SIM_MIN(15), 400, SIM_S(30), 1, 2);
+    ck_assert_int_eq(kds_world_init(&f.w, &f.cfg), 0);
+    f.built = true;
+    kds_world_run_until(&f.w, SIM_S(100));
+    kds_lease_table *t = (kds_lease_table *)kds_kcl_table(f.w.consumers[0]);
+    int32_t i = kds_lease_find(t, 2);
+    ck_assert_int_ge(i, 0);
+    ck_assert_int_eq(kds_lease_delete(t, (size_t)i), KDS_DDB_OK);
+    /* The audits at 180 and 300 s see the hole; 420 s is the third: the sync. */
+    kds_world_run_until(&f.w, SIM_S(419));
+    const kds_lease_table *ct = kds_kcl_table(f.w.consumers[0]);
+    ck_assert_int_lt(kds_lease_find(ct, 2), 0);
+    kds_world_run(&f.w);
+    ck_assert_msg(!f.w.violated, "%s", f.w.violation);
+    const kds_kcl_summary *s = sum(&f, 0);
+    ck_assert_uint_eq(s->holes_seen, 3);
+    ck_assert_uint_eq(s->shard_syncs, 1);
+    ck_assert_uint_eq(s->leases_recreated, 1);
+    int32_t j = kds_lease_find(ct, 2);
+    ck_assert_int_ge(j, 0);
+    ck_assert_int_ge(ct->items[j].owner, 0);
+    fx_fini(&f);
+
+    /* With a confidence of 4 the sync waits for a fourth run (540 s). */
+    fx_defaults(&f, 4, SIM_MIN(15), 400, SIM_S(30), 1, 2);
+    f.kcl[0].shard_sync_confidence = 4;
+    ck_assert_int_eq(kds_world_init(&f.w, &f.cfg), 0);
+    f.built = true;
+    kds_world_run_until(&f.w, SIM_S(100));
+    t = (kds_lease_table *)kds_kcl_table(f.w.consumers[0]);
+    ck_assert_int_eq(kds_lease_delete(t, (size_t)kds_lease_find(t, 2)), KDS_DDB_OK);
+    kds_world_run_until(&f.w, SIM_S(539));
+    ck_assert_int_lt(kds_lease_find(kds_kcl_table(f.w.consumers[0]), 2), 0);
+    kds_world_run(&f.w);
+    ck_assert_uint_eq(sum(&f, 0)->holes_seen, 4);
+    ck_assert_uint_eq(sum(&f, 0)->shard_syncs, 1);
+    fx_fini(&f);
+}
+END_TEST
+
 Suite *kcl_suite(void)
 {
     Suite *s = suite_create("kds_kcl");
@@ -1052,6 +1165,9 @@ Suite *kcl_suite(void)
     tcase_add_test(tc, max_leases_per_worker);
     tcase_add_test(tc, scans_cost_read_capacity);
     tcase_add_test(tc, deterministic);
+    tcase_add_test(tc, java_random);
+    tcase_add_test(tc, leader_decider_and_auditor);
+    tcase_add_test(tc, auditor_recreates_a_deleted_lease);
     suite_add_tcase(s, tc);
     TCase *t3 = tcase_create("kcl3");
     tcase_add_loop_test(t3, kcl3_leader_failover, 0, 2);
