@@ -1316,12 +1316,13 @@ static void cleanup_event(sim *s, void *ctx)
 
 /* ---- the leader decider (2.x) and the periodic shard-sync auditor (kcl.md 4.4, 7.1) -- */
 
-/* PeriodicShardSyncManager's INITIAL_DELAY, and DeterministicShuffleShardSyncLeaderDecider's
- * ELECTION_INITIAL_DELAY_MILLIS and ELECTION_SCHEDULING_INTERVAL_MILLIS: constants of the
- * KCL, not settings. */
+/* PeriodicShardSyncManager's INITIAL_DELAY, DeterministicShuffleShardSyncLeaderDecider's
+ * ELECTION_INITIAL_DELAY_MILLIS and ELECTION_SCHEDULING_INTERVAL_MILLIS, and the
+ * scheduler's loop period: constants of the KCL, not settings. */
 #define AUDIT_FIRST SIM_S(60)
 #define ELECT_FIRST SIM_S(60)
 #define ELECT_EVERY SIM_MIN(5)
+#define LOOP_EVERY SIM_S(1) /* shardConsumerDispatchPollIntervalMillis */
 #define SHUFFLE_SEED 1947 /* DETERMINISTIC_SHUFFLE_SEED */
 
 #define JAVA_MULT UINT64_C(0x5DEECE66D)
@@ -1423,6 +1424,8 @@ static void elect(worker *w)
     free(seen);
 }
 
+static void loop_event(sim *s, void *ctx);
+
 static void elect_event(sim *s, void *ctx)
 {
     worker *w = ctx;
@@ -1431,23 +1434,36 @@ static void elect_event(sim *s, void *ctx)
         return;
     elect(w);
     w->ev_elect = sim_at(s, now + ELECT_EVERY, elect_event, w); /* fixed delay */
+    if (w->elected < 0 && !w->ev_loop)
+        w->ev_loop = sim_at(s, now + LOOP_EVERY, loop_event, w);
 }
 
-/* LeaderDecider.isLeader for worker w. 2.x: with no leader chosen yet, elect one at once
- * and start the periodic election (the KCL starts another periodic election each time
- * it finds none; kdsim keeps one); with none found, every worker leads. 3.x: the holder
- * of the leader lock. */
-static bool is_leader(worker *w)
+/* The 2.x scheduler's process loop asks isLeader every second. With no leader known
+ * (at the start, or when the last election found no owner) isLeader elects at once, a
+ * scan, and starts the periodic election (the KCL starts another one each time it finds
+ * no owner; kdsim keeps one); otherwise it answers from memory, so the loop costs
+ * nothing and kdsim runs it only while no leader is known. */
+static void loop_event(sim *s, void *ctx)
+{
+    worker *w = ctx;
+    sim_time now = sim_now(s);
+    if (!task_due(w, &w->ev_loop, loop_event, now))
+        return;
+    elect(w);
+    if (!w->elect_scheduled) {
+        w->elect_scheduled = true;
+        w->ev_elect = sim_at(s, now + ELECT_FIRST, elect_event, w);
+    }
+    if (w->elected < 0)
+        w->ev_loop = sim_at(s, now + LOOP_EVERY, loop_event, w);
+}
+
+/* LeaderDecider.isLeader for worker w: 2.x, the worker the last election chose, or every
+ * worker while none is known; 3.x, the holder of the leader lock. */
+static bool is_leader(const worker *w)
 {
     if (w->app->cfg.assignment != KDS_KCL_TAKER)
         return w->leader;
-    if (w->elected < 0) {
-        elect(w);
-        if (!w->elect_scheduled) {
-            w->elect_scheduled = true;
-            w->ev_elect = sim_at(w->app->sim, sim_now(w->app->sim) + ELECT_FIRST, elect_event, w);
-        }
-    }
     return w->elected < 0 || w->elected == w->owner;
 }
 
@@ -1614,6 +1630,10 @@ static void coordinator_start(worker *w)
     w->hole_known = false;
     w->hole_streak = 0;
     w->ev_audit = sim_at(a->sim, now + AUDIT_FIRST, audit_event, w);
+    /* The scheduler's first loop, after the taker's first pass (scheduled before it, at
+     * the same time), asks isLeader: the first 2.x election. */
+    if (a->cfg.assignment == KDS_KCL_TAKER)
+        w->ev_loop = sim_at(a->sim, now, loop_event, w);
     note_held(w);
 }
 
@@ -1688,6 +1708,7 @@ static void worker_down(worker *w, bool graceful)
     cancel(s, &w->ev_sync);
     cancel(s, &w->ev_audit);
     cancel(s, &w->ev_elect);
+    cancel(s, &w->ev_loop);
     kds_kcl_lam_stop(w, graceful);
     if (graceful) {
         /* Scheduler.startGracefulShutdown (2.x): every processor is asked to shut down

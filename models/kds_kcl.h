@@ -38,8 +38,8 @@
  * cleanup_interval) deletes it once all its children have checkpointed. The leader's
  * shard-sync auditor (every 2 min, kcl.md 4.4) scans the table and, after the same hole
  * in the open leases' hash ranges three runs in a row, creates the missing leases; in
- * 2.x the leader comes from an election every 5 min on every worker (a scan each,
- * kcl.md 7.1).
+ * 2.x the leader comes from an election on every worker at its start, 60 s later and
+ * every 5 min after (a scan each, kcl.md 7.1).
  *
  * Events: start, graceful stop (processors checkpoint; the leases stay owned until
  * they expire, as KCL 2.x does), crash, restart after a delay, a pause (every thread of

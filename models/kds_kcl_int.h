@@ -98,7 +98,7 @@ struct worker {
     size_t n_seen;
     sim_event_id ev_renew, ev_take, ev_cleanup, ev_sync;
     /* The periodic shard-sync auditor and, in 2.x, the leader decider (kcl.md 4.4, 7.1) */
-    sim_event_id ev_audit, ev_elect;
+    sim_event_id ev_audit, ev_elect, ev_loop;
     int32_t elected;               /* 2.x: the owner id the last election chose, or -1:
                                       no election yet, or no owner seen (every worker
                                       then takes itself for the leader) */
