@@ -10,6 +10,7 @@
 #include "scenario_int.h"
 #include "scenario_replay.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,60 @@ static void load_rate(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const char 
 
 static const char *const KEY_KINDS[] = {"random", "uniform", "zipf", "fixed", "explicit", NULL};
 
+/* The keys each kind of `keys` reads, by KEY_KINDS index. */
+static const char *const KEYS_OF_KIND[][6] = {
+    {"kind", NULL},
+    {"kind", "count", "prefix", "exact_keys", NULL},
+    {"kind", "count", "s", "prefix", "exact_keys", NULL},
+    {"kind", "key", NULL},
+    {"kind", "hash_key", NULL},
+};
+
+static bool in_list(const char *const *list, const char *name)
+{
+    for (; *list; list++)
+        if (strcmp(*list, name) == 0)
+            return true;
+    return false;
+}
+
+/* A key of another kind (`count` beside kind: fixed) would be ignored without a word:
+ * refuse it, naming the kinds it belongs to. Unknown keys are yw_check_keys's. */
+static void check_key_kind(ywalk *w, yaml_node_t *n, const char *path, int kind)
+{
+    const char *const *mine = KEYS_OF_KIND[kind];
+    for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top;
+         pr++) {
+        yaml_node_t *kn = yaml_document_get_node(&w->d->doc, pr->key);
+        if (!kn || kn->type != YAML_SCALAR_NODE)
+            continue;
+        const char *name = (const char *)kn->data.scalar.value;
+        if (in_list(mine, name))
+            continue;
+        const char *of[sizeof KEYS_OF_KIND / sizeof KEYS_OF_KIND[0]];
+        size_t n_of = 0;
+        for (size_t i = 0; KEY_KINDS[i]; i++)
+            if (in_list(KEYS_OF_KIND[i], name))
+                of[n_of++] = KEY_KINDS[i];
+        if (n_of == 0)
+            continue; /* not a key of any kind: reported as unknown */
+        char owners[64] = "", allowed[96] = "";
+        for (size_t i = 0; i < n_of; i++)
+            snprintf(owners + strlen(owners), sizeof owners - strlen(owners), "%s%s",
+                     i == 0 ? "" : i + 1 < n_of ? ", " : " or ", of[i]);
+        if (!mine[1]) {
+            snprintf(allowed, sizeof allowed, "kind %s takes no other key", KEY_KINDS[kind]);
+        } else {
+            snprintf(allowed, sizeof allowed, "the keys of kind %s are kind", KEY_KINDS[kind]);
+            for (size_t i = 1; mine[i]; i++)
+                snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s",
+                         mine[i + 1] ? ", " : " and ", mine[i]);
+        }
+        yw_error(w, kn, path, "'%s' does not apply to kind: %s (it is for kind %s); %s", name,
+                 KEY_KINDS[kind], owners, allowed);
+    }
+}
+
 static void load_keys(ywalk *w, yaml_node_t *pm, const char *path, kds_keys_cfg *k)
 {
     char kp[PATH];
@@ -247,6 +302,7 @@ static void load_keys(ywalk *w, yaml_node_t *pm, const char *path, kds_keys_cfg 
     if (!yw_enum(w, n, kp, "kind", true, KEY_KINDS, &kind))
         return;
     k->kind = (kds_keys_kind)kind;
+    check_key_kind(w, n, kp, kind);
     uint64_t u;
     switch (k->kind) {
     case KDS_KEYS_RANDOM:
@@ -254,13 +310,27 @@ static void load_keys(ywalk *w, yaml_node_t *pm, const char *path, kds_keys_cfg 
     case KDS_KEYS_ZIPF:
         yw_double(w, n, kp, "s", false, 0.01, 10, &k->zipf_s);
         /* fall through */
-    case KDS_KEYS_UNIFORM:
-        if (yw_u64(w, n, kp, "count", true, 1, UINT64_C(1000000000000), &u))
+    case KDS_KEYS_UNIFORM: {
+        bool count_ok = yw_u64(w, n, kp, "count", true, 1, UINT64_C(1000000000000), &u);
+        if (count_ok)
             k->count = u;
-        yw_str(w, n, kp, "prefix", false, &k->prefix);
+        bool prefix_ok = yw_str(w, n, kp, "prefix", false, &k->prefix);
         if (yw_u64(w, n, kp, "exact_keys", false, 0, 10000000, &u))
             k->exact_keys = u;
+        /* The keys are prefix0 .. prefix<count - 1>; the longest must still be a
+         * partition key AWS accepts (1 to 256 characters). */
+        if (count_ok && prefix_ok) {
+            char last[32], pp[PATH];
+            size_t len = kdsim_utf8_chars(k->prefix) +
+                         (size_t)snprintf(last, sizeof last, "%" PRIu64, k->count - 1);
+            if (len > 256)
+                yw_error(w, yw_get(w, n, "prefix"), yw_path(pp, sizeof pp, kp, "prefix"),
+                         "a partition key has 1 to 256 characters, and the last key here "
+                         "(the prefix and %s) has %zu; shorten the prefix",
+                         last, len);
+        }
         break;
+    }
     case KDS_KEYS_FIXED:
         if (yw_str(w, n, kp, "key", true, &k->fixed)) {
             size_t len = kdsim_utf8_chars(k->fixed);
