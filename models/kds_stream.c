@@ -257,15 +257,24 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
     if (k > m)
         k = m;
     /* A record deeper than the byte bucket can ever hold draws on the large-record
-     * tank instead (model.md section 2). */
-    kds_bucket *bb = (int64_t)per * KDS_NANO > sh->wbytes.depth ? &sh->tank : &sh->wbytes;
+     * tank instead (model.md section 2). It bursts beyond the byte budget, not beside
+     * it: AWS keeps the shard's 1 MiB/s for large records, which "reduce the capacity
+     * available for baseline traffic". So it is admitted only while the byte budget is
+     * not overdrawn, and overdraws it by its size: smaller records then wait until the
+     * budget has refilled, and the shard's sustained rate stays 1 MiB/s. */
+    bool large = (int64_t)per * KDS_NANO > sh->wbytes.depth;
+    kds_bucket *bb = large ? &sh->tank : &sh->wbytes;
     uint64_t kb = per ? kds_bucket_avail_lots(bb, now, per) : k;
+    if (large && kds_bucket_in_debt(&sh->wbytes, now))
+        kb = 0;
     if (kb < k)
         k = kb;
     uint64_t sb = k == count ? bytes : kds_prorate(bytes, k, count); /* all stored: no division */
     /* Both buckets were refilled to now just above, and both have this much. */
     kds_bucket_spend(&sh->wrecords, k);
     kds_bucket_spend(bb, sb);
+    if (large)
+        kds_bucket_spend(&sh->wbytes, sb); /* refilled to now by kds_bucket_in_debt */
     /* In 32 bits from here (k <= m <= count), where the compiler can see that the
      * append's checks of its arguments hold. */
     uint32_t stored = (uint32_t)k;

@@ -50,7 +50,9 @@ typedef struct kds_stream_cfg {
     uint64_t write_records_per_s; /* 1,000 records/s */
     double write_burst_s;         /* bucket depth in seconds of budget; assumption, 1 s */
     uint64_t large_record_tank;   /* B, burst tank for records above the byte bucket's
-                                     depth; 10 MiB (the PutRecord quota row) */
+                                     depth; 10 MiB (the PutRecord quota row). Such a
+                                     record also overdraws the byte bucket: the shard's
+                                     sustained 1 MiB/s is unchanged */
     uint64_t large_record_refill; /* B/s refill of that tank; assumption, 1 MiB/s */
     double internal_failure_rate; /* probability a record gets InternalFailure; 0 */
 

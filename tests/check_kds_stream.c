@@ -215,7 +215,11 @@ static void big_records(kds_stream_cfg *c)
     c->max_record_size = 10 * KDS_MIB;
 }
 
-/* Records larger than the byte bucket's depth draw on the 10 MiB large-record tank. */
+/* Records larger than the byte bucket's depth draw on the 10 MiB large-record tank, and
+ * burst beyond the byte budget rather than beside it: AWS keeps the shard's 1 MiB/s
+ * ("individual shard throughput limit of 1 MB/s for writes ... remain unchanged"; large
+ * records "reduce the capacity available for baseline traffic"), so they overdraw the
+ * byte bucket and smaller records wait until it has refilled. */
 START_TEST(test_put_large_record_tank)
 {
     fixture f;
@@ -226,15 +230,54 @@ START_TEST(test_put_large_record_tank)
     ck_assert_uint_eq(r.stored, 5);
     ck_assert_uint_eq(r.throttled, 1);
     ck_assert_uint_eq(r.stored_bytes, 10 * KDS_MIB);
-    /* The ordinary byte budget was not used. */
-    ck_assert_uint_eq(kds_bucket_avail(&sh->wbytes, 0), KDS_MIB);
-    /* The tank refills at 1 MiB/s: one 2 MiB record after 2 s. */
-    at(&f, SIM_MS(1999));
+    /* The byte budget paid for them too: 1 MiB deep, now 9 MiB overdrawn. */
+    ck_assert(kds_bucket_in_debt(&sh->wbytes, 0));
+    ck_assert_int_eq(sh->wbytes.level, -9 * (int64_t)KDS_MIB * KDS_NANO);
+    /* A 1 KiB record waits for the debt to be repaid at 1 MiB/s: 9 s and 1 KiB. */
+    at(&f, SIM_MS(8999));
+    kds_stream_put(&f.st, sh, 1, KDS_KIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 0);
+    /* So does a large record, though the tank has refilled 8.999 MiB by then. */
     kds_stream_put(&f.st, sh, 1, 2 * KDS_MIB, 0, 0, 0, &r);
     ck_assert_uint_eq(r.stored, 0);
-    at(&f, SIM_S(2));
+    at(&f, SIM_MS(9001));
+    kds_stream_put(&f.st, sh, 1, KDS_KIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 1);
+    /* With the budget no longer overdrawn, the tank takes a large record again. */
     kds_stream_put(&f.st, sh, 1, 2 * KDS_MIB, 0, 0, 0, &r);
     ck_assert_uint_eq(r.stored, 1);
+    ck_assert(kds_bucket_in_debt(&sh->wbytes, SIM_MS(9001)));
+    /* Both buckets full again after 10 s: the tank's 10 MiB takes an 8 MiB record. */
+    at(&f, SIM_S(20));
+    kds_stream_put(&f.st, sh, 1, 8 * KDS_MIB, 0, 0, 0, &r);
+    ck_assert_uint_eq(r.stored, 1);
+    fx_fini(&f);
+}
+END_TEST
+
+/* Large records do not add to a shard's sustained write rate: for 60 s, 1,000 records/s
+ * of 1 KiB (just under 1 MiB/s) and a 4 MiB record every 5 s store at most the byte
+ * budget's 60 MiB, its 1 MiB burst and one record's overdraft, where a tank beside the
+ * budget would have let through about 105 MiB. */
+START_TEST(test_put_large_records_share_the_budget)
+{
+    fixture f;
+    fx_init(&f, 1, big_records);
+    kds_shard *sh = f.st.shards[0];
+    uint64_t large = 0;
+    for (int i = 0; i < 600; i++) {
+        at(&f, SIM_MS(100) * i);
+        kds_put_result r;
+        kds_stream_put(&f.st, sh, 100, 100 * KDS_KIB, 0, 0, 0, &r);
+        if (i % 50 == 0) {
+            kds_stream_put(&f.st, sh, 1, 4 * KDS_MIB, 0, 0, 0, &r);
+            large += r.stored;
+        }
+    }
+    ck_assert_uint_gt(large, 0);
+    ck_assert_uint_gt(sh->st.write_throttled_records, 0);
+    ck_assert_uint_le(sh->st.bytes_in, 65 * KDS_MIB);
+    ck_assert_uint_ge(sh->st.bytes_in, 58 * KDS_MIB);
     fx_fini(&f);
 }
 END_TEST
@@ -498,6 +541,7 @@ static Suite *stream_suite(void)
     tcase_add_test(write, test_put_records_limit);
     tcase_add_test(write, test_put_bytes_limit);
     tcase_add_test(write, test_put_large_record_tank);
+    tcase_add_test(write, test_put_large_records_share_the_budget);
     tcase_add_test(write, test_put_duplicates_and_marks);
     tcase_add_test(write, test_put_internal_failures);
     tcase_add_test(write, test_put_sustained_rate);
