@@ -52,6 +52,8 @@ typedef struct client {
     sim_time next_at; /* time of the next flush, ns */
     double carry;     /* fraction of a record owed (evenly spaced arrivals) */
     uint64_t backlog; /* records generated, not yet sent */
+    uint64_t held;    /* size of the backlog's first record when already drawn (it did
+                         not fit in the last request), else 0 */
 } client;
 
 struct kds_producer {
@@ -302,12 +304,31 @@ static void serve_request(request *r)
     send(p, r, wait);
 }
 
-/* Bytes of `n` fresh records: n draws, or n times the constant. Records above the
- * stream's maximum are refused by the service (ValidationException) and never sent. */
-static uint64_t draw_sizes(kds_producer *p, uint32_t n, uint32_t *too_large, uint64_t *units,
-                           uint64_t *kib)
+/* The size of one fresh Kinesis record of a varying size: one draw, or an aggregate's
+ * user records and its overhead. */
+static uint64_t draw_one(kds_producer *p)
+{
+    uint64_t b = p->agg > 1 ? p->cfg.aggregate_overhead : 0;
+    for (uint32_t k = 0; k < p->agg; k++) { /* an aggregate: its user records */
+        double v = sim_dist_sample(&p->cfg.size, p->rng);
+        b += v < 1.0 ? 1 : (uint64_t)llround(v);
+    }
+    return b;
+}
+
+/* Bytes of the next request of client `c`, of at most `n` fresh records from its
+ * backlog; *used is how many records it took from the backlog (stored in the request
+ * or refused), *too_large how many of those were refused: records above the stream's
+ * maximum are refused by the service (ValidationException) and never sent. Equal sizes
+ * fit by count (batch_limit). Records of different sizes fill a PutRecords request up
+ * to batch.bytes, as the KPL's CollectionMaxSize does (and AWS refuses a request above
+ * 10 MiB): the record that would take it past is drawn and held for the next request
+ * (a request holds at least one record). */
+static uint64_t draw_sizes(kds_producer *p, client *c, uint32_t n, uint32_t *used,
+                           uint32_t *too_large, uint64_t *units, uint64_t *kib)
 {
     uint64_t max = p->st->cfg.max_record_size;
+    *used = n;
     *too_large = 0;
     *units = 0;
     *kib = 0;
@@ -321,33 +342,35 @@ static uint64_t draw_sizes(kds_producer *p, uint32_t n, uint32_t *too_large, uin
     /* Records of different sizes: their billing meters are summed record by record,
      * since ceil() of the average is not the average of ceil(). */
     uint64_t sum = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t b = p->agg > 1 ? p->cfg.aggregate_overhead : 0;
-        for (uint32_t k = 0; k < p->agg; k++) { /* an aggregate: its user records */
-            double v = sim_dist_sample(&p->cfg.size, p->rng);
-            b += v < 1.0 ? 1 : (uint64_t)llround(v);
-        }
+    uint32_t taken = 0, i;
+    for (i = 0; i < n; i++) {
+        uint64_t b = c->held ? c->held : draw_one(p);
+        c->held = 0;
         if (b > max) {
             (*too_large)++;
-        } else {
-            sum += b;
-            *units += kds_put_units(b);
-            *kib += kds_kib_rounded(b);
+            continue;
         }
+        if (taken > 0 && sum + b > p->cfg.batch_bytes) {
+            c->held = b; /* still in the backlog */
+            break;
+        }
+        sum += b;
+        taken++;
+        *units += kds_put_units(b);
+        *kib += kds_kib_rounded(b);
     }
+    *used = i;
     return sum;
 }
 
-/* Records per request: the batch's record limit, or fewer when records of the mean
- * size would exceed its byte limit first. */
+/* Records per request: the batch's record limit, or fewer when records of their
+ * constant size would exceed its byte limit first (records of varying sizes are cut by
+ * bytes as they are drawn: draw_sizes). */
 static uint32_t batch_limit(const kds_producer *p)
 {
     uint32_t batch = p->cfg.api == KDS_API_PUT_RECORD ? 1 : p->cfg.batch_records;
-    double mean_size = p->const_size ? (double)p->size_const
-                                     : sim_dist_mean(&p->cfg.size) * p->agg +
-                                           (p->agg > 1 ? (double)p->cfg.aggregate_overhead : 0);
-    if (p->cfg.api == KDS_API_PUT_RECORDS && mean_size > 0) {
-        double by_bytes = floor((double)p->cfg.batch_bytes / mean_size);
+    if (p->cfg.api == KDS_API_PUT_RECORDS && p->const_size && p->size_const > 0) {
+        uint64_t by_bytes = p->cfg.batch_bytes / p->size_const;
         if (by_bytes < 1)
             by_bytes = 1;
         if (by_bytes < batch)
@@ -415,15 +438,15 @@ static void client_flush(client *c, sim_time t)
     sim_time first_served = 0;
     while (c->backlog > 0) {
         uint32_t n = c->backlog < p->batch ? (uint32_t)c->backlog : p->batch;
-        c->backlog -= n;
-        uint32_t too_large;
+        uint32_t used, too_large;
         uint64_t units, kib;
-        uint64_t bytes = draw_sizes(p, n, &too_large, &units, &kib);
-        p->stats.records_attempted += n;
+        uint64_t bytes = draw_sizes(p, c, n, &used, &too_large, &units, &kib);
+        c->backlog -= used;
+        p->stats.records_attempted += used;
+        n = used - too_large;
         if (too_large) {
             p->stats.records_too_large += too_large;
             p->stats.records_given_up += too_large;
-            n -= too_large;
             if (n == 0)
                 continue;
         }

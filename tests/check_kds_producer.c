@@ -348,6 +348,57 @@ START_TEST(test_size_distribution)
 }
 END_TEST
 
+/* Bytes of the largest stored run: with one shard and no throttling, one request. */
+typedef struct run_watch {
+    uint64_t last_bytes_in;
+    uint64_t max_run;
+    uint64_t runs;
+} run_watch;
+
+static void watch_append(void *ctx, kds_shard *sh)
+{
+    run_watch *rw = ctx;
+    uint64_t run = sh->st.bytes_in - rw->last_bytes_in;
+    rw->last_bytes_in = sh->st.bytes_in;
+    if (run > rw->max_run)
+        rw->max_run = run;
+    rw->runs++;
+}
+
+/* PutRecords requests of records of different sizes stop at batch.bytes (the KPL's
+ * CollectionMaxSize; AWS refuses a request above 10 MiB): a record that would take a
+ * request past it waits for the next one. Records of 1 to 100 KiB with batch.bytes at
+ * 10 MiB: about 200 a request, and none above 10 MiB. */
+START_TEST(test_put_records_byte_limit_varied_sizes)
+{
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(20));
+    /* A shard that throttles nothing, so that every request is one run of the log. */
+    f.cfg.stream.write_bytes_per_s = 1024 * KDS_MIB;
+    f.cfg.stream.write_records_per_s = 1000000;
+    f.prod[0].rate = kds_rate_constant(2000);
+    f.prod[0].size = (sim_dist){SIM_DIST_UNIFORM, 1024, 100 * 1024, 0, INFINITY};
+    f.prod[0].batch_bytes = 10 * KDS_MIB;
+    f.prod[0].linger = SIM_S(1);
+    f.prod[0].stop = SIM_S(15);
+    ck_assert_int_eq(kds_world_init(&f.w, &f.cfg), 0);
+    run_watch rw = {0, 0, 0};
+    ck_assert_int_eq(kds_shard_on_append(f.w.stream.shards[0], watch_append, &rw), 0);
+    kds_world_run(&f.w);
+    const kds_producer_stats *ps = pst(&f, 0);
+    check_conservation(ps);
+    ck_assert_uint_eq(ps->records_attempted, 30000);
+    ck_assert_uint_eq(ps->records_written, 30000);
+    ck_assert_uint_eq(rw.runs, ps->put_calls);
+    ck_assert_uint_le(rw.max_run, 10 * KDS_MIB);
+    /* Requests are filled: one reaches 10 MiB less at most one record. A flush every
+     * 250 ms (500 records arrive in that time) holds about 24.7 MiB: three requests. */
+    ck_assert_uint_ge(rw.max_run, 10 * KDS_MIB - 100 * 1024);
+    ck_assert_uint_le(ps->put_calls, 15 * 4 * 3);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
 /* PutRecord sends one record per call. */
 START_TEST(test_put_record_api)
 {
@@ -534,6 +585,7 @@ static Suite *producer_suite(void)
 
     TCase *shape = tcase_create("shape");
     tcase_add_test(shape, test_too_large_records);
+    tcase_add_test(shape, test_put_records_byte_limit_varied_sizes);
     tcase_add_test(shape, test_size_distribution);
     tcase_add_test(shape, test_put_record_api);
     tcase_add_test(shape, test_put_records_batches);
