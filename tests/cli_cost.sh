@@ -80,6 +80,14 @@ for line in "provisioned, 4 shards (the scenario's)" "(sizing rule)" on_demand_s
     grep -qF -- "$line" "$tmp/table.out" || fail "kdsim cost: no '$line' in the table"
 done
 
+# An on-demand stream that grows: priced as provisioned, its bill holds the shard-hours
+# of every shard the run had, which the label must not call the 4 it started with.
+ok grown cost scenarios/on-demand-burst.yaml
+grep -qF "provisioned, the run's shards (avg " "$tmp/grown.out" ||
+    fail "kdsim cost: a stream that grew is labelled as its starting shard count"
+grep -qF "provisioned, 4 shards" "$tmp/grown.out" &&
+    fail "kdsim cost: a stream that grew is labelled as its starting shard count"
+
 # --- the JSON keys -------------------------------------------------------------------
 ok json cost "$scenario" --duration 2m --json
 for key in prices file region as_of overrides period_h month_h scenario_mode sizing_rule \
