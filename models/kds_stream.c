@@ -102,6 +102,9 @@ kds_shard *kds__shard_new(kds_stream *st, kds_hashkey lo, kds_hashkey hi)
     kds_bucket_init(&sh->tank, c->large_record_refill, c->large_record_tank, now);
     kds_bucket_init(&sh->rcalls, c->read_calls_per_s, depth_of(c->read_calls_per_s, c->read_burst_s), now);
     kds_bucket_init(&sh->rbytes, c->read_bytes_per_s, depth_of(c->read_bytes_per_s, c->read_burst_s), now);
+    if (c->read_records_per_s > 0)
+        kds_bucket_init(&sh->rrecords, c->read_records_per_s,
+                        depth_of(c->read_records_per_s, c->read_burst_s), now);
     sh->read_blocked_until = 0;
     kds_log_init(&sh->log, c->compact_span);
     series_init(&sh->st);
@@ -333,7 +336,9 @@ bool kds_stream_read_admit(kds_stream *st, kds_shard *sh)
         read_throttled(st, sh, now);
         return false;
     }
-    if (kds_bucket_in_debt(&sh->rbytes, now)) {
+    /* An overdrawn budget, of bytes or (when that limit is on) of records. */
+    if (kds_bucket_in_debt(&sh->rbytes, now) ||
+        (st->cfg.read_records_per_s > 0 && kds_bucket_in_debt(&sh->rrecords, now))) {
         sh->read_blocked_until = now + st->cfg.short_read_penalty;
         read_throttled(st, sh, now);
         return false;
@@ -350,6 +355,8 @@ void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uin
 {
     sim_time now = sim_now(st->sim);
     kds_bucket_charge(&sh->rbytes, now, bytes);
+    if (st->cfg.read_records_per_s > 0)
+        kds_bucket_charge(&sh->rrecords, now, records);
     sh->st.bytes_out += bytes;
     sh->st.records_out += records;
     if (bytes > 0)

@@ -59,6 +59,8 @@ typedef struct kds_stream_cfg {
     /* Shared-throughput read budget per shard (model.md section 3). */
     uint64_t read_calls_per_s;    /* 5 GetRecords calls/s */
     uint64_t read_bytes_per_s;    /* 2 MiB/s */
+    uint64_t read_records_per_s;  /* the quota page's 2,000 records/s, which conflicts
+                                     with the 10,000-record call: 0 = off (default) */
     double read_burst_s;          /* depth in seconds of budget; assumption, 1 s */
     uint32_t max_records_per_call;/* 10,000 */
     uint64_t max_bytes_per_call;  /* 10 MiB */
@@ -121,6 +123,7 @@ struct kds_shard {
 
     kds_bucket wbytes, wrecords, tank; /* write budget */
     kds_bucket rcalls, rbytes;         /* shared read budget */
+    kds_bucket rrecords;               /* ...and its records, when read_records_per_s > 0 */
     sim_time read_blocked_until;       /* calls before this are throttled, ns */
 
     kds_log log;               /* retained records */

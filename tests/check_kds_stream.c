@@ -482,6 +482,42 @@ START_TEST(test_read_short_budget_penalty)
 }
 END_TEST
 
+static void read_records_limit(kds_stream_cfg *c)
+{
+    c->read_records_per_s = 2000;
+}
+
+/* AWS's quota page also gives 2,000 records/s per shard for GetRecords (model.md section
+ * 3: off by default, since it conflicts with the 10,000-record call). Off, a call of
+ * 10,000 small records leaves the next call free; on, it overdraws the records budget
+ * by 8,000 (4 s at 2,000/s) and the next calls are throttled like an overdrawn byte
+ * budget. */
+START_TEST(test_read_records_limit)
+{
+    fixture f;
+    fx_init(&f, 1, NULL);
+    kds_shard *sh = f.st.shards[0];
+    ck_assert(kds_stream_read_admit(&f.st, sh));
+    kds_stream_read_charge(&f.st, sh, 10000, 10000 * 100);
+    at(&f, SIM_MS(250));
+    ck_assert(kds_stream_read_admit(&f.st, sh)); /* off by default */
+    fx_fini(&f);
+
+    fx_init(&f, 1, read_records_limit);
+    sh = f.st.shards[0];
+    ck_assert(kds_stream_read_admit(&f.st, sh));
+    kds_stream_read_charge(&f.st, sh, 10000, 10000 * 100);
+    at(&f, SIM_MS(250));
+    ck_assert(!kds_stream_read_admit(&f.st, sh));
+    ck_assert_int_eq(sh->read_blocked_until, SIM_MS(1250));
+    at(&f, SIM_MS(3999)); /* the debt is paid back at 4 s */
+    ck_assert(!kds_stream_read_admit(&f.st, sh));
+    at(&f, SIM_S(4) + SIM_S(1));
+    ck_assert(kds_stream_read_admit(&f.st, sh));
+    fx_fini(&f);
+}
+END_TEST
+
 /* ---- retention ------------------------------------------------------------------------ */
 
 START_TEST(test_trim_at_retention)
@@ -552,6 +588,7 @@ static Suite *stream_suite(void)
     tcase_add_test(read, test_read_calls_sustained);
     tcase_add_test(read, test_read_big_call_window);
     tcase_add_test(read, test_read_big_call_window_alone);
+    tcase_add_test(read, test_read_records_limit);
     tcase_add_test(read, test_read_short_budget_penalty);
     suite_add_tcase(s, read);
 
