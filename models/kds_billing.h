@@ -190,7 +190,7 @@ typedef struct kds_billing_mode {
 /* AWS's sizing rule (model.md section 7) applied to the busiest minutes. */
 typedef struct kds_billing_sizing {
     double write_mib_per_s; /* peak per-minute write rate */
-    double read_mib_per_s;  /* peak per-minute shared read rate (estimated) */
+    double read_mib_per_s;  /* peak per-minute shared read rate (measured) */
     double records_per_s;   /* peak per-minute record rate */
     uint32_t by_write;      /* shards each rate needs, headroom included */
     uint32_t by_read;
