@@ -265,19 +265,25 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
      * available for baseline traffic". So it is admitted only while the byte budget is
      * not overdrawn, and overdraws it by its size: smaller records then wait until the
      * budget has refilled, and the shard's sustained rate stays 1 MiB/s. */
-    bool large = (int64_t)per * KDS_NANO > sh->wbytes.depth;
-    kds_bucket *bb = large ? &sh->tank : &sh->wbytes;
-    uint64_t kb = per ? kds_bucket_avail_lots(bb, now, per) : k;
-    if (large && kds_bucket_in_debt(&sh->wbytes, now))
-        kb = 0;
-    if (kb < k)
-        k = kb;
-    uint64_t sb = k == count ? bytes : kds_prorate(bytes, k, count); /* all stored: no division */
-    /* Both buckets were refilled to now just above, and both have this much. */
-    kds_bucket_spend(&sh->wrecords, k);
-    kds_bucket_spend(bb, sb);
-    if (large)
+    uint64_t sb;
+    if ((int64_t)per * KDS_NANO <= sh->wbytes.depth) {
+        uint64_t kb = per ? kds_bucket_avail_lots(&sh->wbytes, now, per) : k;
+        if (kb < k)
+            k = kb;
+        sb = k == count ? bytes : kds_prorate(bytes, k, count); /* all stored: no division */
+        /* Both buckets were refilled to now just above, and both have this much. */
+        kds_bucket_spend(&sh->wrecords, k);
+        kds_bucket_spend(&sh->wbytes, sb);
+    } else {
+        uint64_t kb = kds_bucket_in_debt(&sh->wbytes, now) ? 0
+                                                           : kds_bucket_avail_lots(&sh->tank, now, per);
+        if (kb < k)
+            k = kb;
+        sb = k == count ? bytes : kds_prorate(bytes, k, count);
+        kds_bucket_spend(&sh->wrecords, k);
+        kds_bucket_spend(&sh->tank, sb);
         kds_bucket_spend(&sh->wbytes, sb); /* refilled to now by kds_bucket_in_debt */
+    }
     /* In 32 bits from here (k <= m <= count), where the compiler can see that the
      * append's checks of its arguments hold. */
     uint32_t stored = (uint32_t)k;
