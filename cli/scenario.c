@@ -390,6 +390,9 @@ static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const c
             c->batch_records = (uint32_t)u;
         yw_bytes(w, b, kp, "bytes", false, 1, 10 * KDS_MIB, &c->batch_bytes);
         yw_duration(w, b, kp, "linger", false, 0, SIM_S(60), &c->linger);
+        if (c->api == KDS_API_PUT_RECORD)
+            yw_error(w, b, kp, "applies to api: put_records (PutRecord sends one record a "
+                               "call, unbatched); remove batch or set api: put_records");
     }
     uint64_t u;
     if (yw_u64(w, pm, path, "clients", false, 1, MAX_CLIENTS, &u))
