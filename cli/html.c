@@ -513,6 +513,59 @@ static void scalar_table(FILE *f, const json_t *arr, const char *caption)
     fputs("</table></div>\n", f);
 }
 
+/* A KCL application's lease table, its worker events and its lease moves: what the
+ * KCL scenarios' descriptions ask the reader to look at (the JSON report's lease_table,
+ * worker_events and lease_move_log; docs/consumers-kcl.md). Nothing for another kind. */
+static void kcl_tables(FILE *f, const json_t *c)
+{
+    const json_t *lt = json_object_get(c, "lease_table");
+    if (!json_is_object(lt))
+        return;
+    char b[48];
+    fputs("<p>Lease table <code>", f);
+    esc(f, js(lt, "name"));
+    fputs("</code>: ", f);
+    if (json_is_integer(json_object_get(lt, "read_capacity")))
+        fprintf(f, "provisioned, %" PRIu64 " read and %" PRIu64 " write capacity units",
+                ju(lt, "read_capacity"), ju(lt, "write_capacity"));
+    else
+        esc(f, js(lt, "billing"));
+    if (json_is_true(json_object_get(c, "lease_table_shared")))
+        fputs(", shared with another application of this scenario", f);
+    fprintf(f, "; %s read units", real(b, sizeof b, jr(lt, "read_units_consumed"), 1));
+    fprintf(f, " and %s write units consumed", real(b, sizeof b, jr(lt, "write_units_consumed"), 1));
+    fprintf(f, "; throttled: %s reads", grouped(b, sizeof b, ju(lt, "throttled_reads")));
+    fprintf(f, ", %s writes.</p>\n", grouped(b, sizeof b, ju(lt, "throttled_writes")));
+    const json_t *req = json_object_get(lt, "requests");
+    if (json_object_size(req) > 0) {
+        static const char *const cols[] = {"operation", "requests", "throttled",
+                                           "condition failed", NULL};
+        fputs("<div class=\"scroll\"><table>\n<caption>lease table requests by operation"
+              "</caption>\n",
+              f);
+        th(f, cols);
+        const char *op;
+        const json_t *n;
+        json_object_foreach((json_t *)req, op, n)
+        {
+            fputs("<tr>", f);
+            td_text(f, op);
+            td_u(f, ju(req, op));
+            td_u(f, ju(json_object_get(lt, "throttled"), op));
+            td_u(f, ju(json_object_get(lt, "condition_failed"), op));
+            fputs("</tr>\n", f);
+        }
+        fputs("</table></div>\n", f);
+    }
+    scalar_table(f, json_object_get(c, "worker_events"),
+                 "worker events (converged_after_s: until every lease was held by a running "
+                 "worker and the loads differed by at most one; - not by the end)");
+    scalar_table(f, json_object_get(c, "lease_move_log"),
+                 json_is_true(json_object_get(c, "lease_move_log_truncated"))
+                     ? "lease moves (the first 1,000; report.json counts them all)"
+                     : "lease moves");
+}
+
 static void consumer_table(FILE *f, const json_t *r)
 {
     const json_t *cs = json_object_get(r, "consumers");
@@ -572,6 +625,7 @@ static void consumer_table(FILE *f, const json_t *r)
         }
         fputs("</table>\n", f);
         scalar_table(f, json_object_get(c, "workers"), "workers (KCL)");
+        kcl_tables(f, c);
     }
     fputs("</section>\n", f);
 }

@@ -4,7 +4,8 @@
 # The page refers to nothing on the network (no http: or https: anywhere, no script,
 # style sheet, font or image to fetch), embeds every plot of DIR/plots as inline SVG,
 # holds the description, the key figures, the tables and the assumptions, and
-# HTML-escapes what it takes from the scenario. Then headless Chromium (Debian's
+# HTML-escapes what it takes from the scenario; a KCL application's page also shows its
+# lease-table requests, worker events and lease moves as in report.json. Then headless Chromium (Debian's
 # chromium package) opens it with the network off: the page loads with no console
 # message, every plot is in the DOM and laid out with a visible size, and a screenshot
 # is kept in the build folder (test-artefacts/report-html.png next to kdsim). A
@@ -107,6 +108,53 @@ if f"{w:,}" not in text:
     bad.append(f"records written {w:,} missing from the key figures")
 if bad:
     print("FAIL report.html content:\n  " + "\n  ".join(bad))
+    sys.exit(1)
+PY
+
+# A KCL application: the page shows what the KCL scenarios' descriptions point at, the
+# lease table's requests by operation, every worker event with its time to converge and
+# every lease move with its cause, previous owner, replay_expected and duplicates, as in
+# report.json.
+kout=$tmp/kcl
+"$kdsim" run scenarios/kcl-worker-crash.yaml --duration 5m --out "$kout" >/dev/null 2>"$tmp/kerr" ||
+    fail "kcl-worker-crash failed: $(head -3 "$tmp/kerr")"
+python3 - "$kout" <<'PY' || failed=$((failed + 1))
+import json, re, sys, html as h
+d = sys.argv[1]
+c = json.load(open(f"{d}/report.json"))["consumers"][0]
+page = open(f"{d}/report.html").read()
+rows = [[h.unescape(x) for x in re.findall(r"<td[^>]*>([^<]*)</td>", r)]
+        for r in re.findall(r"<tr>(.*?)</tr>", page)]
+def cell(v):
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:,.3f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return v
+bad = []
+def want(what, cells):
+    if cells not in rows:
+        bad.append(f"{what}: no row {cells}")
+lt = c["lease_table"]
+for op, n in lt["requests"].items():
+    want(f"lease table {op}", [op, f"{n:,}", f"{lt['throttled'][op]:,}",
+                               f"{lt['condition_failed'][op]:,}"])
+if not c["worker_events"] or not c["lease_move_log"]:
+    bad.append("the scenario made no worker event or no lease move")
+for e in c["worker_events"]:
+    want("worker event", [cell(e[k]) for k in ("t_s", "worker", "event", "converged_after_s")])
+keys = ("t_s", "shard_id", "cause", "from", "from_consumer", "to", "from_healthy",
+        "replay_expected", "duplicates")
+for m in c["lease_move_log"]:
+    want("lease move", [cell(m[k]) for k in keys])
+if not any(m["cause"] == "expiry" for m in c["lease_move_log"]):
+    bad.append("no expiry move after the crash")
+if bad:
+    print("FAIL report.html of a KCL application:\n  " + "\n  ".join(bad[:6]))
     sys.exit(1)
 PY
 
