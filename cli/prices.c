@@ -46,6 +46,7 @@ void kdsim_billing_fini(kdsim_billing *b)
     if (!b)
         return;
     free(b->file);
+    free(b->path);
     free(b->region);
     free(b->as_of);
     free(b->overridden);
@@ -336,7 +337,7 @@ bool kdsim_billing_load(ywalk *w, yaml_node_t *node, const char *scenario_path, 
         kdsim_prices_load(file, &b->prices, &b->region, &b->as_of, w->g);
         const char *slash = strrchr(file, '/');
         b->file = dup_str(slash ? slash + 1 : file);
-        free(file);
+        b->path = file;
     }
     yaml_node_t *ov = node ? yw_get(w, node, "overrides") : NULL;
     if (ov)

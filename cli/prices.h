@@ -35,6 +35,8 @@ typedef struct kdsim_billing {
     kds_billing_settings settings;     /* month_hours, sizing_headroom */
     char *file;                        /* owned: the price file's name (no folder), for
                                           reports; NULL until loaded */
+    char *path;                        /* owned: the price file as opened, for the run's
+                                          digest (provenance.h); NULL until loaded */
     char *region;                      /* owned: the file's `region` */
     char *as_of;                       /* owned: the file's `as_of` */
     const kds_price_desc **overridden; /* owned array: the entries the scenario overrode,

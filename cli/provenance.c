@@ -30,8 +30,8 @@ static void hex(struct sha256_ctx *ctx, char out[KDSIM_SHA256_HEX])
         snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
 
-int kdsim_sha256_scenario(const char *file, const char *const *sets, size_t n,
-                          char out[KDSIM_SHA256_HEX])
+int kdsim_sha256_run(const char *file, const char *const *sets, size_t n,
+                     const char *const *inputs, size_t n_inputs, char out[KDSIM_SHA256_HEX])
 {
     struct sha256_ctx ctx;
     sha256_init(&ctx);
@@ -46,18 +46,11 @@ int kdsim_sha256_scenario(const char *file, const char *const *sets, size_t n,
         sha256_update(&ctx, 1, (const uint8_t *)"\n");
         sha256_update(&ctx, strlen(s), (const uint8_t *)s);
     }
-    hex(&ctx, out);
-    return 0;
-}
-
-int kdsim_sha256_files(const char *const *files, size_t n, char out[KDSIM_SHA256_HEX])
-{
-    struct sha256_ctx ctx;
-    sha256_init(&ctx);
-    out[0] = 0;
-    for (size_t i = 0; i < n; i++)
-        if (add_file(&ctx, files[i]))
+    for (size_t i = 0; i < n_inputs; i++) {
+        sha256_update(&ctx, 1, (const uint8_t *)"\n");
+        if (add_file(&ctx, inputs[i]))
             return SIM_EIO;
+    }
     hex(&ctx, out);
     return 0;
 }

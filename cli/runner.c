@@ -55,6 +55,37 @@ static int load(const kdsim_runspec *rs, kdsim_scenario *sc, FILE *err)
     return rc ? 2 : 0;
 }
 
+/* The digest of rs's runs (provenance.h) for sc, the scenario loaded from rs: its
+ * bytes and overrides, then every file it read (replayed traces, the price file).
+ * Returns 0 or SIM_EIO. */
+static int digest(const kdsim_runspec *rs, const kdsim_scenario *sc, char out[KDSIM_SHA256_HEX])
+{
+    const char **files = malloc((sc->n_inputs + 1) * sizeof *files);
+    SIM_ASSERT(files != NULL);
+    size_t n = 0;
+    for (size_t i = 0; i < sc->n_inputs; i++)
+        files[n++] = sc->inputs[i].path;
+    if (sc->billing.path)
+        files[n++] = sc->billing.path;
+    int rc = kdsim_sha256_run(rs->scenario, rs->sets, rs->n_sets, files, n, out);
+    free(files);
+    return rc;
+}
+
+int kdsim_run_digest(const kdsim_runspec *rs, char out[KDSIM_SHA256_HEX])
+{
+    out[0] = 0;
+    kdsim_scenario sc = {0};
+    ydiag g;
+    ydiag_init(&g);
+    int rc = kdsim_scenario_load(&sc, rs->scenario, rs->sets, rs->n_sets, &g);
+    if (!rc)
+        rc = digest(rs, &sc, out);
+    ydiag_fini(&g);
+    kdsim_scenario_fini(&sc);
+    return rc;
+}
+
 /* Build and run world w on cfg; returns 0 or prints why and returns 1. */
 static int run_world(kds_world *w, const kds_world_cfg *cfg, FILE *err)
 {
@@ -79,15 +110,17 @@ static int run_world(kds_world *w, const kds_world_cfg *cfg, FILE *err)
 json_t *kdsim_run_once(const kdsim_runspec *rs, FILE *err, int *status)
 {
     char sha[KDSIM_SHA256_HEX];
-    if (kdsim_sha256_scenario(rs->scenario, rs->sets, rs->n_sets, sha)) {
-        fprintf(err, "kdsim: cannot read %s: %s\n", rs->scenario, strerror(errno));
-        *status = 2;
-        return NULL;
-    }
     kdsim_scenario sc = {0};
     *status = load(rs, &sc, err);
     if (*status) {
         kdsim_scenario_fini(&sc);
+        return NULL;
+    }
+    if (digest(rs, &sc, sha)) {
+        fprintf(err, "kdsim: cannot read %s or a file it names: %s\n", rs->scenario,
+                strerror(errno));
+        kdsim_scenario_fini(&sc);
+        *status = 2;
         return NULL;
     }
     if (rs->warmup >= sc.world.duration) {
@@ -192,7 +225,8 @@ static int many_job(size_t k, void *arg)
 }
 
 /* Whether `path` holds the result kdsim_run_once(rs) would give: every field that
- * identifies the run (the scenario's digest over its bytes and overrides, the seed, the
+ * identifies the run (the scenario's digest over its bytes, overrides and the files it
+ * reads, the seed, the
  * warm-up, the version of kdsim, the caller's extra fields) is the same, and it has
  * figures. A run is a function of those, so its figures would be the same too. */
 static bool reusable(const kdsim_runspec *rs, const char *path)
@@ -210,7 +244,7 @@ static bool reusable(const kdsim_runspec *rs, const char *path)
               (uint64_t)json_integer_value(seed) == rs->seed && version &&
               !strcmp(version, KDSIM_VERSION) && json_is_number(warmup) &&
               json_number_value(warmup) == sim_to_s(rs->warmup) && digest &&
-              kdsim_sha256_scenario(rs->scenario, rs->sets, rs->n_sets, sha) == 0 &&
+              kdsim_run_digest(rs, sha) == 0 &&
               !strcmp(digest, sha);
     const char *key;
     json_t *want;

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "provenance.h"
 #include "sim.h"
 
 typedef struct kdsim_runspec {
@@ -38,10 +39,18 @@ uint64_t kdsim_replication_seed(uint64_t master, unsigned r);
 
 /* Run rs and return its result, a new JSON object
  *   {...rs->extra, seed, kdsim_version, scenario_sha256, warmup_s, figures: {...}}
- * (the digest covers the file's bytes and rs->sets). On failure returns NULL, prints
+ * (the digest covers the file's bytes, rs->sets and the files the scenario reads: see
+ * kdsim_run_digest). On failure returns NULL, prints
  * why on err and sets *status to 2 (bad input: every error of the scenario is
  * printed) or 1. */
 json_t *kdsim_run_once(const kdsim_runspec *rs, FILE *err, int *status);
+
+/* The scenario_sha256 of rs's runs (provenance.h): the SHA-256 of the scenario file's
+ * bytes, rs's overrides, then the bytes of every file the scenario so overridden reads
+ * (its replayed traces in scenario order, then its price file), so that a changed
+ * trace or price file is a different run. Loads the scenario (quietly). Returns 0, or
+ * an error code when it does not load or a file cannot be read (out is then ""). */
+int kdsim_run_digest(const kdsim_runspec *rs, char out[KDSIM_SHA256_HEX]);
 
 /* Run specs[0..n-1], `jobs` at a time in worker processes (kdsim_pool_run). The result
  * of specs[k] is written to dir/runs/ID.json, ID = ids[k] as 6 digits or more, in the

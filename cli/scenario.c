@@ -32,7 +32,7 @@ void *kdsim_keep(kdsim_scenario *sc, size_t n, size_t size)
     return p;
 }
 
-void kdsim_add_input(kdsim_scenario *sc, const char *key, const char *file)
+void kdsim_add_input(kdsim_scenario *sc, const char *key, const char *file, const char *path)
 {
     if (sc->n_inputs == sc->cap_inputs) {
         sc->cap_inputs = sc->cap_inputs ? sc->cap_inputs * 2 : 4;
@@ -41,7 +41,9 @@ void kdsim_add_input(kdsim_scenario *sc, const char *key, const char *file)
     }
     char *k = kdsim_keep(sc, strlen(key) + 1, 1);
     memcpy(k, key, strlen(key) + 1);
-    sc->inputs[sc->n_inputs++] = (kdsim_input){k, file};
+    char *p = kdsim_keep(sc, strlen(path) + 1, 1);
+    memcpy(p, path, strlen(path) + 1);
+    sc->inputs[sc->n_inputs++] = (kdsim_input){k, file, p};
 }
 
 /* ---- stream ------------------------------------------------------------------------ */

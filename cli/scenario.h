@@ -23,6 +23,8 @@ typedef struct kdsim_input {
                          scenario */
     const char *file; /* as written in the scenario (relative to its folder), borrowed
                          from the document */
+    const char *path; /* as opened (resolved against the scenario's folder), for the
+                         run's digest (provenance.h); owned by the scenario */
 } kdsim_input;
 
 typedef struct kdsim_scenario {

@@ -28,8 +28,9 @@
 void *kdsim_keep(kdsim_scenario *sc, size_t n, size_t size);
 
 /* Record that the scenario names `file` (borrowed; as written) at key path `key`
- * (copied), for the report. Aborts on out-of-memory, as kdsim_keep(). */
-void kdsim_add_input(kdsim_scenario *sc, const char *key, const char *file);
+ * (copied), for the report, and reads it as `path` (copied), for the run's digest.
+ * Aborts on out-of-memory, as kdsim_keep(). */
+void kdsim_add_input(kdsim_scenario *sc, const char *key, const char *file, const char *path);
 
 /* Load consumers[i] (mapping cm at `path`) into cc. Sets *name to its name (or NULL
  * when missing) and *uses_efo when it registers as an enhanced fan-out consumer.

@@ -52,9 +52,9 @@ void kdsim_load_replay(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, yaml_node_
         free(path);
         return;
     }
-    free(path);
     char fp[PATH];
-    kdsim_add_input(sc, yw_path(fp, sizeof fp, kp, "file"), file);
+    kdsim_add_input(sc, yw_path(fp, sizeof fp, kp, "file"), file, path);
+    free(path);
     double biggest = 0;
     for (size_t i = 0; i < t.n; i++)
         biggest = t.records[i] > biggest ? t.records[i] : biggest;

@@ -576,10 +576,14 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
         if (p == 0 && !sw.has_seed)
             master = seed;
     }
-    char sha[KDSIM_SHA256_HEX];
-    const char *files[2] = {file, sw.scenario};
-    if (!bad && kdsim_sha256_files(files, 2, sha)) {
-        fprintf(err, "kdsim: cannot read %s or %s\n", file, sw.scenario);
+    /* The sweep file, then point 0's run digest: the base scenario's bytes, its
+     * overrides and the files it reads (a trace or price file changed on one host is
+     * another sweep to kdsim merge). */
+    char sha[KDSIM_SHA256_HEX], d0[KDSIM_SHA256_HEX];
+    kdsim_runspec rs0 = {sw.scenario, (const char *const *)psets[0], pn[0], 0, 0, 0, NULL};
+    const char *d0p = d0;
+    if (!bad && (kdsim_run_digest(&rs0, d0) || kdsim_sha256_run(file, &d0p, 1, NULL, 0, sha))) {
+        fprintf(err, "kdsim: cannot read %s, %s or a file it names\n", file, sw.scenario);
         bad = true;
     }
     if (bad)

@@ -3,7 +3,8 @@
 # first two hours, exactly the records the file's first 120 minutes hold, with either
 # spread within a minute; `record_size: trace` gives every record the file's bytes per
 # record; the poisson spread depends on the seed; a missing file, a bad row and
-# `record_size: trace` without a trace are reported with their positions.
+# `record_size: trace` without a trace are reported with their positions; a changed trace
+# or price file changes the runs' scenario_sha256, so --resume runs them again.
 #
 # usage: bash tests/cli_replay.sh KDSIM SOURCE_DIR
 set -u
@@ -102,6 +103,50 @@ grep -q "producers\[0\].record_size: record_size: trace takes the size from a re
     "$tmp/nosize.err" || fail "record_size: trace without a trace: $(cat "$tmp/nosize.err")"
 k spread 2 run "$scenario" --set 'producers[0].rate.within_minute=uniform'
 grep -q "within_minute" "$tmp/spread.err" || fail "a bad spread: $(cat "$tmp/spread.err")"
+
+# Provenance: the trace and the price file are inputs of a run as much as the scenario.
+# A copy of the scenario, its trace and its price file; two replications kept in a
+# folder; --resume keeps both while nothing changed, runs both again once the trace or
+# the price file changed (their digest changes), and the new results follow the files.
+mkdir -p "$tmp/prov/data"
+cp "$scenario" "$tmp/prov/day.yaml"
+cp scenarios/data/sample-day.csv "$tmp/prov/data/"
+cp scenarios/prices/us-east-1-2026-09.yaml "$tmp/prov/prices.yaml"
+pv=("$tmp/prov/day.yaml" --replications 2 --jobs 1 --duration 10m --prices "$tmp/prov/prices.yaml"
+    --out "$tmp/prov/out" --json)
+figure() { # figure FILE NAME: the summary mean of a figure
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"][sys.argv[2]]["mean"])' "$@"
+}
+sha() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["scenario_sha256"])' "$1"; }
+if k prov0 0 run "${pv[@]}" && k prov1 0 run "${pv[@]}" --resume; then
+    grep -q "2 of 2 runs done, 0 to run" "$tmp/prov1.err" ||
+        fail "--resume with nothing changed: $(cat "$tmp/prov1.err")"
+    in0=$(figure "$tmp/prov0.out" stream.records_in)
+    sha0=$(sha "$tmp/prov0.out")
+    # Minute 5 of the trace holds 100,000 more records.
+    python3 - "$tmp/prov/data/sample-day.csv" <<'PY'
+import sys
+p = sys.argv[1]
+lines = open(p).read().split("\n")
+i = [k for k, l in enumerate(lines) if l[:1].isdigit()][5]
+t, n, b = lines[i].split(",")
+lines[i] = f"{t},{int(n) + 100000},{int(b) + 100000 * 1000}"
+open(p, "w").write("\n".join(lines))
+PY
+    if k prov2 0 run "${pv[@]}" --resume; then
+        grep -q "0 of 2 runs done, 2 to run" "$tmp/prov2.err" ||
+            fail "--resume kept runs of another trace: $(cat "$tmp/prov2.err")"
+        in2=$(figure "$tmp/prov2.out" stream.records_in)
+        [ "$(sha "$tmp/prov2.out")" != "$sha0" ] || fail "the trace changed, scenario_sha256 did not"
+        python3 -c "import sys; sys.exit(0 if float('$in2') > float('$in0') + 50000 else 1)" ||
+            fail "records_in $in0 then $in2: the changed trace was not replayed"
+    fi
+    sed -i 's/0\.015/0.030/' "$tmp/prov/prices.yaml" # every 1.5-cent price doubled
+    if k prov3 0 run "${pv[@]}" --resume; then
+        grep -q "0 of 2 runs done, 2 to run" "$tmp/prov3.err" ||
+            fail "--resume kept runs of another price file: $(cat "$tmp/prov3.err")"
+    fi
+fi
 
 if [ $failed -ne 0 ]; then
     echo "$failed check(s) failed"
