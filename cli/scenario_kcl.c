@@ -82,7 +82,7 @@ static void load_leases(ywalk *w, yaml_node_t *cm, const char *path, kds_kcl_cfg
     if (yw_u64(w, n, kp, "shard_sync_confidence", false, 1, 1000, &u))
         c->shard_sync_confidence = (uint32_t)u;
     /* The renewer must run several times per failover period for leases to live. */
-    sim_time renew = c->renew_interval > 0 ? c->renew_interval : c->failover / 3 - c->epsilon;
+    sim_time renew = kds_kcl_renew_period(c);
     if (renew >= c->failover)
         yw_error(w, n, kp, "the renewer runs every %.3f s, not more often than the failover "
                            "time (%.3f s): leases would expire between renewals; shorten "

@@ -51,6 +51,15 @@ void kds_kcl_cfg_defaults(kds_kcl_cfg *cfg)
     kds_kcl_lam_defaults(&cfg->lam);
 }
 
+sim_time kds_kcl_renew_period(const kds_kcl_cfg *cfg)
+{
+    if (cfg->renew_interval > 0)
+        return cfg->renew_interval;
+    /* The KCL's long arithmetic in milliseconds: the third is rounded down to a
+     * millisecond before epsilon is taken off. */
+    return cfg->failover / SIM_MS(1) / 3 * SIM_MS(1) - cfg->epsilon;
+}
+
 const char *kds_kcl_cause_name(kds_kcl_cause c)
 {
     static const char *const names[] = {"take", "steal", "expiry", "shutdown", "balance"};
@@ -2154,7 +2163,7 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
     a->st = st;
     a->efo_begin = -1;
     a->checked_version = UINT64_MAX;
-    a->renew_period = cfg->renew_interval > 0 ? cfg->renew_interval : cfg->failover / 3 - cfg->epsilon;
+    a->renew_period = kds_kcl_renew_period(cfg);
     a->take_period = cfg->take_interval > 0 ? cfg->take_interval : 2 * (cfg->failover + cfg->epsilon);
     a->lam_period = cfg->lam.interval > 0 ? cfg->lam.interval : 2 * cfg->failover;
     a->discovery_period = cfg->lam.discovery_interval > 0 ? cfg->lam.discovery_interval

@@ -187,7 +187,7 @@ typedef struct kds_kcl_cfg {
     /* Lease management (kcl.md section 0 and 1). */
     sim_time failover;            /* failoverTimeMillis (10 s) */
     sim_time epsilon;             /* epsilonMillis (25 ms) */
-    sim_time renew_interval;      /* 0 = failover / 3 - epsilon */
+    sim_time renew_interval;      /* 0 = failover / 3 - epsilon (kds_kcl_renew_period) */
     sim_time take_interval;       /* 0 = 2 x (failover + epsilon) */
     uint32_t max_leases_per_worker; /* maxLeasesForWorker (0 = unlimited) */
     uint32_t max_steal;           /* maxLeasesToStealAtOneTime (1) */
@@ -217,6 +217,12 @@ typedef struct kds_kcl_cfg {
 /* KCL 2.x defaults (kcl.md), enhanced fan-out, initial position LATEST, no workers;
  * the 3.x settings at their KCL defaults, unused until `assignment` selects 3.x. */
 void kds_kcl_cfg_defaults(kds_kcl_cfg *cfg);
+
+/* The renewer's period: renew_interval when set, otherwise the KCL's failover / 3 -
+ * epsilon as CommonCalculations.getRenewerTakerIntervalMillis computes it, in whole
+ * milliseconds (10,000 / 3 - 25 = 3,308 ms, not 3,308.33). Zero or negative for a
+ * configuration the loader refuses. */
+sim_time kds_kcl_renew_period(const kds_kcl_cfg *cfg);
 
 /* kds_consumer_make_fn for `kcl` consumers: cfg is a kds_kcl_cfg. NULL when out of
  * memory. Applications of one world with the same application_name share one lease

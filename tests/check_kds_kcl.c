@@ -192,6 +192,33 @@ START_TEST(second_worker_joins)
 }
 END_TEST
 
+/* ---- the renewer's period ------------------------------------------------------------ */
+
+/* kcl.md section 0: the renewer runs every failover / 3 - epsilon computed in whole
+ * milliseconds, 10,000 / 3 - 25 = 3,308 ms (not 3,308.33 ms), from the worker's start.
+ * One worker holding one lease from time 0 renews it at 3,308 ms, 6,616 ms, ...: over
+ * 1,000 periods and a millisecond, 1,000 times (999 on a 3,308.33 ms grid). */
+START_TEST(renewer_period)
+{
+    kds_kcl_cfg c;
+    kds_kcl_cfg_defaults(&c);
+    ck_assert_int_eq(kds_kcl_renew_period(&c), SIM_MS(3308));
+    c.failover = SIM_MS(1000);
+    ck_assert_int_eq(kds_kcl_renew_period(&c), SIM_MS(333 - 25));
+    c.renew_interval = SIM_MS(700);
+    ck_assert_int_eq(kds_kcl_renew_period(&c), SIM_MS(700));
+
+    fixture f;
+    const sim_time duration = 1000 * SIM_MS(3308) + SIM_MS(1);
+    fx_defaults(&f, 1, duration, 10, SIM_S(10), 1, 1);
+    fx_run(&f);
+    const kds_kcl_worker_summary *w = wsum(&f, 0, "w1");
+    ck_assert_uint_eq(w->leases_taken, 1);
+    ck_assert_uint_eq(w->renewals, 1000);
+    fx_fini(&f);
+}
+END_TEST
+
 /* ---- a crash ------------------------------------------------------------------------ */
 
 /* The renewer of a worker started at 0 runs on the grid k x 3,308 ms: its last
@@ -1154,6 +1181,7 @@ Suite *kcl_suite(void)
 {
     Suite *s = suite_create("kds_kcl");
     TCase *tc = tcase_create("core");
+    tcase_add_test(tc, renewer_period);
     tcase_add_test(tc, second_worker_joins);
     tcase_add_loop_test(tc, crash_failover, 0, 3);
     tcase_add_test(tc, twelve_workers);
