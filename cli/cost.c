@@ -249,18 +249,32 @@ static void bullet(FILE *out, const char *text, int width)
     fputc('\n', out);
 }
 
+bool kdsim_cost_shards_billed(const json_t *cost, const json_t *md, double *shards)
+{
+    const json_t *sh = json_object_get(md, "shards");
+    double count = (double)json_integer_value(sh);
+    *shards = count;
+    double period_h = jr(cost, "period_h");
+    if (!sh || period_h <= 0)
+        return false;
+    const json_t *first = json_array_get(json_object_get(md, "items"), 0);
+    double avg = jr(first, "quantity") / period_h;
+    if (fabs(avg - count) <= 1e-6 * count)
+        return false;
+    *shards = avg;
+    return true;
+}
+
 /* The mode's name in the tables. `provisioned` bills the shard-hours the run's shards
  * had: after resharding or on-demand scaling that is not its `shards` (the count at
  * creation) for the period, so the label then gives the average the bill holds. */
 static void mode_label(char *buf, size_t n, const char *name, const json_t *md,
-                       const char *scenario_mode, double period_h)
+                       const json_t *cost)
 {
     const json_t *sh = json_object_get(md, "shards");
-    bool here = strcmp(name, scenario_mode) == 0;
-    const json_t *first = json_array_get(json_object_get(md, "items"), 0);
-    double avg = period_h > 0 ? jr(first, "quantity") / period_h : 0;
-    double count = (double)json_integer_value(sh);
-    if (!strcmp(name, "provisioned") && fabs(avg - count) > 1e-6 * count)
+    bool here = strcmp(name, js(cost, "scenario_mode")) == 0;
+    double avg;
+    if (!strcmp(name, "provisioned") && kdsim_cost_shards_billed(cost, md, &avg))
         snprintf(buf, n, "provisioned, the run's shards (avg %.2f)", avg);
     else if (!strcmp(name, "provisioned"))
         snprintf(buf, n, "provisioned, %lld shard%s%s", (long long)json_integer_value(sh),
@@ -282,7 +296,7 @@ static void summary(const json_t *cost, FILE *out)
     const json_t *md;
     json_object_foreach((json_t *)json_object_get(cost, "modes"), key, md)
     {
-        mode_label(label, sizeof label, key, md, js(cost, "scenario_mode"), jr(cost, "period_h"));
+        mode_label(label, sizeof label, key, md, cost);
         fprintf(out, "  %-44s %14s %14s\n", label, money(a, sizeof a, jr(md, "period_usd")),
                 money(b, sizeof b, jr(md, "monthly_usd")));
     }
@@ -342,7 +356,7 @@ void kdsim_cost_text_detail(const json_t *cost, FILE *out)
     const json_t *md;
     json_object_foreach((json_t *)json_object_get(cost, "modes"), key, md)
     {
-        mode_label(label, sizeof label, key, md, js(cost, "scenario_mode"), jr(cost, "period_h"));
+        mode_label(label, sizeof label, key, md, cost);
         fprintf(out, "\n%s\n", label);
         fprintf(out, "  %-28s %-19s %10s | %14s %11s | %14s %12s\n", "item", "unit", "unit price",
                 "period qty", "USD", "month qty", "USD");

@@ -8,6 +8,7 @@
 #ifndef COST_H
 #define COST_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -27,5 +28,11 @@ void kdsim_cost_text(const json_t *cost, FILE *out);
  * their arithmetic (quantity x unit price = dollars), period and month side by side,
  * then the assumptions. */
 void kdsim_cost_text_detail(const json_t *cost, FILE *out);
+
+/* The shards that mode `md` of `cost` bills for the period, written to *shards: its
+ * `shards` for a fixed count, or the average of the shard-hours its first line item
+ * bills when the run resharded or grew (then it returns true; false otherwise, and
+ * for modes without shards). */
+bool kdsim_cost_shards_billed(const json_t *cost, const json_t *md, double *shards);
 
 #endif

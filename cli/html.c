@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "report_int.h"
 #include "sim_err.h"
 #include "sim_units.h"
@@ -659,7 +660,12 @@ static void cost_tables(FILE *f, const json_t *r)
     {
         fputs("<tr>", f);
         td_text(f, key);
-        if (json_object_get(m, "shards"))
+        double avg;
+        if (kdsim_cost_shards_billed(cost, m, &avg)) {
+            char t[48];
+            snprintf(t, sizeof t, "avg %.2f (resharded)", avg);
+            td_text(f, t);
+        } else if (json_object_get(m, "shards"))
             td_u(f, ju(m, "shards"));
         else
             td_text(f, "-");

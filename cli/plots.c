@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cost.h"
 #include "report_int.h"
 #include "sim_err.h"
 
@@ -240,7 +241,8 @@ static int write_capacity(const kds_world *w, const axis *ax, const char *pdir, 
  * Sets *nitems. */
 static int write_cost(const json_t *report, const char *pdir, size_t *nitems)
 {
-    const json_t *modes = json_object_get(json_object_get(report, "cost"), "modes");
+    const json_t *cost = json_object_get(report, "cost");
+    const json_t *modes = json_object_get(cost, "modes");
     const char *items[64];
     size_t n = 0;
     const char *key;
@@ -275,8 +277,12 @@ static int write_cost(const json_t *report, const char *pdir, size_t *nitems)
         char label[64], detail[64];
         if (!strncmp(key, "provisioned", 11)) {
             fmt(label, sizeof label, "%s", strcmp(key, "provisioned") ? "sizing rule" : "provisioned");
-            fmt(detail, sizeof detail, "%" JSON_INTEGER_FORMAT " shard%s", json_integer_value(sh),
-                json_integer_value(sh) == 1 ? "" : "s");
+            double avg;
+            if (kdsim_cost_shards_billed(cost, m, &avg))
+                fmt(detail, sizeof detail, "avg %.2f shards", avg);
+            else
+                fmt(detail, sizeof detail, "%" JSON_INTEGER_FORMAT " shard%s",
+                    json_integer_value(sh), json_integer_value(sh) == 1 ? "" : "s");
         } else if (!strncmp(key, "on_demand_", 10)) {
             fmt(label, sizeof label, "On-demand");
             fmt(detail, sizeof detail, "%s", strcmp(key, "on_demand_standard") ? "Advantage" : "Standard");

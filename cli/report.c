@@ -213,7 +213,8 @@ static json_t *assumptions_json(const kds_world *w)
     strcat(v, "/s");
     assume(a, "stream.limits.large_record_refill", v,
            "refill rate of the large-record burst tank; AWS says only that it refills at a "
-           "steady rate");
+           "steady rate; a record larger than the byte bucket is taken only while the "
+           "shard's byte budget is not overdrawn, and overdraws it by its size");
     sim_fmt_duration(v, sizeof v, (sim_time)llround(s->read_burst_s * 1e9));
     assume(a, "stream.limits.read_burst", v, "depth of the per-shard read token buckets");
     for (size_t i = 0; i < w->n_producers; i++) {

@@ -87,6 +87,12 @@ grep -qF "provisioned, the run's shards (avg " "$tmp/grown.out" ||
     fail "kdsim cost: a stream that grew is labelled as its starting shard count"
 grep -qF "provisioned, 4 shards" "$tmp/grown.out" &&
     fail "kdsim cost: a stream that grew is labelled as its starting shard count"
+# ...nor the HTML report's cost table, nor the cost plot's data.
+ok grownrun run scenarios/on-demand-burst.yaml --out "$tmp/grown"
+grep -qE '<td class="t">avg [0-9]+\.[0-9]{2} \(resharded\)</td>' "$tmp/grown/report.html" ||
+    fail "report.html: a stream that grew shows its starting shard count"
+grep -qE '^provisioned,provisioned,avg [0-9]+\.[0-9]{2} shards,' "$tmp/grown/plots/cost.csv" ||
+    fail "cost.csv: a stream that grew shows its starting shard count"
 
 # --- the JSON keys -------------------------------------------------------------------
 ok json cost "$scenario" --duration 2m --json
