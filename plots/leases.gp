@@ -1,7 +1,9 @@
 # leases.gp - a KCL application's lease ownership over time: the leases (shards) each
-# worker held at the end of each minute, stacked, so that the bands' heights are the
-# workers' shares and the top is every lease of the table. A band that thins to nothing
-# is a worker whose leases were taken or stolen; a new band is a worker taking them.
+# worker held at the end of each minute, stacked, a box over each minute, so that the
+# bands' heights are the workers' shares and the top is the leases held: every lease of
+# the table unless some are unowned, or one more while a stolen lease's old owner still
+# holds it (until its next renewal fails). A band that thins to nothing is a worker
+# whose leases were taken or stolen; a new band is a worker taking them.
 #
 # Inputs (-e): data (CSV: minute,<one column per worker>), out, name (the application),
 # nworkers, xdiv, xunit, npoints.
@@ -12,7 +14,9 @@ set ylabel 'leases held (shards), stacked by worker'
 set yrange [0:*]
 set key outside right top
 set style fill solid 0.8 border lc rgb '#ffffff'
-# Band i is drawn as the sum of columns 2..i, from the top down, each over the last.
+# Band i is drawn as the sum of columns 2..i, from the top down, each over the last;
+# minute m (its value is at its end) covers [m, m + 1), the last minute included.
 top(i) = sum [c=2:i] column(c)
-cmd = "plot for [i=nworkers+1:2:-1] data using ($1/xdiv):(top(i)) with fillsteps title columnheader(i)"
+set boxwidth 1.0 / xdiv absolute
+cmd = "plot for [i=nworkers+1:2:-1] data using (($1 + 0.5)/xdiv):(top(i)) with boxes title columnheader(i)"
 load 'draw.gp'
