@@ -240,11 +240,15 @@ void kds_efo_sub_fini(kds_efo_sub *sub)
 
 typedef struct efo_consumer efo_consumer;
 
-/* A child shard waiting for its parents to be read to their end. */
+/* A shard waiting for its parents to be read to their end: a child created while the
+ * consumer reads, or a child of a shard the consumer found when it began. */
 typedef struct child_wait {
     efo_consumer *c;
     kds_shard *sh;
-    sim_time created;        /* when the child appeared, ns */
+    sim_time created;        /* when the wait began: the child's creation, or `begin` */
+    kds_start_kind start;    /* where it will be read from... */
+    uint64_t start_pos;      /* ...(AT_SEQUENCE_NUMBER: this position) */
+    bool started;            /* subscribed */
 } child_wait;
 
 struct efo_consumer {
@@ -260,6 +264,7 @@ struct efo_consumer {
     child_wait **waits;      /* owned: children waiting or started */
     size_t n_waits;
     sim_time begin;          /* registration time */
+    bool paused;             /* inside the configured pause */
 };
 
 void kds_efo_consumer_cfg_defaults(kds_efo_consumer_cfg *cfg)
@@ -279,7 +284,7 @@ static void deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size_t n
     kds_consumer_stats_deliver_all(&c->base.st, sl, n, done);
 }
 
-static void add_sub(efo_consumer *c, kds_shard *sh, kds_start_kind start)
+static void add_sub(efo_consumer *c, kds_shard *sh, kds_start_kind start, uint64_t start_pos)
 {
     if (c->n_subs == c->cap_subs) {
         c->cap_subs = c->cap_subs ? c->cap_subs * 2 : 8;
@@ -298,28 +303,68 @@ static void add_sub(efo_consumer *c, kds_shard *sh, kds_start_kind start)
     }
     c->by_shard[sh->index] = sub;
     int rc = kds_efo_sub_start(sub, c->sim, c->st, sh, &c->cfg.efo, c->rng, &c->base.st, start,
-                               c->cfg.start_time, c->cfg.start_pos, c->base.name, c, deliver);
+                               c->cfg.start_time, start_pos, c->base.name, c, deliver);
     SIM_ASSERT(rc == 0);
+    /* A shard started during the pause is paused with the others. */
+    if (c->paused)
+        kds_efo_sub_pause(sub);
 }
 
-static bool parent_done(void *arg, uint32_t shard)
+/* Whether parent shard `shard` (-1: none) no longer holds its children back: read to
+ * its end, with its last push arrived (*at is raised to that arrival, when later).
+ * A parent still waiting for its own parents holds them; one the consumer does not
+ * read (expired before it began) does not. */
+static bool parent_ready(const efo_consumer *c, int32_t shard, sim_time *at)
 {
-    efo_consumer *c = arg;
-    return shard >= c->n_by_shard || !c->by_shard[shard] || c->by_shard[shard]->done;
+    if (shard < 0)
+        return true;
+    const kds_efo_sub *sub = (size_t)shard < c->n_by_shard ? c->by_shard[shard] : NULL;
+    if (sub) {
+        if (!sub->done)
+            return false;
+        if (sub->last_at > *at)
+            *at = sub->last_at;
+        return true;
+    }
+    for (size_t i = 0; i < c->n_waits; i++)
+        if (c->waits[i]->sh->index == (uint32_t)shard && !c->waits[i]->started)
+            return false;
+    return true;
 }
 
-/* A child starts (from its first record) once every parent was read to its end, as the
- * KCL does it; it checks again every 10 s until then. */
+/* A child starts once every parent was read to its end, as the KCL does it: it checks
+ * again every 10 s until then. SHARD_END comes with the parent's last push, still in
+ * flight for a push delay: the child subscribes when that push has arrived, so that
+ * its records never overtake the parent's. */
 static void child_gate(sim *s, void *ctx)
 {
     child_wait *cw = ctx;
     efo_consumer *c = cw->c;
-    if (!kds_parents_done(c->st, cw->sh, parent_done, c)) {
+    sim_time now = sim_now(s), at = now;
+    if (!parent_ready(c, cw->sh->parent, &at) || !parent_ready(c, cw->sh->adjacent_parent, &at)) {
         sim_after(s, KDS_PARENT_POLL, child_gate, cw);
         return;
     }
-    kds_consumer_stats_child(&c->base.st, sim_now(s) - cw->created);
-    add_sub(c, cw->sh, KDS_START_TRIM_HORIZON);
+    if (at > now) {
+        sim_at(s, at, child_gate, cw);
+        return;
+    }
+    cw->started = true;
+    kds_consumer_stats_child(&c->base.st, now - cw->created);
+    add_sub(c, cw->sh, cw->start, cw->start_pos);
+}
+
+/* Make shard sh wait for its parents, from now, to be read from `start`. */
+static void wait_for_parents(efo_consumer *c, kds_shard *sh, kds_start_kind start,
+                             uint64_t start_pos)
+{
+    child_wait *cw = malloc(sizeof *cw);
+    SIM_ASSERT(cw != NULL);
+    *cw = (child_wait){c, sh, sim_now(c->sim), start, start_pos, false};
+    c->waits = realloc(c->waits, (c->n_waits + 1) * sizeof *c->waits);
+    SIM_ASSERT(c->waits != NULL);
+    c->waits[c->n_waits++] = cw;
+    child_gate(c->sim, cw);
 }
 
 static void on_new_shard(void *ctx, kds_shard *sh)
@@ -327,28 +372,46 @@ static void on_new_shard(void *ctx, kds_shard *sh)
     efo_consumer *c = ctx;
     if (sim_now(c->sim) < c->begin)
         return;
-    child_wait *cw = malloc(sizeof *cw);
-    SIM_ASSERT(cw != NULL);
-    *cw = (child_wait){c, sh, sim_now(c->sim)};
-    c->waits = realloc(c->waits, (c->n_waits + 1) * sizeof *c->waits);
-    SIM_ASSERT(c->waits != NULL);
-    c->waits[c->n_waits++] = cw;
-    child_gate(c->sim, cw);
+    wait_for_parents(c, sh, KDS_START_TRIM_HORIZON, 0); /* children: from their start */
+}
+
+/* A parent shard (-1: none) this consumer reads or waits to read. */
+static bool parent_read(const efo_consumer *c, int32_t shard)
+{
+    sim_time ignored = 0;
+    if (shard < 0)
+        return false;
+    if ((size_t)shard < c->n_by_shard && c->by_shard[shard])
+        return true;
+    return !parent_ready(c, shard, &ignored);
 }
 
 static void begin(sim *s, void *ctx)
 {
     (void)s;
     efo_consumer *c = ctx;
-    for (size_t i = 0; i < c->st->n_shards; i++)
-        if (c->st->shards[i]->state != KDS_SHARD_EXPIRED)
-            add_sub(c, c->st->shards[i], c->cfg.start);
+    /* Shards in index order: parents come before their children. A shard whose parent
+     * is read waits for it, as a child made later would; one at LATEST is positioned
+     * now, so that it misses nothing written while it waits. */
+    for (size_t i = 0; i < c->st->n_shards; i++) {
+        kds_shard *sh = c->st->shards[i];
+        if (sh->state == KDS_SHARD_EXPIRED)
+            continue;
+        if (!parent_read(c, sh->parent) && !parent_read(c, sh->adjacent_parent)) {
+            add_sub(c, sh, c->cfg.start, c->cfg.start_pos);
+        } else if (c->cfg.start == KDS_START_LATEST) {
+            wait_for_parents(c, sh, KDS_START_AT_SEQUENCE_NUMBER, sh->log.end_pos);
+        } else {
+            wait_for_parents(c, sh, c->cfg.start, c->cfg.start_pos);
+        }
+    }
 }
 
 static void pause_start(sim *s, void *ctx)
 {
     (void)s;
     efo_consumer *c = ctx;
+    c->paused = true;
     for (size_t i = 0; i < c->n_subs; i++)
         kds_efo_sub_pause(c->subs[i]);
 }
@@ -357,6 +420,7 @@ static void pause_end(sim *s, void *ctx)
 {
     (void)s;
     efo_consumer *c = ctx;
+    c->paused = false;
     for (size_t i = 0; i < c->n_subs; i++)
         kds_efo_sub_resume(c->subs[i]);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kds_efo.h"
+#include "kds_trace.h"
 #include "kds_world.h"
 #include "testutil.h"
 #include "testworld.h"
@@ -23,6 +24,7 @@ typedef struct fixture {
     kds_producer_cfg prod;
     kds_efo_consumer_cfg efo[MAX_CONSUMERS];
     kds_consumer_cfg cons[MAX_CONSUMERS];
+    kds_capacity_event ev[4];
     kds_world w;
 } fixture;
 
@@ -221,6 +223,146 @@ START_TEST(test_millis_behind_latest_falls)
 }
 END_TEST
 
+/* ---- parents before children -------------------------------------------------------------- */
+
+/* Request `n` resharding operations of f->ev (set by the caller) at their times. */
+static void fx_reshard(fixture *f, size_t n)
+{
+    kds_capacity_cfg_defaults(&f->cfg.capacity);
+    f->cfg.capacity.events = f->ev;
+    f->cfg.capacity.n_events = n;
+}
+
+/* Run f to its end with the event trace in memory; return the trace (the caller frees
+ * it). The world is left finished, for its statistics. */
+static char *fx_run_traced(fixture *f)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(mem);
+    kds_trace tr = {.out = mem, .shard = -1};
+    f->cfg.trace = &tr;
+    fx_init(f);
+    kds_world_run(&f->w);
+    f->w.stream.trace = NULL; /* tr goes out of scope */
+    f->cfg.trace = NULL;
+    ck_assert_int_eq(fclose(mem), 0);
+    return text;
+}
+
+/* Records of shard `child` reached the consumer only after the last of shard `parent`
+ * (to the trace's millisecond). */
+static void check_after(const tw_span *sp, uint32_t parent, uint32_t child)
+{
+    ck_assert_msg(sp[parent].last >= 0 && sp[child].first >= 0, "shard %u or %u never read",
+                  parent, child);
+    ck_assert_msg(sp[child].first >= sp[parent].last - 0.0015,
+                  "shard %u's first records arrived at %.3f s, before its parent %u's last at "
+                  "%.3f s",
+                  child, sp[child].first, parent, sp[parent].last);
+}
+
+/* A split at 100 s (children 1 and 2 at 130 s) and a merge of the children at 200 s
+ * (child 3 at 230 s) under a live consumer. SHARD_END reaches a caught-up subscription
+ * with its parent's last push, but that push is still in flight for a push delay; the
+ * consumer subscribes to the children when it has arrived. A wide push delay
+ * (lognormal, sigma 1), a 1 ms SubscribeToShard and puts every 10 ms would let a child's
+ * first push overtake the parent's last one otherwise. Eight seeds. */
+START_TEST(test_live_reshard_children_after_parents)
+{
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(300), 500, 1024, 1);
+    f.cfg.seed = 100 + (uint64_t)_i;
+    f.prod.linger = SIM_MS(10);
+    f.efo[0].start = KDS_START_TRIM_HORIZON;
+    f.efo[0].efo.push_delay_ms = (sim_dist){SIM_DIST_LOGNORMAL, 65.0, 1.0, 1.0, 10000.0};
+    f.efo[0].efo.subscribe_ms = sim_dist_const(1);
+    f.ev[0] = (kds_capacity_event){.at = SIM_S(100), .kind = KDS_OP_SPLIT, .shard = 0};
+    f.ev[1] = (kds_capacity_event){.at = SIM_S(200), .kind = KDS_OP_MERGE, .shard = 1, .other = 2};
+    fx_reshard(&f, 2);
+    char *text = fx_run_traced(&f);
+    ck_assert_uint_eq(f.w.stream.n_shards, 4);
+    tw_span sp[4];
+    tw_trace_spans(text, NAMES[0], sp, 4);
+    free(text);
+    check_after(sp, 0, 1);
+    check_after(sp, 0, 2);
+    check_after(sp, 1, 3);
+    check_after(sp, 2, 3);
+    ck_assert_uint_eq(cst(&f, 0)->children_started, 3);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* A consumer registered at 200 s, after shard 0 was split at 60 s (children at 90 s):
+ * from TRIM_HORIZON it reads shard 0's 90 s of records to their end before either child,
+ * and counts both as children that waited. From LATEST there is nothing left in shard
+ * 0, and the children, which wait for it all the same, start at the records written
+ * from 200 s: only what was written before is skipped. */
+START_TEST(test_late_consumer_reads_parent_first)
+{
+    bool latest = _i;
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(400), 500, 1024, 1);
+    f.prod.stop = SIM_S(390);
+    f.efo[0].begin = SIM_S(200);
+    f.efo[0].start = latest ? KDS_START_LATEST : KDS_START_TRIM_HORIZON;
+    f.ev[0] = (kds_capacity_event){.at = SIM_S(60), .kind = KDS_OP_SPLIT, .shard = 0};
+    fx_reshard(&f, 1);
+    char *text = fx_run_traced(&f);
+    tw_span sp[3];
+    tw_trace_spans(text, NAMES[0], sp, 3);
+    free(text);
+    const kds_consumer_stats *cs = cst(&f, 0);
+    ck_assert_uint_eq(cs->children_started, 2);
+    ck_assert_double_gt(cs->child_wait_ms_max, 0);
+    if (latest) {
+        ck_assert_double_lt(sp[0].first, 0); /* nothing of shard 0 after 200 s */
+        ck_assert_uint_le(cs->records_skipped_at_start, 200 * 500 + 50);
+        ck_assert_uint_ge(cs->records_skipped_at_start, 200 * 500 - 50);
+    } else {
+        check_after(sp, 0, 1);
+        check_after(sp, 0, 2);
+        ck_assert_uint_eq(cs->records_skipped_at_start, 0);
+    }
+    ck_assert_uint_eq(cs->records_unread, 0);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* A consumer paused from 60 s to 360 s while shard 0 is split at 100 s (children 1 and 2
+ * at 130 s) and child 1 split again at 160 s (grandchildren 3 and 4 at 190 s): nothing is
+ * read during the pause, and after it shard 0 comes first, then 1 and 2, then 3 and 4
+ * after 1, though 1 had not been started when its children appeared. */
+START_TEST(test_paused_consumer_grandchildren_wait)
+{
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(600), 500, 1024, 1);
+    f.efo[0].start = KDS_START_TRIM_HORIZON;
+    f.efo[0].pause_at = SIM_S(60);
+    f.efo[0].pause_for = SIM_S(300);
+    f.ev[0] = (kds_capacity_event){.at = SIM_S(100), .kind = KDS_OP_SPLIT, .shard = 0};
+    f.ev[1] = (kds_capacity_event){.at = SIM_S(160), .kind = KDS_OP_SPLIT, .shard = 1};
+    fx_reshard(&f, 2);
+    char *text = fx_run_traced(&f);
+    ck_assert_uint_eq(f.w.stream.n_shards, 5);
+    tw_span sp[5];
+    tw_trace_spans(text, NAMES[0], sp, 5);
+    free(text);
+    for (uint32_t i = 1; i < 5; i++)
+        ck_assert_msg(sp[i].first >= 360, "shard %u read at %.3f s, in the pause", i,
+                      sp[i].first);
+    check_after(sp, 0, 1);
+    check_after(sp, 0, 2);
+    check_after(sp, 1, 3);
+    check_after(sp, 1, 4);
+    ck_assert_uint_eq(cst(&f, 0)->children_started, 4);
+    ck_assert_uint_eq(cst(&f, 0)->records_unread, 0);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kds_efo");
@@ -233,5 +375,11 @@ int main(void)
     tcase_add_test(budget, test_backlog_reader_held_to_2_mib);
     tcase_add_test(budget, test_millis_behind_latest_falls);
     suite_add_tcase(s, budget);
+    TCase *order = tcase_create("parents before children");
+    tcase_set_timeout(order, 120);
+    tcase_add_loop_test(order, test_live_reshard_children_after_parents, 0, 8);
+    tcase_add_loop_test(order, test_late_consumer_reads_parent_first, 0, 2);
+    tcase_add_test(order, test_paused_consumer_grandchildren_wait);
+    suite_add_tcase(s, order);
     return tu_run_suite(s);
 }
