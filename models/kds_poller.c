@@ -19,6 +19,7 @@ typedef struct reader {
     int done;          /* reached SHARD_END of a closed shard */
     int blocked;       /* a child shard waiting for its parents to end */
     sim_time created;  /* when the reader was made (a child's wait starts here) */
+    sim_time last_done;/* when the records of the latest call were processed */
 } reader;
 
 struct kds_poller {
@@ -65,6 +66,14 @@ static bool parent_done(void *arg, uint32_t shard)
     return shard >= p->n_by_shard || !p->by_shard[shard] || p->by_shard[shard]->done;
 }
 
+/* When the last records of parent shard `shard` (-1: none) were processed, or 0. */
+static sim_time parent_last_done(const kds_poller *p, int32_t shard)
+{
+    if (shard < 0 || (size_t)shard >= p->n_by_shard || !p->by_shard[shard])
+        return 0;
+    return p->by_shard[shard]->last_done;
+}
+
 static void poll(sim *s, void *ctx)
 {
     reader *rd = ctx;
@@ -75,9 +84,16 @@ static void poll(sim *s, void *ctx)
 
     if (rd->blocked) {
         /* Parent-before-child, as the KCL does it: a child is read only after every
-         * parent was read to its end; blocked children check every 10 s. */
+         * parent was read to its end and its last records processed (the KCL
+         * checkpoints SHARD_END after them); blocked children check every 10 s. */
         if (!kds_parents_done(p->st, rd->sh, parent_done, p)) {
             sim_after(s, KDS_PARENT_POLL, poll, rd);
+            return;
+        }
+        sim_time a = parent_last_done(p, rd->sh->parent);
+        sim_time b = parent_last_done(p, rd->sh->adjacent_parent);
+        if (a > now || b > now) {
+            sim_at(s, a > b ? a : b, poll, rd);
             return;
         }
         rd->blocked = 0;
@@ -121,6 +137,7 @@ static void poll(sim *s, void *ctx)
     double proc = sim_dist_sample(&c->process_ms, p->rng) +
                   c->process_ms_per_record * (double)tk.records;
     sim_time done = now + lat + sim_ms_to_ns(proc);
+    rd->last_done = done;
     kds_consumer_stats_deliver_all(cs, p->scratch, p->n_scratch, done);
     /* GetRecords.IteratorAgeMilliseconds: how far the last record returned is behind
      * the time of the call; 0 once the reader has caught up. */

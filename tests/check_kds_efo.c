@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "kds_efo.h"
-#include "kds_trace.h"
 #include "kds_world.h"
 #include "testutil.h"
 #include "testworld.h"
@@ -233,36 +232,6 @@ static void fx_reshard(fixture *f, size_t n)
     f->cfg.capacity.n_events = n;
 }
 
-/* Run f to its end with the event trace in memory; return the trace (the caller frees
- * it). The world is left finished, for its statistics. */
-static char *fx_run_traced(fixture *f)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    ck_assert_ptr_nonnull(mem);
-    kds_trace tr = {.out = mem, .shard = -1};
-    f->cfg.trace = &tr;
-    fx_init(f);
-    kds_world_run(&f->w);
-    f->w.stream.trace = NULL; /* tr goes out of scope */
-    f->cfg.trace = NULL;
-    ck_assert_int_eq(fclose(mem), 0);
-    return text;
-}
-
-/* Records of shard `child` reached the consumer only after the last of shard `parent`
- * (to the trace's millisecond). */
-static void check_after(const tw_span *sp, uint32_t parent, uint32_t child)
-{
-    ck_assert_msg(sp[parent].last >= 0 && sp[child].first >= 0, "shard %u or %u never read",
-                  parent, child);
-    ck_assert_msg(sp[child].first >= sp[parent].last - 0.0015,
-                  "shard %u's first records arrived at %.3f s, before its parent %u's last at "
-                  "%.3f s",
-                  child, sp[child].first, parent, sp[parent].last);
-}
-
 /* A split at 100 s (children 1 and 2 at 130 s) and a merge of the children at 200 s
  * (child 3 at 230 s) under a live consumer. SHARD_END reaches a caught-up subscription
  * with its parent's last push, but that push is still in flight for a push delay; the
@@ -281,15 +250,15 @@ START_TEST(test_live_reshard_children_after_parents)
     f.ev[0] = (kds_capacity_event){.at = SIM_S(100), .kind = KDS_OP_SPLIT, .shard = 0};
     f.ev[1] = (kds_capacity_event){.at = SIM_S(200), .kind = KDS_OP_MERGE, .shard = 1, .other = 2};
     fx_reshard(&f, 2);
-    char *text = fx_run_traced(&f);
+    char *text = tw_run_traced(&f.w, &f.cfg);
     ck_assert_uint_eq(f.w.stream.n_shards, 4);
     tw_span sp[4];
     tw_trace_spans(text, NAMES[0], sp, 4);
     free(text);
-    check_after(sp, 0, 1);
-    check_after(sp, 0, 2);
-    check_after(sp, 1, 3);
-    check_after(sp, 2, 3);
+    tw_check_after(sp, 0, 1);
+    tw_check_after(sp, 0, 2);
+    tw_check_after(sp, 1, 3);
+    tw_check_after(sp, 2, 3);
     ck_assert_uint_eq(cst(&f, 0)->children_started, 3);
     kds_world_fini(&f.w);
 }
@@ -310,7 +279,7 @@ START_TEST(test_late_consumer_reads_parent_first)
     f.efo[0].start = latest ? KDS_START_LATEST : KDS_START_TRIM_HORIZON;
     f.ev[0] = (kds_capacity_event){.at = SIM_S(60), .kind = KDS_OP_SPLIT, .shard = 0};
     fx_reshard(&f, 1);
-    char *text = fx_run_traced(&f);
+    char *text = tw_run_traced(&f.w, &f.cfg);
     tw_span sp[3];
     tw_trace_spans(text, NAMES[0], sp, 3);
     free(text);
@@ -322,8 +291,8 @@ START_TEST(test_late_consumer_reads_parent_first)
         ck_assert_uint_le(cs->records_skipped_at_start, 200 * 500 + 50);
         ck_assert_uint_ge(cs->records_skipped_at_start, 200 * 500 - 50);
     } else {
-        check_after(sp, 0, 1);
-        check_after(sp, 0, 2);
+        tw_check_after(sp, 0, 1);
+        tw_check_after(sp, 0, 2);
         ck_assert_uint_eq(cs->records_skipped_at_start, 0);
     }
     ck_assert_uint_eq(cs->records_unread, 0);
@@ -345,7 +314,7 @@ START_TEST(test_paused_consumer_grandchildren_wait)
     f.ev[0] = (kds_capacity_event){.at = SIM_S(100), .kind = KDS_OP_SPLIT, .shard = 0};
     f.ev[1] = (kds_capacity_event){.at = SIM_S(160), .kind = KDS_OP_SPLIT, .shard = 1};
     fx_reshard(&f, 2);
-    char *text = fx_run_traced(&f);
+    char *text = tw_run_traced(&f.w, &f.cfg);
     ck_assert_uint_eq(f.w.stream.n_shards, 5);
     tw_span sp[5];
     tw_trace_spans(text, NAMES[0], sp, 5);
@@ -353,10 +322,10 @@ START_TEST(test_paused_consumer_grandchildren_wait)
     for (uint32_t i = 1; i < 5; i++)
         ck_assert_msg(sp[i].first >= 360, "shard %u read at %.3f s, in the pause", i,
                       sp[i].first);
-    check_after(sp, 0, 1);
-    check_after(sp, 0, 2);
-    check_after(sp, 1, 3);
-    check_after(sp, 1, 4);
+    tw_check_after(sp, 0, 1);
+    tw_check_after(sp, 0, 2);
+    tw_check_after(sp, 1, 3);
+    tw_check_after(sp, 1, 4);
     ck_assert_uint_eq(cst(&f, 0)->children_started, 4);
     ck_assert_uint_eq(cst(&f, 0)->records_unread, 0);
     kds_world_fini(&f.w);

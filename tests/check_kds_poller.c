@@ -21,6 +21,7 @@ typedef struct fixture {
     kds_world_cfg cfg;
     kds_producer_cfg prod;
     kds_consumer_cfg cons[MAX_CONSUMERS];
+    kds_capacity_event ev[4];
     kds_world w;
 } fixture;
 
@@ -320,6 +321,59 @@ START_TEST(test_unread_at_end)
 }
 END_TEST
 
+/* ---- parents before children ---------------------------------------------------------- */
+
+/* A split at 100 s (children 1 and 2 at 130 s) and a merge of the children at 200 s
+ * (child 3 at 230 s) under a live reader polling every second with a slow and uneven
+ * GetRecords (lognormal, median 1 s, sigma 1); and (_i odd) a reader stalled from 60 s
+ * to 360 s while shard 0 is split at 100 s and child 1 again at 160 s (grandchildren 3
+ * and 4 at 190 s). A child is read once its parents were read to their end and their
+ * last reply processed: a child's records never reach the reader before its parents'
+ * last ones, though a child's call may return faster than its parent's last did. Five
+ * seeds each. */
+START_TEST(test_children_after_parents)
+{
+    bool stalled = _i % 2;
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(stalled ? 600 : 300), 200, 1, SIM_S(1));
+    f.cfg.seed = 300 + (uint64_t)_i;
+    kds_poller_cfg *c = &f.cons[0].polling;
+    c->call_latency_ms = (sim_dist){SIM_DIST_LOGNORMAL, 1000.0, 1.0, 1.0, 20000.0};
+    f.ev[0] = (kds_capacity_event){.at = SIM_S(100), .kind = KDS_OP_SPLIT, .shard = 0};
+    if (stalled) {
+        c->pause_at = SIM_S(60);
+        c->pause_for = SIM_S(300);
+        f.ev[1] = (kds_capacity_event){.at = SIM_S(160), .kind = KDS_OP_SPLIT, .shard = 1};
+    } else {
+        f.ev[1] = (kds_capacity_event){.at = SIM_S(200), .kind = KDS_OP_MERGE, .shard = 1,
+                                       .other = 2};
+    }
+    kds_capacity_cfg_defaults(&f.cfg.capacity);
+    f.cfg.capacity.events = f.ev;
+    f.cfg.capacity.n_events = 2;
+    char *text = tw_run_traced(&f.w, &f.cfg);
+    size_t n = f.w.stream.n_shards;
+    ck_assert_uint_eq(n, stalled ? 5 : 4);
+    tw_span sp[5];
+    tw_trace_spans(text, NAMES[0], sp, n);
+    free(text);
+    tw_check_after(sp, 0, 1);
+    tw_check_after(sp, 0, 2);
+    if (stalled) {
+        for (uint32_t i = 1; i < 5; i++)
+            ck_assert_double_ge(sp[i].first, 360);
+        tw_check_after(sp, 1, 3);
+        tw_check_after(sp, 1, 4);
+    } else {
+        tw_check_after(sp, 1, 3);
+        tw_check_after(sp, 2, 3);
+    }
+    ck_assert_uint_eq(cst(&f, 0)->children_started, n - 1);
+    check_consumer_conservation(&f);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
 /* ---- determinism ---------------------------------------------------------------------- */
 
 static void busy_world(fixture *f, uint64_t seed)
@@ -434,6 +488,11 @@ static Suite *poller_suite(void)
     tcase_add_test(books, test_start_positions);
     tcase_add_test(books, test_unread_at_end);
     suite_add_tcase(s, books);
+
+    TCase *order = tcase_create("parents before children");
+    tcase_set_timeout(order, 60);
+    tcase_add_loop_test(order, test_children_after_parents, 0, 10);
+    suite_add_tcase(s, order);
 
     TCase *det = tcase_create("determinism");
     tcase_add_test(det, test_same_seed_identical);
