@@ -530,17 +530,21 @@ static uint64_t settled_of(fixture *f, uint32_t index)
     return 0;
 }
 
-/* A split under a live mapping: shard 0 is split at 103 s, its children appear at 133 s.
- * With a constant call latency L, push delay and function duration D, the parent, caught
- * up, finds its end at its next poll (within the poll interval P), whose reply brings
- * its last records at +L, or at its next push (within the push interval, arriving a push
- * delay later); they are processed in one batch by +D, and then the children start. So
- * each child waits at most P + L + D (polling) or push interval + push delay + D (EFO),
- * and, checked every 10 ms, no record of a child is processed before the parent's
- * last. */
+/* A split (or, _i >= 2, a merge of shards 0 and 1) under a live mapping, requested at
+ * 103 s: the children appear at 133 s. With a constant call latency L, push delay and
+ * function duration D, a parent, caught up, finds its end at its next poll (within the
+ * poll interval P), whose reply brings its last records at +L, or at its next push
+ * (within the push interval, arriving a push delay later); they are processed in one
+ * batch by +D, and then the children start. So each child waits at most P + L + D
+ * (polling) or push interval + push delay + D (EFO), and, checked every 10 ms, no
+ * record of a child is processed before every parent's last. For the merge, every
+ * record goes to shard 1 (the key s-90) and a poison record written at 130 s (3
+ * retries, 1 + 2 + 4 s of backoff) holds it well past the end of shard 0, its
+ * adjacent parent's partner: the child waits for the held one too. */
 START_TEST(test_split_children_after_parent)
 {
-    kds_lambda_retrieval r = _i ? KDS_LAMBDA_EFO : KDS_LAMBDA_POLLING;
+    kds_lambda_retrieval r = _i % 2 ? KDS_LAMBDA_EFO : KDS_LAMBDA_POLLING;
+    bool merge = _i >= 2;
     fixture f;
     fx_defaults(&f, 2, SIM_HOUR(24), SIM_S(200), 100, SIM_S(10), 1);
     kds_lambda_cfg *c = &f.lam[0];
@@ -548,35 +552,55 @@ START_TEST(test_split_children_after_parent)
     c->call_latency_ms = sim_dist_const(40);
     c->efo.push_delay_ms = sim_dist_const(65);
     c->duration_ms = sim_dist_const(50);
-    f.ev[0] = (kds_capacity_event){.at = SIM_S(103), .kind = KDS_OP_SPLIT, .shard = 0};
+    f.ev[0] = merge ? (kds_capacity_event){.at = SIM_S(103), .kind = KDS_OP_MERGE, .shard = 0,
+                                           .other = 1}
+                    : (kds_capacity_event){.at = SIM_S(103), .kind = KDS_OP_SPLIT, .shard = 0};
+    if (merge) {
+        f.prod.keys.kind = KDS_KEYS_FIXED;
+        f.prod.keys.fixed = "s-90"; /* MD5 b772d1fa...: the upper half, shard 1 of 2 */
+        f.prod.rate = kds_rate_constant(50);
+        fx_poison(&f, SIM_S(130));
+        c->max_retry_attempts = 3;
+    }
     kds_capacity_cfg_defaults(&f.cfg.capacity);
     f.cfg.capacity.events = f.ev;
     f.cfg.capacity.n_events = 1;
     ck_assert_int_eq(kds_world_init(&f.w, &f.cfg), 0);
     const kds_stream *st = &f.w.stream;
+    uint32_t n_parents = merge ? 2 : 1, n_children = merge ? 1 : 2;
     for (sim_time t = SIM_S(100); t <= f.cfg.duration; t += SIM_MS(10)) {
         kds_world_run_until(&f.w, t);
         if (settled_of(&f, 2) + settled_of(&f, 3) > 0) {
-            ck_assert_int_ne(st->shards[0]->state, KDS_SHARD_OPEN);
-            ck_assert_uint_eq(settled_of(&f, 0), st->shards[0]->st.records_in);
+            for (uint32_t p = 0; p < n_parents; p++) {
+                ck_assert_int_ne(st->shards[p]->state, KDS_SHARD_OPEN);
+                ck_assert_uint_eq(settled_of(&f, p), st->shards[p]->st.records_in);
+            }
         }
     }
     kds_world_finish(&f.w);
 
-    ck_assert_uint_eq(st->n_shards, 4);
-    for (uint32_t i = 2; i < 4; i++) {
+    ck_assert_uint_eq(st->n_shards, 2 + n_children);
+    for (uint32_t i = 2; i < 2 + n_children; i++) {
         ck_assert_int_eq(st->shards[i]->parent, 0);
+        ck_assert_int_eq(st->shards[i]->adjacent_parent, merge ? 1 : -1);
         ck_assert_double_eq(sim_to_s(st->shards[i]->created), 133);
         ck_assert_uint_gt(settled_of(&f, i), 0);
     }
     const kds_consumer_stats *cs = cst(&f, 0);
-    ck_assert_uint_eq(cs->children_started, 2);
+    ck_assert_uint_eq(cs->children_started, n_children);
     sim_time reach = r == KDS_LAMBDA_POLLING ? c->poll_interval + SIM_MS(40)
                                              : c->efo.push_interval + SIM_MS(65);
-    ck_assert_double_gt(cs->child_wait_ms_max, 0);
-    ck_assert_double_le(cs->child_wait_ms_max, sim_to_ms(reach + SIM_MS(50)));
-    /* Both start when the parent is done, at the same time. */
-    ck_assert_double_eq_tol(cs->child_wait_ms_sum, 2 * cs->child_wait_ms_max, 1e-6);
+    if (merge) {
+        ck_assert_uint_eq(lst(&f, 0)->retries, 3);
+        ck_assert_uint_eq(the_failing_shard(&f), 1);
+        ck_assert_uint_eq(st->shards[0]->st.records_in, 0);
+        ck_assert_double_ge(cs->child_wait_ms_max, 3000);
+    } else {
+        ck_assert_double_gt(cs->child_wait_ms_max, 0);
+        ck_assert_double_le(cs->child_wait_ms_max, sim_to_ms(reach + SIM_MS(50)));
+    }
+    /* All start when the parents are done, at the same time. */
+    ck_assert_double_eq_tol(cs->child_wait_ms_sum, n_children * cs->child_wait_ms_max, 1e-6);
     check_conservation(&f);
     check_settled(&f, 0);
     kds_world_fini(&f.w);
@@ -619,7 +643,7 @@ static Suite *lambda_suite(void)
     tcase_add_test(tc, test_error_rate_retries_and_duplicates);
     tcase_add_test(tc, test_efo_poison_bisect);
     tcase_add_test(tc, test_same_seed_identical);
-    tcase_add_loop_test(tc, test_split_children_after_parent, 0, 2);
+    tcase_add_loop_test(tc, test_split_children_after_parent, 0, 4);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 60);
