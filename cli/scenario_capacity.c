@@ -172,7 +172,8 @@ void kdsim_load_capacity(kdsim_scenario *sc, ywalk *w, yaml_node_t *stream)
                                            "scale_down_delay", "warm_throughput", NULL};
         yw_check_keys(w, od, path, keys);
         yw_double(w, od, path, "peak_factor", false, 1, 10, &o->peak_factor);
-        yw_duration(w, od, path, "peak_window", false, SIM_HOUR(1), SIM_DAY(365), &o->peak_window);
+        /* The model keeps the hourly peaks of 30 days (model.md: "the previous 30 days"). */
+        yw_duration(w, od, path, "peak_window", false, SIM_HOUR(1), SIM_DAY(30), &o->peak_window);
         yw_duration(w, od, path, "scale_delay", false, 0, SIM_DAY(1), &o->scale_delay);
         double v;
         if (yw_byte_rate(w, od, path, "hot_shard_above", false, 1, 1e12, &v))

@@ -51,7 +51,8 @@ typedef struct kds_warm_change {
 
 typedef struct kds_ondemand_cfg {
     double peak_factor;        /* capacity for this times the 30-day peak (2.0) */
-    sim_time peak_window;      /* the peak's look-back window (30 d) */
+    sim_time peak_window;      /* the peak's look-back window, 1 h to 30 d (30 d: the
+                                  model keeps 30 days of hourly peaks) */
     sim_time scale_delay;      /* time for the stream to grow to new capacity (15 min) */
     uint64_t hot_shard_bytes;  /* a shard above this write rate is split (500 KiB/s) */
     sim_time hot_shard_delay;  /* time until that split is done (15 min) */
