@@ -135,7 +135,7 @@ static void grow(sim *s, void *ctx)
     size_t target = shards_needed(c);
     if (target <= c->st->n_open)
         return;
-    kds_reshard_op *op = kds__reshard_log(c->st, KDS_OP_UPDATE_COUNT, "on-demand scaling");
+    kds_reshard_op *op = kds__reshard_log(c->st, KDS_OP_UPDATE_COUNT, KDS_CAUSE_ON_DEMAND);
     op->target = (uint32_t)target;
     while (c->st->n_open < target) {
         kds_shard *wide = NULL;
@@ -192,7 +192,7 @@ static void shrink(kds_capacity *c, const double *rate_b_by_shard)
     }
     if (best == SIZE_MAX || best_rate > (double)c->cfg.od.hot_shard_bytes / 2)
         return;
-    kds_reshard_op *op = kds__reshard_log(st, KDS_OP_MERGE, "on-demand scaling");
+    kds_reshard_op *op = kds__reshard_log(st, KDS_OP_MERGE, KDS_CAUSE_ON_DEMAND);
     op->shard = st->open[best];
     op->other = st->open[best + 1];
     SIM_ASSERT(kds__reshard_merge_now(st, best, op) == 0);

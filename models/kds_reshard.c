@@ -326,9 +326,11 @@ kds_api_status kds_reshard_update_count(kds_stream *st, uint32_t target, const c
     sim_time now = sim_now(st->sim);
     uint32_t recent = 0;
     for (size_t i = 0; i + 1 < st->n_ops; i++) {
+        /* The owner's calls only: an on-demand stream's own growth (logged as an
+         * UpdateShardCount) does not use them up after a switch to provisioned. */
         const kds_reshard_op *o = st->ops[i];
         if (o->kind == KDS_OP_UPDATE_COUNT && o->status == KDS_API_OK &&
-            now - o->requested < SIM_HOUR(24))
+            now - o->requested < SIM_HOUR(24) && strcmp(o->cause, KDS_CAUSE_ON_DEMAND) != 0)
             recent++;
     }
     if (recent >= st->cfg.max_update_calls)

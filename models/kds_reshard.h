@@ -38,6 +38,10 @@ typedef enum {
 } kds_op_kind;
 
 /* One request, kept for the report. */
+/* The cause of the resharding the on-demand service does itself (kds_capacity.c):
+ * not the owner's UpdateShardCount calls, so not counted against their limit. */
+#define KDS_CAUSE_ON_DEMAND "on-demand scaling"
+
 typedef struct kds_reshard_op {
     kds_op_kind kind;
     const char *cause;       /* static text: "scenario", "rule", "on-demand scaling" */

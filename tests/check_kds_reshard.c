@@ -265,6 +265,40 @@ START_TEST(test_on_demand_burst_then_grown)
 }
 END_TEST
 
+/* An on-demand stream ramping from 1 to 30 MiB/s over 6 h grows every 15 minutes for
+ * demand (hot-shard splits off), more than ten times; switched to provisioned at 6 h 10 min, its owner may still call
+ * UpdateShardCount: the service's own growth does not count against the owner's 10
+ * calls per rolling 24 h. */
+START_TEST(test_on_demand_growth_not_counted_as_update_calls)
+{
+    kds_world w;
+    kds_world_cfg wc;
+    kds_producer_cfg pc;
+    kds_rate r = kds_rate_constant(10);
+    r.kind = KDS_RATE_RAMP;
+    r.from = 10;
+    r.to = 300;
+    r.ramp_start = 0;
+    r.ramp_end = SIM_HOUR(6);
+    world_cfg(&wc, &pc, KDS_MODE_ON_DEMAND_STANDARD, 4, r, SIM_HOUR(7));
+    pc.size = sim_dist_const(100 * 1024);
+    wc.capacity.od.hot_shard_bytes = 64 * KDS_MIB; /* growth for demand only */
+    kds_capacity_event ev = {.at = SIM_HOUR(6) + SIM_MIN(10), .kind = KDS_OP_MODE_SWITCH,
+                             .target = KDS_MODE_PROVISIONED};
+    wc.capacity.events = &ev;
+    wc.capacity.n_events = 1;
+    ck_assert_int_eq(kds_world_init(&w, &wc), 0);
+    kds_world_run_until(&w, SIM_HOUR(6) + SIM_MIN(30));
+    ck_assert_int_eq(w.stream.cfg.mode, KDS_MODE_PROVISIONED);
+    ck_assert_uint_gt(kds_capacity_stats_get(w.capacity)->scale_ups, 10);
+    uint32_t target = (uint32_t)w.stream.n_open + 2;
+    ck_assert_int_eq(kds_reshard_update_count(&w.stream, target, "t"), KDS_API_OK);
+    kds_world_run(&w);
+    ck_assert_uint_eq(w.stream.n_open, target);
+    kds_world_fini(&w);
+}
+END_TEST
+
 START_TEST(test_on_demand_steady_never_throttled)
 {
     kds_world w;
@@ -651,6 +685,7 @@ int main(void)
     tcase_set_timeout(cap, 120);
     tcase_add_test(cap, test_on_demand_burst_then_grown);
     tcase_add_test(cap, test_on_demand_steady_never_throttled);
+    tcase_add_test(cap, test_on_demand_growth_not_counted_as_update_calls);
     tcase_add_test(cap, test_hot_key_throttles_in_every_mode);
     tcase_add_test(cap, test_auto_distribution_spreads_a_hot_key);
     tcase_add_test(cap, test_mode_switch_limit);
