@@ -159,6 +159,16 @@ void kdsim_load_capacity(kdsim_scenario *sc, ywalk *w, yaml_node_t *stream)
                 yw_double(w, it, ip, "split_above", true, 0.01, 10, &cc->rules[i].threshold);
                 yw_duration(w, it, ip, "for", false, SIM_MIN(1), SIM_DAY(30), &cc->rules[i].sustain);
             }
+            /* Rules act while the stream is provisioned: on an on-demand stream that never
+             * switches to provisioned they would never act. */
+            bool provisioned = s->mode == KDS_MODE_PROVISIONED;
+            for (size_t i = 0; i < cc->n_events && !provisioned; i++)
+                provisioned = cc->events[i].kind == KDS_OP_MODE_SWITCH && cc->events[i].target == 0;
+            if (!provisioned)
+                yw_error(w, ru, kp, "split rules act on a provisioned stream, and this one is "
+                                    "on-demand throughout (it splits hot shards itself: "
+                                    "on_demand.hot_shard_above); set stream.mode: provisioned, "
+                                    "add a switch_mode: provisioned event, or remove the rules");
         }
     }
 
