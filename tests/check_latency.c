@@ -77,6 +77,23 @@ START_TEST(test_five_pollers_about_1000ms)
 }
 END_TEST
 
+/* The figures move with the mechanics, as constants would not: with a shard's call
+ * budget raised from 5 to 100 calls/s the five pollers no longer throttle each other
+ * and read as one poller does; one poller polling every second instead of every 250 ms
+ * waits about half a second more. */
+START_TEST(test_latency_follows_the_mechanics)
+{
+    double m[8];
+    const char *calls[] = {"stream.limits.read_calls=100/s"};
+    ck_assert_uint_eq(run_means("scenarios/latency-five-pollers.yaml", calls, 1, m, 8), 5);
+    for (int i = 0; i < 5; i++)
+        within(m[i], 200, 0.25, "five polling consumers, 100 calls/s a shard");
+    const char *slow[] = {"consumers[0].poll_interval=1s"};
+    ck_assert_uint_eq(run_means("scenarios/latency-one-poller.yaml", slow, 1, m, 8), 1);
+    within(m[0], 575, 0.25, "one polling consumer, polling every second");
+}
+END_TEST
+
 START_TEST(test_efo_about_70ms_with_five)
 {
     double m[8];
@@ -106,6 +123,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_one_poller_about_200ms);
     tcase_add_test(tc, test_five_pollers_about_1000ms);
+    tcase_add_test(tc, test_latency_follows_the_mechanics);
     tcase_add_test(tc, test_efo_about_70ms_with_five);
     tcase_add_test(tc, test_efo_about_70ms_with_one);
     suite_add_tcase(s, tc);
