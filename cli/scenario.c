@@ -659,6 +659,14 @@ static int load_any(kdsim_scenario *sc, const char *path, const char *text, size
             }
         }
         check_unique(&w, ps, "producers", names, n);
+        uint64_t clients = 0;
+        for (size_t i = 0; i < n; i++)
+            clients += wc->producers[i].clients;
+        if (clients > MAX_CLIENTS_TOTAL)
+            yw_error(&w, ps, "producers",
+                     "%" PRIu64 " clients in all producers together; at most %d (each is "
+                     "simulated on its own: give fewer clients the same rate)",
+                     clients, MAX_CLIENTS_TOTAL);
     } else if (!ps) {
         yw_error(&w, root, "", "missing required key 'producers' (a list of producers)");
     }

@@ -21,6 +21,10 @@
 #define MAX_PRODUCERS 10000
 #define MAX_CONSUMERS 1000
 #define MAX_CLIENTS 100000
+/* Clients of all producers together: each is simulated on its own (about 100 B and an
+ * event each, and its own flushes), so 10,000 producers of 100,000 clients each would
+ * need some 100 GB before the first event, beyond what --max-memory can stop. */
+#define MAX_CLIENTS_TOTAL 1000000
 #define MAX_RATE 1e7 /* records/s: what 10,000 shards take at 1,000 records/s each */
 
 /* Zeroed memory for n items of `size` bytes, freed with the scenario. Aborts when out
