@@ -27,7 +27,7 @@ static const char USAGE[] =
     "usage: kdsim run SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
     "                          [--prices FILE] [--json] [--out DIR] [--timing]\n"
     "       kdsim cost SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
-    "                           [--prices FILE] [--json]\n"
+    "                           [--prices FILE] [--json] [--max-memory S]\n"
     "       kdsim validate SCENARIO [--set KEY.PATH=VALUE]... [--prices FILE]\n"
     "       kdsim route [--shards N] KEY...\n"
     "       kdsim run SCENARIO --replications N [--warmup T] [--jobs N] [options of run]\n"
@@ -62,7 +62,7 @@ static const char HELP[] =
     "  cost SCENARIO      simulate the scenario and print what its traffic costs as\n"
     "                     provisioned, On-demand Standard and On-demand Advantage, for\n"
     "                     the simulated period and a month, line item by line item\n"
-    "    --seed, --duration, --set, --prices   as for run\n"
+    "    --seed, --duration, --set, --prices, --max-memory   as for run\n"
     "    --json           print the report's cost object instead of the tables\n"
     "  validate SCENARIO  check the scenario and report every error, run nothing\n"
     "  route KEY...       print each partition key's hash key and shard on a new stream\n"
@@ -106,7 +106,7 @@ static bool takes_option(const char *cmd, const char *opt)
                                       "--timing", "--prices", "--trace", "--trace-kinds",
                                       "--trace-shard", "--trace-names", "--max-memory", NULL};
     static const char *const cost[] = {"--seed", "--duration", "--set", "--json", "--prices",
-                                       NULL};
+                                       "--max-memory", NULL};
     static const char *const validate[] = {"--seed", "--duration", "--set", "--prices", NULL};
     static const char *const route[] = {"--shards", NULL};
     static const char *const all[] = {"--seed", "--duration", "--set", "--json", "--out",
@@ -283,6 +283,29 @@ static int load(args *a, kdsim_scenario *sc, FILE *err)
     return rc ? KDSIM_EXIT_USAGE : 0;
 }
 
+/* The memory guard's budget: --max-memory, by default half of the machine, so that a run
+ * too large for it stops with a message instead of being killed. */
+static uint64_t memory_budget(const args *a)
+{
+    return a->max_memory ? a->max_memory : sim_phys_bytes() / 2;
+}
+
+/* Why a run the memory guard stopped wrote nothing. */
+static void print_out_of_memory(const kds_world *w, FILE *err)
+{
+    char lim[32], at[32];
+    sim_fmt_bytes(lim, sizeof lim, w->cfg->max_memory);
+    if (sim_events_run(w->sim) == 0) /* kds_world_init found it: nothing ran */
+        fprintf(err, "kdsim: building the scenario took more than %s of memory "
+                     "(--max-memory); use fewer shards, consumers, KCL workers or producer "
+                     "clients, or raise --max-memory; nothing was run or written\n", lim);
+    else
+        fprintf(err, "kdsim: the run stopped at %s simulated: it needed more than %s of memory "
+                     "(--max-memory); shorten --duration, use fewer shards or a shorter "
+                     "retention, or raise --max-memory; nothing was written\n",
+                sim_fmt_duration(at, sizeof at, sim_now(w->sim)), lim);
+}
+
 static int cmd_run(args *a, FILE *out, FILE *err)
 {
     kdsim_scenario sc = {0};
@@ -305,9 +328,7 @@ static int cmd_run(args *a, FILE *out, FILE *err)
                 "what happened");
         sc.world.trace = &trace;
     }
-    /* The memory guard: by default half of the machine, so that a run too large for it
-     * stops with a message instead of being killed. */
-    sc.world.max_memory = a->max_memory ? a->max_memory : sim_phys_bytes() / 2;
+    sc.world.max_memory = memory_budget(a);
     kds_world w;
     double t0 = sim_wall_s();
     int rc = kds_world_init(&w, &sc.world);
@@ -321,12 +342,7 @@ static int cmd_run(args *a, FILE *out, FILE *err)
     kdsim_progress_run(&w, err, tf != err); /* a progress line on a terminal (progress.c) */
     double t1 = sim_wall_s();
     if (w.out_of_memory) {
-        char lim[32], at[32];
-        fprintf(err, "kdsim: the run stopped at %s simulated: it needed more than %s of memory "
-                     "(--max-memory); shorten --duration, use fewer shards or a shorter "
-                     "retention, or raise --max-memory; nothing was written\n",
-                sim_fmt_duration(at, sizeof at, sim_now(w.sim)),
-                sim_fmt_bytes(lim, sizeof lim, w.cfg->max_memory));
+        print_out_of_memory(&w, err);
         if (tf && tf != err)
             fclose(tf);
         kds_world_fini(&w);
@@ -384,6 +400,7 @@ static int cmd_cost(args *a, FILE *out, FILE *err)
         kdsim_scenario_fini(&sc);
         return status;
     }
+    sc.world.max_memory = memory_budget(a);
     kds_world w;
     int rc = kds_world_init(&w, &sc.world);
     if (rc) {
@@ -392,6 +409,12 @@ static int cmd_cost(args *a, FILE *out, FILE *err)
         return KDSIM_EXIT_FAIL;
     }
     kdsim_progress_run(&w, err, true); /* a progress line on a terminal (progress.c) */
+    if (w.out_of_memory) {
+        print_out_of_memory(&w, err);
+        kds_world_fini(&w);
+        kdsim_scenario_fini(&sc);
+        return KDSIM_EXIT_FAIL;
+    }
     if (w.violated) {
         fprintf(err, "kdsim: %s\nkdsim: the run stopped: this is a bug in kdsim; nothing was "
                      "written\n", w.violation);

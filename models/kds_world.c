@@ -85,6 +85,13 @@ int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
         }
         w->consumers[w->n_consumers++] = c;
     }
+    /* The guard's first tick is 10 simulated seconds away, which a world of millions of
+     * readers takes minutes of wall time and gigabytes to reach: one that has outgrown
+     * its budget in the building stops before its first event. */
+    if (cfg->max_memory > 0) {
+        w->rss_peak = sim_rss_bytes();
+        w->out_of_memory = w->rss_peak > cfg->max_memory;
+    }
     return 0;
 }
 
@@ -128,6 +135,8 @@ uint64_t kds_world_run_until(kds_world *w, sim_time t)
 {
     if (t > w->cfg->duration)
         t = w->cfg->duration;
+    if (w->out_of_memory)
+        return 0; /* stopped by the guard: nothing more runs */
     return sim_run_until(w->sim, t);
 }
 

@@ -48,7 +48,8 @@ typedef struct kds_world_cfg {
                                     zero means kds_capacity_cfg_defaults() */
     struct kds_trace *trace;     /* borrowed: the event trace, or NULL */
     uint64_t max_memory;         /* stop the run when its resident memory exceeds this
-                                    many bytes (checked every simulated 10 s); 0 = none */
+                                    many bytes (checked once built, then every simulated
+                                    10 s); 0 = none */
 } kds_world_cfg;
 
 typedef struct kds_world {
@@ -69,7 +70,9 @@ typedef struct kds_world {
 } kds_world;
 
 /* Build everything at time 0. Returns 0, SIM_ENOMEM or SIM_EINVAL (a config the loader
- * should have refused); on failure nothing is left allocated. */
+ * should have refused); on failure nothing is left allocated. A world whose building
+ * alone took more than cfg->max_memory comes back with out_of_memory set, and running
+ * it runs nothing. */
 int kds_world_init(kds_world *w, const kds_world_cfg *cfg);
 
 /* Run until simulated time t (<= cfg->duration). Returns events run. Call repeatedly

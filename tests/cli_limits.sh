@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cli_limits.sh - absurd input gets a clear error or a documented limit, never a crash,
 # a hang or an out-of-memory kill (issue 9), among them the limits of 10,000 producers
-# and of 20 enhanced fan-out consumers per stream (50 under On-demand Advantage); the
-# --max-memory guard stops a run cleanly and writes nothing.
+# (1,000,000 clients in all) and of 20 enhanced fan-out consumers per stream (50 under
+# On-demand Advantage); the --max-memory guard stops a run cleanly and writes nothing,
+# whether building the world or running it outgrew the budget.
 # usage: bash tests/cli_limits.sh KDSIM SRCDIR
 set -u
 kdsim=$1
@@ -44,6 +45,13 @@ expect 2 "10,001 producers" "$kdsim" validate "$tmp/10001.yaml"
 expect_msg "at most 10000 producers, got 10001 (use clients: N" "10,001 producers"
 expect 0 "10,000 producers" "$kdsim" validate "$tmp/10000.yaml"
 grep -qF "ok (10000 producers" "$tmp/out" || { echo "FAIL 10,000 producers: $(head -c 400 "$tmp/out")"; fail=1; }
+# ...and their clients together at most 1,000,000: 10,000 producers of 100,000 clients
+# each (10^9 senders) would take some 100 GB before the memory guard's first look.
+producers 10000 | sed '/^  - {name: p/s/}$/, clients: 100000}/' >"$tmp/clients.yaml"
+expect 2 "10^9 clients" "$kdsim" validate "$tmp/clients.yaml"
+expect_msg "producers: 1000000000 clients in all producers together; at most 1000000" "10^9 clients"
+producers 10 | sed '/^  - {name: p/s/}$/, clients: 100000}/' >"$tmp/clients-ok.yaml"
+expect 0 "10^6 clients" "$kdsim" validate "$tmp/clients-ok.yaml"
 # RegisterStreamConsumer: at most 20 enhanced fan-out consumers per stream, 50 under
 # On-demand Advantage (scenario.c).
 efo_consumers() { # MODE N: a stream in MODE read by N EFO consumers
@@ -71,11 +79,29 @@ expect 2 "100,000 shards" "$kdsim" validate "$f" --set stream.shards=100000
 expect 2 "a bad --max-memory" "$kdsim" run "$f" --max-memory lots
 expect_msg "--max-memory" "a bad --max-memory"
 
-# The memory guard: a budget far below what the run needs stops it, with a message,
-# exit status 1 and no output folder.
+# The memory guard: a budget below what building the world takes stops it before its
+# first event, with a message, exit status 1 and no output folder; `cost` too.
 expect 1 "--max-memory too small" "$kdsim" run "$f" --duration 1h --max-memory 1MiB --out "$tmp/o"
-expect_msg "--max-memory" "--max-memory too small"
+expect_msg "building the scenario took more than 1 MiB of memory (--max-memory)" "--max-memory too small"
 [ -e "$tmp/o" ] && { echo "FAIL --max-memory too small: wrote $tmp/o"; fail=1; }
+expect 1 "cost --max-memory too small" "$kdsim" cost "$f" --max-memory 1MiB
+expect_msg "(--max-memory)" "cost --max-memory too small"
+# A run that grows past its budget stops during the run: a reader stalled for the whole
+# hour keeps every one of 3,000 PutRecord runs a second from compaction (some 90 MiB
+# by 10 minutes).
+cat >"$tmp/grow.yaml" <<'EOF2'
+name: grow
+duration: 1h
+stream: {name: s, shards: 4}
+producers:
+  - {name: p, rate: 3000 records/s, record_size: 100 B, api: put_record}
+consumers:
+  - {name: stuck, kind: polling, pause: {at: 0s, for: 1h}}
+EOF2
+expect 1 "--max-memory outgrown during the run" "$kdsim" run "$tmp/grow.yaml" --max-memory 64MiB --out "$tmp/o"
+expect_msg "simulated: it needed more than 64 MiB of memory (--max-memory)" "--max-memory outgrown during the run"
+grep -qF "stopped at 0s" "$tmp/err" && { echo "FAIL --max-memory outgrown during the run: stopped before running"; fail=1; }
+[ -e "$tmp/o" ] && { echo "FAIL --max-memory outgrown during the run: wrote $tmp/o"; fail=1; }
 # ...and a sensible budget lets it finish.
 expect 0 "--max-memory 2 GiB" "$kdsim" run "$f" --duration 2m --max-memory 2GiB
 
