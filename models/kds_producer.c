@@ -166,7 +166,7 @@ static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_
     kds_producer *p = r->p;
     kds_put_result res;
     kds_stream_put_metered(p->st, sh, count, bytes, stored_before, marks, p->index, units, kib,
-                           &res);
+                           p->rng, &res);
     if (KDS_TRACING(p->st->trace, "put", p->cfg.name, sh->index))
         kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, sh->index,
                        "%s: %u records -> %u stored, %u throttled, %u failed%s (attempt %u)",

@@ -238,12 +238,12 @@ char *kds_seqno(char *buf, size_t n, uint32_t index, uint64_t pos)
 void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
                     uint32_t dups, uint32_t marks, uint32_t src, kds_put_result *out)
 {
-    kds_stream_put_metered(st, sh, count, bytes, dups, marks, src, 0, 0, out);
+    kds_stream_put_metered(st, sh, count, bytes, dups, marks, src, 0, 0, NULL, out);
 }
 
 void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
                             uint32_t dups, uint32_t marks, uint32_t src, uint64_t units,
-                            uint64_t kib_bytes, kds_put_result *out)
+                            uint64_t kib_bytes, gsl_rng *rng, kds_put_result *out)
 {
     SIM_ASSERT(sh->state == KDS_SHARD_OPEN && count >= 1);
     sim_time now = sim_now(st->sim);
@@ -251,7 +251,7 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
 
     uint32_t failed = 0;
     if (st->cfg.internal_failure_rate > 0)
-        failed = gsl_ran_binomial(st->rng, st->cfg.internal_failure_rate, count);
+        failed = gsl_ran_binomial(rng ? rng : st->rng, st->cfg.internal_failure_rate, count);
     uint32_t m = count - failed;
     /* Every record of a sub-batch is taken to weigh the average (rounded up, so a
      * batch never sneaks past the byte budget). */

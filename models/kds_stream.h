@@ -160,7 +160,7 @@ struct kds_trace;      /* kds_trace.h */
 typedef struct kds_stream {
     kds_stream_cfg cfg;   /* copied at init; cfg.name borrowed */
     sim *sim;             /* borrowed */
-    gsl_rng *rng;         /* the stream's random stream (internal failures); sim-owned */
+    gsl_rng *rng;         /* for kds_stream_put's InternalFailures; sim-owned */
     kds_shard **shards;   /* owned; every shard ever created, by index */
     size_t n_shards;
     size_t cap_shards;
@@ -243,10 +243,13 @@ void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t byte
 /* The same, with the batch's exact billing meters when its records' sizes differ:
  * `units` PUT payload units and `kib_bytes` 1 KiB-rounded bytes for all `count`
  * records (prorated to the stored ones). Zero for both means "derive them from the
- * average size", which is exact for records of equal size. */
+ * average size", which is exact for records of equal size. `rng` (borrowed) draws the
+ * InternalFailures: the sender's own stream, so that one producer's failures do not
+ * depend on how many puts others made before it (design.md, "Build"); NULL draws from
+ * the stream's. */
 void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
                             uint32_t dups, uint32_t marks, uint32_t src, uint64_t units,
-                            uint64_t kib_bytes, kds_put_result *out);
+                            uint64_t kib_bytes, gsl_rng *rng, kds_put_result *out);
 
 /* Add the retention meters for the hour that ends now: bytes retained at ages in
  * (24 h, 7 d] and above 7 d, times the hours since the last call. The run calls it

@@ -178,6 +178,65 @@ EOF
     failed=$((failed + 1))
 fi
 
+# --- adding an entity leaves the others' draws alone --------------------------------------
+# Every entity draws from its own generator, seeded from the master seed and its name
+# (design.md, "Build"). A producer added in front of the others (with InternalFailures on,
+# which are drawn for every put) must leave the other producers' figures as they were;
+# a consumer added in front leaves the other consumers' figures and every seed alone.
+if ! python3 - "$tmp" "$scenario" <<'EOF'; then
+import sys
+tmp, src = sys.argv[1], sys.argv[2]
+s = open(src).read()
+producer = """  - name: added
+    rate: 50 records/s
+    record_size: 1 KiB
+    keys: {kind: uniform, count: 500, prefix: "x-"}
+"""
+consumer = """  - name: added
+    kind: polling
+    poll_interval: 2s
+"""
+assert "\nproducers:\n" in s and "\nconsumers:\n" in s
+open(f"{tmp}/plus-producer.yaml", "w").write(s.replace("\nproducers:\n", "\nproducers:\n" + producer, 1))
+open(f"{tmp}/plus-consumer.yaml", "w").write(s.replace("\nconsumers:\n", "\nconsumers:\n" + consumer, 1))
+EOF
+    fail "could not write the scenarios with an added entity"
+fi
+for v in base plus-producer plus-consumer; do
+    src=$scenario
+    [ $v = base ] || src=$tmp/$v.yaml
+    "$kdsim" run "$src" --duration 2m --seed 7 --set stream.internal_failure_rate=0.001 --json \
+        >"$tmp/$v.json" 2>"$tmp/$v.err" || fail "kdsim run $v: exit status $?: $(head -3 "$tmp/$v.err")"
+done
+if ! python3 - "$tmp" <<'EOF'; then
+import json, sys
+tmp = sys.argv[1]
+ok = True
+base = json.load(open(f"{tmp}/base.json"))
+def rows(r, kind):
+    return {x["name"]: x for x in r[kind]}
+def seeds(r):
+    return {x["name"]: x["seed"] for x in r["random"]["streams"]}
+if not any(p["records_failed_internal"] for p in base["producers"]):
+    print("FAIL the base run has no InternalFailures to compare")
+    ok = False
+for variant, kind in (("plus-producer", "producers"), ("plus-consumer", "consumers")):
+    r = json.load(open(f"{tmp}/{variant}.json"))
+    got = rows(r, kind)
+    for name, row in rows(base, kind).items():
+        changed = sorted(k for k in row if row[k] != got.get(name, {}).get(k))
+        if changed:
+            print(f"FAIL adding one of the {kind} changed {name}'s {', '.join(changed)}")
+            ok = False
+    moved = sorted(k for k, v in seeds(base).items() if seeds(r).get(k) != v)
+    if moved:
+        print(f"FAIL adding one of the {kind} changed the seeds of {', '.join(moved)}")
+        ok = False
+sys.exit(0 if ok else 1)
+EOF
+    failed=$((failed + 1))
+fi
+
 # --- an --out path that cannot be a directory: status 1, a message naming it ----------------
 : >"$tmp/file"
 "$kdsim" run "$scenario" --duration 2m --json --out "$tmp/file" >"$tmp/f.out" 2>"$tmp/f.err"
