@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# cli_report_keys.sh - the JSON report and its documentation agree: every key that any
+# shipped scenario's report emits is documented (docs/report-json.md, or the guide of its
+# consumer kind: docs/consumers-lambda.md, consumers-firehose-flink.md, consumers-kcl.md),
+# every key of the documentation's report tables is emitted by some shipped scenario, and
+# where a table gives a type (`integer`, `number`, `string`, ...) every value has it.
+#
+# usage: bash tests/cli_report_keys.sh KDSIM SOURCE_DIR
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 KDSIM SOURCE_DIR" >&2
+    exit 2
+fi
+kdsim=$1
+case $kdsim in
+/*) ;;
+*) kdsim=$PWD/$kdsim ;;
+esac
+cd "$2" || exit 1
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+failed=0
+for f in scenarios/*.yaml; do
+    b=${f##*/}
+    if ! "$kdsim" run "$f" --json >"$tmp/${b%.yaml}.json" 2>"$tmp/err"; then
+        echo "FAIL kdsim run $f --json: $(head -3 "$tmp/err")"
+        failed=$((failed + 1))
+    fi
+done
+
+if ! python3 - "$tmp" <<'EOF'; then
+import glob, json, re, sys
+
+tmp = sys.argv[1]
+ok = True
+def bad(msg):
+    global ok
+    print("FAIL " + msg)
+    ok = False
+
+# Every emitted value, as (path, value): consumers as consumers[KIND], list items as [].
+emitted = []
+def walk(x, path):
+    emitted.append((path, x))
+    if isinstance(x, dict):
+        for k, v in x.items():
+            walk(v, f"{path}.{k}" if path else k)
+    elif isinstance(x, list):
+        for e in x:
+            walk(e, path + "[]")
+for f in sorted(glob.glob(f"{tmp}/*.json")):
+    r = json.load(open(f))
+    for k, v in r.items():
+        if k == "consumers":
+            emitted.append(("consumers", v))
+            for c in v:
+                walk(c, f"consumers[{c['kind']}]")
+        else:
+            walk(v, k)
+
+docs = {name: open(f"docs/{name}.md").read() for name in
+        ("report-json", "consumers-lambda", "consumers-firehose-flink", "consumers-kcl")}
+guide = {"lambda": "consumers-lambda", "firehose": "consumers-firehose-flink",
+         "flink": "consumers-firehose-flink", "kcl": "consumers-kcl"}
+def names_in(text):
+    """Every key name written in backticks (`a.b[]`, `{t_s, worker}` give a, b, t_s, worker)."""
+    out = set()
+    for code in re.findall(r"`([^`]+)`", text):
+        out.update(re.findall(r"[a-z_][a-z0-9_]*", code))
+    return out
+common = names_in(docs["report-json"].split("## `consumers[]`")[1].split("\n## ")[0])
+top = names_in(docs["report-json"])
+known = {kind: common | names_in(docs[g]) for kind, g in guide.items()}
+
+# 1. Every emitted key is documented where a reader of its report would look.
+seen = set()
+for path, _ in emitted:
+    m = re.match(r"consumers\[(\w+)\]\.(.*)", path)
+    names = re.findall(r"[a-z_][a-z0-9_]*", m.group(2) if m else path)
+    pool = known.get(m.group(1), common) if m else top
+    for n in names:
+        if n not in pool and (path, n) not in seen:
+            seen.add((path, n))
+            bad(f"the report emits {path} but its docs do not name `{n}`")
+
+# 2. Every key of a report table is emitted, with the documented type.
+types = {"integer": (int,), "number": (int, float), "string": (str,), "object": (dict,),
+         "array": (list,), "boolean": (bool,), "array of strings": (list,),
+         "string or null": (str, type(None))}
+def values(pattern):
+    rx = re.compile("^" + re.escape(pattern).replace(r"\*", r"[^.]+") + "$")
+    return [v for p, v in emitted if rx.match(p)]
+sections = {"Top level": "", "`stream`": "stream", "`stream.shards[]`": "stream.shards[]",
+            "`producers[]`": "producers[]", "`consumers[]`": "consumers[*]", "`cost`": "cost",
+            "`cost.sizing_rule`": "cost.sizing_rule", "`cost.modes.*`": "cost.modes.*",
+            "`cost.modes.*.items[]`": "cost.modes.*.items[]",
+            "The KCL keys of a consumer object in the JSON report": "consumers[kcl]",
+            "`workers[]`:": "consumers[kcl].workers[]"}
+checked = 0
+for name in ("report-json", "consumers-kcl"):
+    prefix = None
+    header = None
+    for line in docs[name].split("\n"):
+        h = re.match(r"#+ (.*)", line)
+        if h or line.strip() in sections:
+            title = h.group(1) if h else line.strip()
+            prefix = sections.get(title)
+            continue
+        if not line.startswith("|"):
+            header = None
+            continue
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cols
+            continue
+        if prefix is None or header[:2] != ["key", "type"] or set(cols[0]) <= set("-: "):
+            continue
+        want = types.get(cols[1])
+        if want is None:
+            bad(f"docs/{name}.md: unknown type '{cols[1]}' for {cols[0]}")
+            continue
+        for key in re.findall(r"`([^`]+)`", cols[0])[:1] if "(" in cols[0] else \
+                re.findall(r"`([^`]+)`", cols[0]):
+            path = f"{prefix}.{key}" if prefix else key
+            got = values(path)
+            checked += 1
+            if not got:
+                bad(f"docs/{name}.md documents {path}, which no shipped scenario's report has")
+                continue
+            wrong = [v for v in got if not isinstance(v, want) or
+                     (isinstance(v, bool) and bool not in want)]
+            if wrong:
+                bad(f"docs/{name}.md says {path} is {cols[1]}, the report has {wrong[0]!r}")
+if checked < 100:
+    bad(f"only {checked} documented keys were checked: did the tables' layout change?")
+sys.exit(0 if ok else 1)
+EOF
+    failed=$((failed + 1))
+fi
+
+if [ $failed -eq 0 ]; then
+    echo "cli_report_keys: ok"
+else
+    echo "cli_report_keys: $failed failures"
+fi
+[ $failed -eq 0 ]
