@@ -34,42 +34,74 @@ static const char USAGE[] =
     "       kdsim sweep FILE [--jobs N] [--out DIR] [--part K/N] [--resume]\n"
     "       kdsim merge PART... [--out DIR]\n"
     "       kdsim plan SCENARIO --slo NAME=VALUE... [--replications N] [--shards A..B]\n"
-    "       kdsim --help | --version\n";
+    "       kdsim --help | --version; kdsim COMMAND --help\n";
 
-static const char HELP[] =
-    "kdsim - a discrete-event simulator of Amazon Kinesis Data Streams\n"
-    "\n"
-    "Commands:\n"
-    "  run SCENARIO       simulate the scenario and print its report\n"
-    "    --seed N         master seed (overrides the scenario's seed)\n"
-    "    --duration T     simulated time, like 30s, 10m, 6h or 7d\n"
-    "    --set K=V        override any scenario key, like --set stream.shards=8 or\n"
-    "                     --set producers[0].rate=\"1500 records/s\" (repeatable)\n"
-    "    --json           print the JSON report instead of the text report\n"
-    "    --out DIR        also write report.json, report.txt, CSV time series, plots\n"
-    "                     (DIR/plots, with gnuplot) and report.html in DIR\n"
-    "    --timing         print wall-clock time and events/s on stderr\n"
-    "    --max-memory S   stop cleanly if the run needs more memory than S (default: half\n"
-    "                     of the machine's memory)\n"
-    "    --trace FILE     write a readable event trace (- for stderr): PutRecords with\n"
-    "                     their outcomes, GetRecords calls, pushes, resharding, ...\n"
-    "    --trace-kinds K  keep only these kinds (comma-separated: put, get, push,\n"
-    "                     reshard, and those of the consumer kinds)\n"
-    "    --trace-shard ID keep only lines about this shard (shardId-000000000002 or 2)\n"
-    "    --trace-names N  keep only these producers, consumers or workers\n"
-    "    --prices FILE    bill with this price file instead of the scenario's\n"
-    "                     billing.prices (default scenarios/prices/us-east-1-2026-09.yaml)\n"
-    "  cost SCENARIO      simulate the scenario and print what its traffic costs as\n"
-    "                     provisioned, On-demand Standard and On-demand Advantage, for\n"
-    "                     the simulated period and a month, line item by line item\n"
-    "    --seed, --duration, --set, --prices, --max-memory   as for run\n"
+/* The usage line of one of the commands parsed here, for its --help. */
+static const char *usage_of(const char *cmd)
+{
+    if (!strcmp(cmd, "run"))
+        return "usage: kdsim run SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
+               "                 [--json] [--out DIR] [--prices FILE] [--timing]\n"
+               "                 [--max-memory SIZE] [--trace FILE [--trace-kinds K,...]\n"
+               "                 [--trace-shard ID] [--trace-names N,...]]\n";
+    if (!strcmp(cmd, "cost"))
+        return "usage: kdsim cost SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
+               "                  [--prices FILE] [--json] [--max-memory SIZE]\n";
+    if (!strcmp(cmd, "route"))
+        return "usage: kdsim route [--shards N] KEY...\n";
+    return "usage: kdsim validate SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
+           "                      [--prices FILE]\n";
+}
+
+/* The help of each command, printed alone by `kdsim CMD --help` and together by
+ * `kdsim --help`. */
+#define HELP_RUN                                                                           \
+    "  run SCENARIO       simulate the scenario and print its report\n"                     \
+    "    --seed N         master seed (overrides the scenario's seed)\n"                    \
+    "    --duration T     simulated time, like 30s, 10m, 6h or 7d\n"                        \
+    "    --set K=V        override any scenario key, like --set stream.shards=8 or\n"       \
+    "                     --set producers[0].rate=\"1500 records/s\" (repeatable)\n"       \
+    "    --json           print the JSON report instead of the text report\n"              \
+    "    --out DIR        also write report.json, report.txt, CSV time series, plots\n"    \
+    "                     (DIR/plots, with gnuplot) and report.html in DIR\n"              \
+    "    --timing         print wall-clock time and events/s on stderr\n"                  \
+    "    --max-memory S   stop cleanly if the run needs more memory than S (default: half\n" \
+    "                     of the machine's memory)\n"                                      \
+    "    --trace FILE     write a readable event trace (- for stderr): PutRecords with\n"  \
+    "                     their outcomes, GetRecords calls, pushes, resharding, ...\n"     \
+    "    --trace-kinds K  keep only these kinds (comma-separated: put, get, push,\n"       \
+    "                     reshard, and those of the consumer kinds)\n"                     \
+    "    --trace-shard ID keep only lines about this shard (shardId-000000000002 or 2)\n"  \
+    "    --trace-names N  keep only these producers, consumers or workers\n"               \
+    "    --prices FILE    bill with this price file instead of the scenario's\n"           \
+    "                     billing.prices (default scenarios/prices/us-east-1-2026-09.yaml)\n" \
+    "    with --replications N or --warmup T: independent replications with confidence\n"  \
+    "                     intervals (kdsim run SCENARIO --replications N --help)\n"
+#define HELP_COST                                                                          \
+    "  cost SCENARIO      simulate the scenario and print what its traffic costs as\n"     \
+    "                     provisioned, On-demand Standard and On-demand Advantage, for\n"  \
+    "                     the simulated period and a month, line item by line item\n"      \
+    "    --seed, --duration, --set, --prices, --max-memory   as for run\n"                 \
     "    --json           print the report's cost object instead of the tables\n"
-    "  validate SCENARIO  check the scenario and report every error, run nothing\n"
-    "  route KEY...       print each partition key's hash key and shard on a new stream\n"
+#define HELP_VALIDATE                                                                      \
+    "  validate SCENARIO  check the scenario and report every error, run nothing\n"        \
+    "    --seed, --duration, --set, --prices   as for run\n"
+#define HELP_ROUTE                                                                         \
+    "  route KEY...       print each partition key's hash key and shard on a new stream\n" \
     "    --shards N       number of shards of that stream (default 4)\n"
-    "\n"
-    "Exit status: 0 success, 2 bad input or usage, 1 other failure.\n"
-    "The scenario keys are documented in README.md.\n";
+#define HELP_MORE                                                                          \
+    "  run --replications, sweep, merge, plan: capacity planning (docs/capacity-planning.md);\n" \
+    "                     kdsim COMMAND --help prints each one's options\n"
+#define HELP_EXIT                                                                          \
+    "\n"                                                                                    \
+    "Exit status: 0 success, 2 bad input or usage, 1 other failure (kdsim plan: 3 when\n"  \
+    "no configuration meets the targets).\n"                                                \
+    "The scenario keys are documented in README.md.\n"
+
+static const char HELP[] = "kdsim - a discrete-event simulator of Amazon Kinesis Data Streams\n"
+                           "\n"
+                           "Commands:\n" HELP_RUN HELP_COST HELP_VALIDATE HELP_ROUTE HELP_MORE
+                               HELP_EXIT;
 
 typedef struct args {
     const char *cmd;
@@ -86,6 +118,7 @@ typedef struct args {
     int64_t trace_shard;       /* -1: every shard */
     uint64_t max_memory;       /* --max-memory, B (0: half the machine's memory) */
     uint64_t shards;
+    bool help;         /* --help: print the command's help, run nothing */
     const char **keys; /* route: the keys (borrowed from argv) */
     size_t n_keys;
 } args;
@@ -154,6 +187,10 @@ static int parse(int argc, char **argv, args *a, FILE *err)
     a->trace_shard = -1;
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
+        if (kdsim_is_help(s)) {
+            a->help = true;
+            return 0;
+        }
         if (!takes_option(a->cmd, s)) {
             fprintf(err, "kdsim: %s does not take %s%s\n%s", a->cmd, s,
                     !strcmp(s, "--shards") ? " (did you mean --set stream.shards=N?)" : "", USAGE);
@@ -492,7 +529,13 @@ int kdsim_main(int argc, char **argv, FILE *out, FILE *err)
     args a = {0};
     a.cmd = cmd;
     int status = parse(argc, argv, &a, err);
-    if (!status) {
+    if (!status && a.help) {
+        const char *help = !strcmp(cmd, "run")    ? HELP_RUN
+                           : !strcmp(cmd, "cost") ? HELP_COST
+                           : !strcmp(cmd, "route") ? HELP_ROUTE
+                                                   : HELP_VALIDATE;
+        fprintf(out, "%s\n%s%s", usage_of(cmd), help, HELP_EXIT);
+    } else if (!status) {
         if (!strcmp(cmd, "route"))
             status = cmd_route(&a, out, err);
         else if (!strcmp(cmd, "run"))

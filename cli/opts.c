@@ -32,6 +32,11 @@ int kdsim_parse_duration_opt(const char *s, sim_time *out)
     return sim_parse_duration(s, out) == 0 && *out >= 0 ? 0 : -1;
 }
 
+bool kdsim_is_help(const char *s)
+{
+    return !strcmp(s, "--help") || !strcmp(s, "-h");
+}
+
 const char *kdsim_opt_value(int argc, char **argv, int *i, FILE *err)
 {
     if (*i + 1 >= argc) {

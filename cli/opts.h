@@ -73,6 +73,11 @@ int kdsim_batch_opts_check(const kdsim_batch_opts *b, FILE *err);
  * a value" printed to `err`, when the command line ends first. */
 const char *kdsim_opt_value(int argc, char **argv, int *i, FILE *err);
 
+/* Whether argument `s` asks for a command's help: "--help" or "-h". Every command checks
+ * it where it reads an option, so that the value of another option is never taken for it;
+ * the command then prints its usage on stdout and exits 0. */
+bool kdsim_is_help(const char *s);
+
 /* A duration option's value (like "5m"), non-negative; returns 0, or -1 when bad. */
 int kdsim_parse_duration_opt(const char *s, sim_time *out);
 

@@ -85,6 +85,11 @@ int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
     int status = KDSIM_EXIT_USAGE;
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
+        if (kdsim_is_help(s)) {
+            fputs(USAGE, out);
+            status = KDSIM_EXIT_OK;
+            goto done;
+        }
         int r = kdsim_scenario_opt(&o, argc, argv, &i, err);
         if (r == 0)
             r = kdsim_batch_opt(&bo, argc, argv, &i, err);

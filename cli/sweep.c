@@ -479,6 +479,10 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
     bool plots = true, resume = false;
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
+        if (kdsim_is_help(s)) {
+            fputs(SWEEP_USAGE, out);
+            return KDSIM_EXIT_OK;
+        }
         bool takes = !strcmp(s, "--jobs") || !strcmp(s, "--out") || !strcmp(s, "--part");
         if (takes && i + 1 >= argc) {
             fprintf(err, "kdsim: %s needs a value\n%s", s, SWEEP_USAGE);
@@ -718,6 +722,11 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
     size_t nf = 0;
     bool plots = true;
     for (int i = 2; i < argc; i++) {
+        if (kdsim_is_help(argv[i])) {
+            fputs(SWEEP_USAGE, out);
+            free(files);
+            return KDSIM_EXIT_OK;
+        }
         if (!strcmp(argv[i], "--no-plots")) {
             plots = false;
         } else if (!strcmp(argv[i], "--out")) {

@@ -68,6 +68,28 @@ for opt in --help -h help; do
     grep -q -e '--set K=V' "$tmp/out" || fail "kdsim $opt: --set is not explained"
     [ -s "$tmp/err" ] && fail "kdsim $opt: printed on stderr: $(head -c 200 "$tmp/err")"
 done
+# Every command's own help: status 0, its usage line on stdout, nothing run or on stderr
+# (an option's value that happens to be --help is still its value).
+for args in "run --help" "run $flagship --set seed=3 -h" "cost --help" "validate --help" \
+    "route --help" "run $flagship --replications 3 --help" "sweep --help" "merge --help" \
+    "plan --help"; do
+    # shellcheck disable=SC2086 # the words are the arguments
+    k $args
+    expect 0 "kdsim $args" || continue
+    cmd=${args%% *}
+    { grep -q "^usage: kdsim" "$tmp/out" && grep -q "kdsim $cmd " "$tmp/out"; } ||
+        fail "kdsim $args: no usage of kdsim $cmd on stdout"
+    [ -s "$tmp/err" ] && fail "kdsim $args: printed on stderr: $(head -c 200 "$tmp/err")"
+done
+k run "$flagship" --replications 3 --help
+grep -q -e '--warmup' "$tmp/out" || fail "kdsim run --replications --help: does not name --warmup"
+cd "$tmp" || exit 1
+k run --trace --help "$OLDPWD/$flagship" --duration 1s --json
+cd "$OLDPWD" || exit 1
+expect 0 "kdsim run --trace --help SCENARIO (a trace file named --help)"
+[ -s "$tmp/--help" ] || fail "kdsim run --trace --help SCENARIO: took --help for the help, not the trace file"
+grep -q '"records_in"' "$tmp/out" || fail "kdsim run --trace --help SCENARIO --json: printed no report"
+
 k --version
 if expect 0 "kdsim --version"; then
     slurp "$tmp/out" version_out
