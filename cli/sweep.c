@@ -759,8 +759,12 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
         json_error_t je;
         docs[i] = json_load_file(files[i], 0, &je);
         if (!docs[i]) {
-            fprintf(err, "kdsim: %s:%d:%d: not a part file: %s\n", files[i], je.line, je.column,
-                    je.text);
+            /* jansson gives line -1 when the file could not be read at all. */
+            if (je.line < 1)
+                fprintf(err, "kdsim: %s: cannot read the part file: %s\n", files[i], je.text);
+            else
+                fprintf(err, "kdsim: %s:%d:%d: not a part file: %s\n", files[i], je.line,
+                        je.column, je.text);
             goto done;
         }
         const json_t *d = docs[i];

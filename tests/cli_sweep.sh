@@ -165,6 +165,9 @@ grep -q "part 2 of 3 is missing" "$tmp/missing.err" || fail "merge: no message f
 k twice 2 merge "$tmp/host1/part-1-of-3.json" "$tmp/host1/part-1-of-3.json" \
     "$tmp/host2/part-2-of-3.json"
 grep -q "given twice" "$tmp/twice.err" || fail "merge: no message for a part given twice"
+k nofile 2 merge "$tmp/no-such-part.json"
+grep -qF "kdsim: $tmp/no-such-part.json: cannot read the part file" "$tmp/nofile.err" ||
+    fail "merge: a missing part file: $(cat "$tmp/nofile.err")"
 sed 's/replications: 3/replications: 2/' "$sweep" >"$tmp/other.yaml"
 sed -i 's#\.\./\.\./scenarios#'"$PWD"'/scenarios#' "$tmp/other.yaml"
 k other 0 sweep "$tmp/other.yaml" --part 2/3 --out "$tmp/other"
