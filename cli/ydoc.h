@@ -35,6 +35,7 @@ typedef struct ydiag {
     size_t cap;        /* items allocated */
 } ydiag;
 
+/* Make *g an empty list of errors; ydiag_fini frees what was added. Never fails. */
 void ydiag_init(ydiag *g);
 void ydiag_fini(ydiag *g); /* NULL-safe */
 

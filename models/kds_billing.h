@@ -147,6 +147,8 @@ typedef struct kds_billing_settings {
     kds_nano headroom;    /* sizing headroom, 1e-9 fraction: 0.2 = 20 % more capacity */
 } kds_billing_settings;
 
+/* Fill *s with the defaults in the field comments (a 720-hour month, no headroom).
+ * Never fails. */
 void kds_billing_settings_defaults(kds_billing_settings *s);
 
 /* A quantity in a base unit with its divisor to the price unit: quantity = base / div. */

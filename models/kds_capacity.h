@@ -77,6 +77,8 @@ typedef struct kds_capacity_cfg {
     kds_ondemand_cfg od;
 } kds_capacity_cfg;
 
+/* Zero *cfg and fill in the defaults given in the field comments (AWS's numbers from
+ * model.md, or the documented assumptions). Never fails. */
 void kds_capacity_cfg_defaults(kds_capacity_cfg *cfg);
 
 typedef struct kds_capacity kds_capacity;
@@ -98,6 +100,7 @@ typedef struct kds_capacity_stats {
     double capacity_bytes_s_end; /* on-demand target capacity at the end, B/s */
 } kds_capacity_stats;
 
+/* The scaling figures so far (borrowed: valid until kds_capacity_free). */
 const kds_capacity_stats *kds_capacity_stats_get(const kds_capacity *c);
 
 /* The settings in force (defaults filled in). */

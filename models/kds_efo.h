@@ -37,6 +37,7 @@ typedef struct kds_efo_cfg {
     sim_time push_interval;  /* catch-up push cadence when behind (200 ms; assumption) */
 } kds_efo_cfg;
 
+/* Zero *cfg and fill in the defaults given in the field comments. Never fails. */
 void kds_efo_cfg_defaults(kds_efo_cfg *cfg);
 
 typedef struct kds_efo_sub kds_efo_sub;
@@ -109,6 +110,8 @@ typedef struct kds_efo_consumer_cfg {
     sim_time pause_for;       /* ...and lasts (0 = none) */
 } kds_efo_consumer_cfg;
 
+/* Zero *cfg and fill in the defaults given in the field comments (name "efo", a static
+ * string; LATEST; kds_efo_cfg_defaults for the subscription). Never fails. */
 void kds_efo_consumer_cfg_defaults(kds_efo_consumer_cfg *cfg);
 
 /* kds_consumer_make_fn for `efo` consumers: cfg is a kds_efo_consumer_cfg. */

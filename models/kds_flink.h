@@ -67,6 +67,8 @@ typedef struct kds_flink_cfg {
     sim_time begin;                /* the job starts at (0) */
 } kds_flink_cfg;
 
+/* Zero *cfg and fill in the defaults given in the field comments (the connector's,
+ * or the documented assumptions; name "flink", a static string). Never fails. */
 void kds_flink_cfg_defaults(kds_flink_cfg *cfg);
 
 /* Figures of the application, also reported through ops->figures. */

@@ -244,6 +244,8 @@ typedef enum {
 /* The causes a KCL 2.x application has: the first ones of kds_kcl_cause. */
 #define KDS_KCL_N_CAUSES_2X KDS_KCL_BALANCE
 
+/* "take", "steal", "expiry", "shutdown", "balance" (static): the report's names of
+ * the causes; "?" for a value out of range. */
 const char *kds_kcl_cause_name(kds_kcl_cause c);
 
 /* "taker", "worker_utilization", "lease_count" (static). */

@@ -65,6 +65,8 @@ typedef struct kds_keys {
     double key_bytes;        /* mean partition-key length in bytes (UTF-8) */
 } kds_keys;
 
+/* Zero *cfg and fill in the defaults: a fresh random key per record (prefix "k-", a
+ * static string). Never fails. */
 void kds_keys_cfg_defaults(kds_keys_cfg *cfg);
 
 /* Compute the shares over `st`'s open shards. Called at set-up and again whenever

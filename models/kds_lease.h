@@ -57,6 +57,8 @@ typedef struct kds_lease_table_cfg {
     uint32_t item_bytes;       /* size of one lease item, B (300; an assumption) */
 } kds_lease_table_cfg;
 
+/* Zero *cfg and fill in the defaults given in the field comments (on-demand billing,
+ * the KCL's 10 read and 10 write units if provisioned). Never fails. */
 void kds_lease_table_cfg_defaults(kds_lease_table_cfg *cfg);
 
 /* What a lease's checkpoint holds: a sentinel or a position. */
@@ -69,6 +71,8 @@ typedef enum {
     KDS_CKPT_SHARD_END
 } kds_ckpt_kind;
 
+/* "TRIM_HORIZON", "LATEST", "AT_TIMESTAMP", "SEQUENCE", "SHARD_END" (static); "?" for
+ * a value out of range. */
 const char *kds_ckpt_kind_name(kds_ckpt_kind k);
 
 typedef struct kds_lease {
@@ -113,6 +117,8 @@ typedef enum {
     KDS_DDB_N_OPS
 } kds_ddb_op;
 
+/* The operation's name in the report's by-operation objects ("scan", "renew", ...;
+ * static); "?" for a value out of range. */
 const char *kds_ddb_op_name(kds_ddb_op op);
 
 /* The operations a KCL 2.x application makes: the first ones of kds_ddb_op. */

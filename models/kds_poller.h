@@ -45,6 +45,8 @@ typedef struct kds_poller_cfg {
 
 typedef struct kds_poller kds_poller;
 
+/* Zero *cfg and fill in the defaults given in the field comments (name "poller", a
+ * static string; TRIM_HORIZON; 1,500 ms between reads). Never fails. */
 void kds_poller_cfg_defaults(kds_poller_cfg *cfg);
 
 /* Create the consumer reading every shard of `st` from cfg->begin, including shards

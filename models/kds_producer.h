@@ -99,6 +99,8 @@ void kds_producer_free(kds_producer *p);
 /* Settle the end-of-run figures (records in flight and buffered). */
 void kds_producer_finish(kds_producer *p, sim_time end);
 
+/* The producer's figures so far, and its settings (clients at least 1); both borrowed,
+ * valid until kds_producer_free. */
 const kds_producer_stats *kds_producer_stats_get(const kds_producer *p);
 const kds_producer_cfg *kds_producer_cfg_get(const kds_producer *p);
 

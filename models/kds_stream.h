@@ -289,6 +289,7 @@ static inline void kds_stream_trim(kds_stream *st, kds_shard *sh)
 /* Trim every shard and close the per-second and per-minute series at `end`. */
 void kds_stream_finish(kds_stream *st, sim_time end);
 
+/* The capacity mode as the report names it (static string). */
 static inline const char *kds_mode_name(kds_mode m)
 {
     return m == KDS_MODE_PROVISIONED          ? "provisioned"
@@ -296,6 +297,7 @@ static inline const char *kds_mode_name(kds_mode m)
                                               : "on_demand_advantage";
 }
 
+/* "OPEN", "CLOSED" or "EXPIRED", as the report names a shard's state (static string). */
 static inline const char *kds_shard_state_name(kds_shard_state s)
 {
     return s == KDS_SHARD_OPEN ? "OPEN" : s == KDS_SHARD_CLOSED ? "CLOSED" : "EXPIRED";

@@ -146,6 +146,7 @@ static inline bool sim__series_cached(const sim_series *s, sim_time t)
     return (uint64_t)t - (uint64_t)s->cur_lo < (uint64_t)s->width;
 }
 
+/* sim_series_add() on a SIM_SERIES_SUM series: x is added to its bucket. */
 static inline int sim_series_add_sum(sim_series *s, sim_time t, double x)
 {
     SIM_DEBUG_ASSERT(s->kind == SIM_SERIES_SUM);
@@ -156,6 +157,7 @@ static inline int sim_series_add_sum(sim_series *s, sim_time t, double x)
     return sim__series_add_slow(s, t, x);
 }
 
+/* sim_series_add() on a SIM_SERIES_MAX series: its bucket keeps the largest x. */
 static inline int sim_series_add_max(sim_series *s, sim_time t, double x)
 {
     SIM_DEBUG_ASSERT(s->kind == SIM_SERIES_MAX);
@@ -167,6 +169,7 @@ static inline int sim_series_add_max(sim_series *s, sim_time t, double x)
     return sim__series_add_slow(s, t, x);
 }
 
+/* Add x at t by the series' kind (the contract is above sim__series_add_slow). */
 static inline int sim_series_add(sim_series *s, sim_time t, double x)
 {
     return s->kind == SIM_SERIES_SUM ? sim_series_add_sum(s, t, x) : sim_series_add_max(s, t, x);
