@@ -333,6 +333,8 @@ json_t *kdsim_report_json(const kdsim_scenario *sc, const kds_world *w)
     json_object_set_new(r, "assumptions", assumptions_json(w));
     json_t *seeds = json_array();
     sim_rng_each(w->sim, seed_entry, seeds);
+    for (size_t i = 0; i < sc->n_rngs; i++) /* the loader's, drawn before the run */
+        seed_entry(seeds, sc->rngs[i].name, sc->rngs[i].seed);
     json_t *rng = json_object();
     json_object_set_new(rng, "generator", json_string("taus2"));
     json_object_set_new(rng, "streams", seeds);

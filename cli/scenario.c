@@ -15,8 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_rng.h>
+
 #include "kds_hashkey.h"
 #include "sim_err.h"
+#include "sim_rng.h"
 #include "sim_units.h"
 
 void *kdsim_keep(kdsim_scenario *sc, size_t n, size_t size)
@@ -44,6 +47,23 @@ void kdsim_add_input(kdsim_scenario *sc, const char *key, const char *file, cons
     char *p = kdsim_keep(sc, strlen(path) + 1, 1);
     memcpy(p, path, strlen(path) + 1);
     sc->inputs[sc->n_inputs++] = (kdsim_input){k, file, p};
+}
+
+gsl_rng *kdsim_load_rng_new(kdsim_scenario *sc, const char *name)
+{
+    if (sc->n_rngs == sc->cap_rngs) {
+        sc->cap_rngs = sc->cap_rngs ? sc->cap_rngs * 2 : 4;
+        sc->rngs = realloc(sc->rngs, sc->cap_rngs * sizeof *sc->rngs);
+        SIM_ASSERT(sc->rngs != NULL);
+    }
+    char *copy = kdsim_keep(sc, strlen(name) + 1, 1);
+    memcpy(copy, name, strlen(name) + 1);
+    uint32_t seed = sim_seed_derive(sc->world.seed, name, 0);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    SIM_ASSERT(r != NULL);
+    gsl_rng_set(r, seed);
+    sc->rngs[sc->n_rngs++] = (kdsim_load_rng){copy, seed};
+    return r;
 }
 
 /* ---- stream ------------------------------------------------------------------------ */
@@ -717,6 +737,7 @@ void kdsim_scenario_fini(kdsim_scenario *sc)
     free(sc->blocks);
     free(sc->stem);
     free(sc->inputs);
+    free(sc->rngs);
     kdsim_billing_fini(&sc->billing);
     memset(sc, 0, sizeof *sc);
 }

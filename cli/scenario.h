@@ -27,6 +27,13 @@ typedef struct kdsim_input {
                          run's digest (provenance.h); owned by the scenario */
 } kdsim_input;
 
+/* A random stream the loader itself drew from (a replay's poisson spread of a minute
+ * over its seconds), listed in the report beside the kernel's streams. */
+typedef struct kdsim_load_rng {
+    const char *name; /* what the seed was derived from; owned by the scenario */
+    uint32_t seed;    /* sim_seed_derive(world.seed, name, 0) */
+} kdsim_load_rng;
+
 typedef struct kdsim_scenario {
     ydoc doc;                /* the document; configs borrow its strings */
     const char *path;        /* borrowed: the file name given */
@@ -40,6 +47,8 @@ typedef struct kdsim_scenario {
     kdsim_input *inputs;     /* owned: the files the scenario names besides the price
                                 file (that one is billing's), in scenario order */
     size_t n_inputs, cap_inputs;
+    kdsim_load_rng *rngs;    /* owned: the loader's random streams, in the order drawn */
+    size_t n_rngs, cap_rngs;
 } kdsim_scenario;
 
 /* Load and validate `path` with overrides `sets` ("key.path=value", applied in order;

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <gsl/gsl_rng.h>
+
 #include "kds_poller.h"
 #include "kds_world.h"
 #include "scenario.h"
@@ -35,6 +37,11 @@ void *kdsim_keep(kdsim_scenario *sc, size_t n, size_t size);
  * (copied), for the report, and reads it as `path` (copied), for the run's digest.
  * Aborts on out-of-memory, as kdsim_keep(). */
 void kdsim_add_input(kdsim_scenario *sc, const char *key, const char *file, const char *path);
+
+/* A new GSL generator for the loader's own draws, seeded from the scenario's seed and
+ * `name` (sim_rng.h) and recorded in sc->rngs for the report. The caller owns it and
+ * frees it with gsl_rng_free. Aborts on out-of-memory, as kdsim_keep(). */
+gsl_rng *kdsim_load_rng_new(kdsim_scenario *sc, const char *name);
 
 /* Load consumers[i] (mapping cm at `path`) into cc. Sets *name to its name (or NULL
  * when missing) and *uses_efo when it registers as an enhanced fan-out consumer.

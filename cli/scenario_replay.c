@@ -81,9 +81,7 @@ void kdsim_load_replay(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, yaml_node_
             name = (const char *)nm->data.scalar.value;
         char rn[PATH + 16];
         snprintf(rn, sizeof rn, "%s/replay", name ? name : kp);
-        rng = gsl_rng_alloc(gsl_rng_taus2);
-        SIM_ASSERT(rng != NULL);
-        gsl_rng_set(rng, sim_seed_derive(sc->world.seed, rn, 0));
+        rng = kdsim_load_rng_new(sc, rn);
     }
     *r = kds_replay_build(t.records, t.n, scale, (kds_replay_spread)spread, rng, counts, cum);
     cum[slots + 1] = t.has_bytes && t.total_records > 0 ? t.total_bytes / t.total_records : NAN;

@@ -135,6 +135,34 @@ for name in ("report-json", "consumers-kcl"):
                 bad(f"docs/{name}.md says {path} is {cols[1]}, the report has {wrong[0]!r}")
 if checked < 100:
     bad(f"only {checked} documented keys were checked: did the tables' layout change?")
+
+# 3. random.streams lists every random stream of the run, each seed derived from the
+# master seed and the stream's name as sim/sim_rng.c does (FNV-1a, splitmix64, folded to
+# 32 bits, never 0); the loader's own (a poisson replay's) included.
+M = (1 << 64) - 1
+def mix(x):
+    x = ((x ^ (x >> 30)) * 0xbf58476d1ce4e5b9) & M
+    x = ((x ^ (x >> 27)) * 0x94d049bb133111eb) & M
+    return x ^ (x >> 31)
+def derive(master, name):
+    h = 0xcbf29ce484222325
+    for b in name.encode():
+        h = ((h ^ b) * 0x100000001b3) & M
+    x = mix(master ^ mix(h))
+    return ((x ^ (x >> 32)) & 0xffffffff) or 0x9e3779b9
+for f in sorted(glob.glob(f"{tmp}/*.json")):
+    r = json.load(open(f))
+    streams = r["random"]["streams"]
+    for s in streams:
+        if s["seed"] != derive(r["seed"], s["name"]):
+            bad(f"{f.split('/')[-1]}: random stream {s['name']} has seed {s['seed']}, "
+                f"not the one derived from seed {r['seed']} and its name")
+    names = [s["name"] for s in streams]
+    if len(set(names)) != len(names):
+        bad(f"{f.split('/')[-1]}: a random stream is listed twice: {names}")
+rd = json.load(open(f"{tmp}/replay-day.json"))
+if not any(s["name"].endswith("/replay") for s in rd["random"]["streams"]):
+    bad("replay-day (within_minute: poisson) does not list its replay's random stream")
 sys.exit(0 if ok else 1)
 EOF
     failed=$((failed + 1))
