@@ -47,7 +47,7 @@ typedef struct kdsim_scenario {
     kdsim_input *inputs;     /* owned: the files the scenario names besides the price
                                 file (that one is billing's), in scenario order */
     size_t n_inputs, cap_inputs;
-    kdsim_load_rng *rngs;    /* owned: the loader's random streams, in the order drawn */
+    kdsim_load_rng *rngs; /* owned: the loader's random streams, in the order drawn */
     size_t n_rngs, cap_rngs;
 } kdsim_scenario;
 

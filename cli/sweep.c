@@ -763,8 +763,8 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
             if (je.line < 1)
                 fprintf(err, "kdsim: %s: cannot read the part file: %s\n", files[i], je.text);
             else
-                fprintf(err, "kdsim: %s:%d:%d: not a part file: %s\n", files[i], je.line,
-                        je.column, je.text);
+                fprintf(err, "kdsim: %s:%d:%d: not a part file: %s\n", files[i], je.line, je.column,
+                        je.text);
             goto done;
         }
         const json_t *d = docs[i];
