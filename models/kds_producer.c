@@ -41,6 +41,7 @@ struct request {
     part *fail;        /* owned */
     uint32_t n_fail, cap_fail;
     bool timed_out;    /* the reply of this send is lost */
+    sim_time sent_at;  /* when this send left the client, ns */
     struct client *chain; /* serve then flushes this client (see client_flush) */
     bool in_use;          /* sent and not finished (for the end-of-run accounting) */
 };
@@ -224,7 +225,8 @@ static sim_time send(kds_producer *p, request *r, sim_time delay)
     p->stats.put_calls++;
     p->stats.record_sends += r->n;
     r->timed_out = p->cfg.timeout_rate > 0 && gsl_rng_uniform(p->rng) < p->cfg.timeout_rate;
-    sim_time at = sim_now(p->sim) + delay + round_trip(p);
+    r->sent_at = sim_now(p->sim) + delay;
+    sim_time at = r->sent_at + round_trip(p);
     sim_at(p->sim, at, serve, r);
     return at;
 }
@@ -299,8 +301,13 @@ static void serve_request(request *r)
     r->attempt++;
     p->stats.records_retried += n;
     sim_time wait = backoff(p, r->attempt);
-    if (r->timed_out)
-        wait += p->cfg.timeout; /* the client first waits out its timeout */
+    if (r->timed_out) {
+        /* The client first waits out its timeout, which ran from the send, not from now
+         * (the service stored the records a round trip after it). */
+        sim_time left = r->sent_at + p->cfg.timeout - sim_now(p->sim);
+        if (left > 0)
+            wait += left;
+    }
     send(p, r, wait);
 }
 

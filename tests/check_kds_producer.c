@@ -16,6 +16,7 @@
 
 #include "kds_world.h"
 #include "testutil.h"
+#include "testworld.h"
 
 /* One stream and up to four producers; no consumers. */
 typedef struct fixture {
@@ -283,6 +284,49 @@ START_TEST(test_duplicates_from_timeouts)
     /* About 10% of calls lost their reply, each duplicating a whole sub-batch. */
     assert_near((double)ps->calls_timed_out / (double)ps->put_calls, 0.1, 0.3, "timeout share");
     check_conservation(ps);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
+/* A lost reply's resend leaves the client its timeout after the send (then the backoff,
+ * 0 here): with every reply lost and a constant 20 ms round trip, a request served at t
+ * was sent at t - 20 ms, so its resend is served at t - 20 ms + 2 s + 20 ms = t + 2 s,
+ * attempt after attempt (not t + 2.02 s, as when the timeout ran from the service's
+ * answer). */
+START_TEST(test_timeout_runs_from_the_send)
+{
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(20));
+    f.prod[0].rate = kds_rate_constant(100);
+    f.prod[0].stop = SIM_MS(50); /* five records, one request */
+    f.prod[0].timeout_rate = 1.0;
+    f.prod[0].timeout = SIM_S(2);
+    f.prod[0].max_attempts = 4;
+    f.prod[0].backoff_base = 0;
+    f.prod[0].latency_ms = sim_dist_const(20);
+    char *text = tw_run_traced(&f.w, &f.cfg);
+    double t[8];
+    unsigned att[8];
+    size_t n = 0;
+    for (const char *l = text; l && *l && n < 8; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        double ts;
+        unsigned a;
+        const char *at = strstr(l, "(attempt ");
+        const char *nl = strchr(l, '\n');
+        if (at && (!nl || at < nl) && strstr(l, " put ") && sscanf(l, "%lf", &ts) == 1 &&
+            sscanf(at, "(attempt %u)", &a) == 1) {
+            t[n] = ts;
+            att[n++] = a;
+        }
+    }
+    ck_assert_uint_eq(n, 4);
+    for (size_t i = 1; i < n; i++) {
+        ck_assert_uint_eq(att[i], att[i - 1] + 1);
+        ck_assert_msg(t[i] - t[i - 1] > 1.9995 && t[i] - t[i - 1] < 2.0005,
+                      "attempt %u served %.4f s after the one before, not 2 s", att[i],
+                      t[i] - t[i - 1]);
+    }
+    free(text);
     kds_world_fini(&f.w);
 }
 END_TEST
@@ -581,6 +625,7 @@ static Suite *producer_suite(void)
     tcase_add_test(retries, test_sustained_overload_gives_up);
     tcase_add_test(retries, test_duplicates_from_timeouts);
     tcase_add_test(retries, test_timeouts_without_retries);
+    tcase_add_test(retries, test_timeout_runs_from_the_send);
     suite_add_tcase(s, retries);
 
     TCase *shape = tcase_create("shape");
