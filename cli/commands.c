@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,20 +328,33 @@ static uint64_t memory_budget(const args *a)
     return a->max_memory ? a->max_memory : sim_phys_bytes() / 2;
 }
 
-/* Why a run the memory guard stopped wrote nothing. */
-static void print_out_of_memory(const kds_world *w, FILE *err)
+/* What a stopped run wrote: nothing, or only its event trace (`trace`: the --trace file,
+ * NULL for none or standard error), which is kept for what it shows of the stop. */
+static const char *written(const char *trace, char *buf, size_t n)
 {
-    char lim[32], at[32];
+    if (!trace)
+        return "nothing was written";
+    snprintf(buf, n, "no report was written; the trace %s holds the events up to the stop",
+             trace);
+    return buf;
+}
+
+/* Why a run the memory guard stopped wrote nothing (but its trace, if any). */
+static void print_out_of_memory(const kds_world *w, const char *trace, FILE *err)
+{
+    char lim[32], at[32], wr[PATH_MAX + 80];
     sim_fmt_bytes(lim, sizeof lim, w->cfg->max_memory);
     if (sim_events_run(w->sim) == 0) /* kds_world_init found it: nothing ran */
         fprintf(err, "kdsim: building the scenario took more than %s of memory "
                      "(--max-memory); use fewer shards, consumers, KCL workers or producer "
-                     "clients, or raise --max-memory; nothing was run or written\n", lim);
+                     "clients, or raise --max-memory; nothing was run, %s\n",
+                lim, written(trace, wr, sizeof wr));
     else
         fprintf(err, "kdsim: the run stopped at %s simulated: it needed more than %s of memory "
                      "(--max-memory); shorten --duration, use fewer shards or a shorter "
-                     "retention, or raise --max-memory; nothing was written\n",
-                sim_fmt_duration(at, sizeof at, sim_now(w->sim)), lim);
+                     "retention, or raise --max-memory; %s\n",
+                sim_fmt_duration(at, sizeof at, sim_now(w->sim)), lim,
+                written(trace, wr, sizeof wr));
 }
 
 static int cmd_run(args *a, FILE *out, FILE *err)
@@ -378,8 +392,10 @@ static int cmd_run(args *a, FILE *out, FILE *err)
     }
     kdsim_progress_run(&w, err, tf != err); /* a progress line on a terminal (progress.c) */
     double t1 = sim_wall_s();
+    const char *trace_file = tf && tf != err ? a->trace_path : NULL;
+    char wr[PATH_MAX + 80];
     if (w.out_of_memory) {
-        print_out_of_memory(&w, err);
+        print_out_of_memory(&w, trace_file, err);
         if (tf && tf != err)
             fclose(tf);
         kds_world_fini(&w);
@@ -390,8 +406,8 @@ static int cmd_run(args *a, FILE *out, FILE *err)
     if (trace_bad)
         fprintf(err, "kdsim: error writing the trace %s\n", a->trace_path);
     if (w.violated) {
-        fprintf(err, "kdsim: %s\nkdsim: the run stopped: this is a bug in kdsim; nothing was "
-                     "written\n", w.violation);
+        fprintf(err, "kdsim: %s\nkdsim: the run stopped: this is a bug in kdsim; %s\n",
+                w.violation, written(trace_file, wr, sizeof wr));
         kds_world_fini(&w);
         kdsim_scenario_fini(&sc);
         return KDSIM_EXIT_FAIL;
@@ -447,7 +463,7 @@ static int cmd_cost(args *a, FILE *out, FILE *err)
     }
     kdsim_progress_run(&w, err, true); /* a progress line on a terminal (progress.c) */
     if (w.out_of_memory) {
-        print_out_of_memory(&w, err);
+        print_out_of_memory(&w, NULL, err);
         kds_world_fini(&w);
         kdsim_scenario_fini(&sc);
         return KDSIM_EXIT_FAIL;

@@ -102,6 +102,12 @@ expect 1 "--max-memory outgrown during the run" "$kdsim" run "$tmp/grow.yaml" --
 expect_msg "simulated: it needed more than 64 MiB of memory (--max-memory)" "--max-memory outgrown during the run"
 grep -qF "stopped at 0s" "$tmp/err" && { echo "FAIL --max-memory outgrown during the run: stopped before running"; fail=1; }
 [ -e "$tmp/o" ] && { echo "FAIL --max-memory outgrown during the run: wrote $tmp/o"; fail=1; }
+# With --trace the trace is kept, and the message says so.
+expect 1 "--max-memory outgrown with a trace" "$kdsim" run "$tmp/grow.yaml" --max-memory 64MiB \
+    --trace "$tmp/grow.trace" --trace-kinds get
+expect_msg "no report was written; the trace $tmp/grow.trace holds the events up to the stop" \
+    "--max-memory outgrown with a trace"
+[ -s "$tmp/grow.trace" ] || { echo "FAIL --max-memory outgrown with a trace: no trace"; fail=1; }
 # ...and a sensible budget lets it finish.
 expect 0 "--max-memory 2 GiB" "$kdsim" run "$f" --duration 2m --max-memory 2GiB
 
