@@ -10,16 +10,8 @@
 # usage: bash tests/cli_cluster_parallel.sh KDSIM SOURCE_DIR
 set -u
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KDSIM SOURCE_DIR" >&2
-    exit 2
-fi
-kdsim=$1
-case $kdsim in
-/*) ;;
-*) kdsim=$PWD/$kdsim ;;
-esac
-cd "$2" || exit 1
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
 if ! parallel --version 2>/dev/null | grep -q "GNU parallel"; then
     echo "SKIP: GNU parallel is not installed (Debian: apt-get install parallel)"
     exit 77

@@ -8,16 +8,8 @@
 # usage: bash tests/cli_cost.sh KDSIM SOURCE_DIR
 set -u
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KDSIM SOURCE_DIR" >&2
-    exit 2
-fi
-kdsim=$1
-case $kdsim in
-/*) ;;
-*) kdsim=$PWD/$kdsim ;;
-esac
-cd "$2" || exit 1
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
 src=$PWD
 scenario=scenarios/acme-clickstream.yaml
 prices=scenarios/prices/us-east-1-2026-09.yaml

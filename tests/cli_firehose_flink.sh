@@ -11,16 +11,8 @@
 # shellcheck disable=SC2016 # jq expressions, not shell ones, in single quotes
 set -u
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KDSIM SOURCE_DIR" >&2
-    exit 2
-fi
-kdsim=$1
-case $kdsim in
-/*) ;;
-*) kdsim=$PWD/$kdsim ;;
-esac
-cd "$2" || exit 1
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 

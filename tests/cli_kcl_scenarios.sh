@@ -10,16 +10,8 @@
 # KCL CSV files of --out, determinism, and the loader's messages for bad KCL keys.
 # usage: bash tests/cli_kcl_scenarios.sh KDSIM SRCDIR
 set -u
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KDSIM SOURCE_DIR" >&2
-    exit 2
-fi
-kdsim=$1
-case $kdsim in
-/*) ;;
-*) kdsim=$PWD/$kdsim ;;
-esac
-cd "$2" || exit 1
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail=0

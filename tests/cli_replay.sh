@@ -9,16 +9,8 @@
 # usage: bash tests/cli_replay.sh KDSIM SOURCE_DIR
 set -u
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KDSIM SOURCE_DIR" >&2
-    exit 2
-fi
-kdsim=$1
-case $kdsim in
-/*) ;;
-*) kdsim=$PWD/$kdsim ;;
-esac
-cd "$2" || exit 1
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
 scenario=scenarios/replay-day.yaml
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
