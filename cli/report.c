@@ -426,6 +426,27 @@ void kdsim_report_text(const json_t *r, FILE *out)
     sim_fmt_duration(dur, sizeof dur, (sim_time)llround(jr(r, "duration_s") * 1e9));
     fprintf(out, "kdsim %s: scenario %s, seed %" PRIu64 ", %s simulated\n", js(r, "kdsim_version"),
             js(r, "scenario"), ju(r, "seed"), dur);
+    /* The generator and the seeds derived from the master seed and each entity's name
+     * (style-anchors R8): the first few here, every one in the JSON report. */
+    const json_t *rnd = json_object_get(r, "random");
+    const json_t *streams = json_object_get(rnd, "streams");
+    size_t n_streams = json_array_size(streams);
+    if (n_streams > 0) {
+        enum { SHOWN = 6 };
+        char line[1024];
+        int len = snprintf(line, sizeof line, "random streams (%s, seeded from %" PRIu64
+                                              " and each name):", js(rnd, "generator"),
+                           ju(r, "seed"));
+        for (size_t k = 0; k < n_streams && k < SHOWN && len > 0 && (size_t)len < sizeof line; k++) {
+            const json_t *e = json_array_get(streams, k);
+            len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %" PRIu64,
+                            k ? "," : "", js(e, "name"), ju(e, "seed"));
+        }
+        if (n_streams > SHOWN && len > 0 && (size_t)len < sizeof line)
+            snprintf(line + len, sizeof line - (size_t)len,
+                     ", and %zu more (the JSON report's random.streams)", n_streams - SHOWN);
+        wrap(out, line, 88);
+    }
     size_t i;
     const json_t *in;
     json_array_foreach(json_object_get(r, "inputs"), i, in)

@@ -234,6 +234,21 @@ if true; then
     expect 2 "kdsim run --shards 8 (an option of route)"
 fi
 
+# The text report's header names the generator and the seeds derived for each entity,
+# the same as the JSON's random.streams (style-anchors R8).
+k run "$flagship" --duration 10s --json
+cp "$tmp/out" "$tmp/seeds.json"
+k run "$flagship" --duration 10s
+expect 0 "kdsim run (text)" &&
+    python3 - "$tmp/seeds.json" "$tmp/out" <<'EOF2' || fail "the text header's random streams differ from the JSON's"
+import json, sys
+r = json.load(open(sys.argv[1]))
+text = " ".join(open(sys.argv[2]).read().split("\n\n")[0].split())
+want = "random streams (%s, seeded from %d and each name): " % (r["random"]["generator"], r["seed"])
+want += ", ".join("%s %d" % (e["name"], e["seed"]) for e in r["random"]["streams"][:6])
+sys.exit(0 if want in text else 1)
+EOF2
+
 if [ $failed -eq 0 ]; then
     echo "cli_commands: ok"
 else
