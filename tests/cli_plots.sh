@@ -88,6 +88,12 @@ check(all(math.isnan(col(2, m, "write_pct")) for m in range(21, 40)), "shard 2 s
 check(all(math.isnan(col(s, m, "write_pct")) for s in (4, 5) for m in range(0, 20)), "a child has writes before it exists")
 check(80 <= avg(5, 22, 38, "write_pct") <= 90, f"child 5 writes {avg(5, 22, 38, 'write_pct'):.1f} %, expected ~85")
 check(avg(5, 22, 38, "write_throttled_per_s") == 0, "child 5 throttles")
+# Minute 20 holds the split at 20:30: each shard is measured over the seconds it took
+# writes, so the closing parent is still at its budget and the new child already at its
+# rate, not half of each over the whole minute.
+check(97 <= col(2, 20, "write_pct") <= 102, f"shard 2 in minute 20 writes {col(2, 20, 'write_pct')} %, expected ~100 over its 30 s")
+check(85 <= col(2, 20, "write_throttled_per_s") <= 120, f"shard 2 in minute 20 throttled {col(2, 20, 'write_throttled_per_s')}/s, expected ~100")
+check(80 <= col(5, 20, "write_pct") <= 90, f"child 5 in minute 20 writes {col(5, 20, 'write_pct')} %, expected ~85 over its 30 s")
 # The percentages come from the CSV the report already writes: records/min over 60 s.
 spm = {(int(x["minute"]), x["shard_id"]): x for x in csv.DictReader(open(f"{d}/shards_per_minute.csv"))}
 x = spm[(5, "shardId-000000000000")]
