@@ -227,6 +227,28 @@ grep -q 'USD per month' "$tmp/a/plots/cost.svg" || fail "cost plot y label"
 grep -q 'shard 5' "$tmp/a/plots/shard-writes.svg" || fail "the shard plot has no line for shard 5"
 grep -q '<image' "$tmp/a/plots/shard-writes.svg" && fail "6 shards drew a heat map"
 
+# The cost plot gives each line item a colour of its own, for as many items as the
+# billing has kinds (16): a 16-item table draws 15 more colours than a 1-item one.
+mkdir -p "$tmp/cost16" "$tmp/cost1"
+cp plots/common.gp plots/draw.gp plots/cost.gp "$tmp/cost16/"
+cp plots/common.gp plots/draw.gp plots/cost.gp "$tmp/cost1/"
+python3 - "$tmp" <<'PY'
+import sys
+t = sys.argv[1]
+items = [f"item{i}" for i in range(16)]
+with open(f"{t}/cost16/cost.csv", "w") as f:
+    f.write("mode,label,detail," + ",".join(items) + ",total_usd\n")
+    f.write("a,a,x," + ",".join(str(i + 1) for i in range(16)) + ",136\n")
+with open(f"{t}/cost1/cost.csv", "w") as f:
+    f.write("mode,label,detail,item0,total_usd\na,a,x,1,1\n")
+PY
+(cd "$tmp/cost16" && gnuplot -e "data='cost.csv'; nitems=16; out='cost'" cost.gp 2>/dev/null) &&
+    (cd "$tmp/cost1" && gnuplot -e "data='cost.csv'; nitems=1; out='cost'" cost.gp 2>/dev/null) ||
+    fail "cost.gp could not draw a 16-item table"
+c16=$(grep -o 'rgb([0-9, ]*)' "$tmp/cost16/cost.svg" | sort -u | wc -l)
+c1=$(grep -o 'rgb([0-9, ]*)' "$tmp/cost1/cost.svg" | sort -u | wc -l)
+[ $((c16 - c1)) -ge 15 ] || fail "cost.gp: 16 line items drew $((c16 - c1 + 1)) colours, expected 16"
+
 # More than 8 shards: heat maps.
 "$kdsim" run scenarios/hot-shard.yaml --duration 3m --set stream.shards=12 --out "$tmp/heat" \
     >/dev/null 2>"$tmp/heat.err" || fail "12 shards: run failed"
