@@ -71,6 +71,13 @@ static axis time_axis(const kds_world *w)
     return a;
 }
 
+/* The end of the run on the x axis (minutes or hours): the plots span the whole run,
+ * its last minute included, with each minute's value drawn at the minute's middle. */
+static double x_end(const axis *a)
+{
+    return a->dur_s / 60.0 / a->xdiv;
+}
+
 /* Seconds of minute m inside the run: 60, except for a last partial minute. */
 static double minute_s(const axis *a, size_t m)
 {
@@ -702,9 +709,9 @@ static int plan_consumers(const kds_world *w, const axis *ax, const char *pdir, 
         double ydiv = age < 10e3 ? 1 : age < 3 * 3600e3 ? 1e3 : 3600e3;
         fmt(pl->title, sizeof pl->title, "%s: iterator age and records delivered over time", c->name);
         fmt(pl->vars, sizeof pl->vars,
-            "data='%s'; name='%s'; xdiv=%d; xunit='%s'; ydiv=%g; yunit='%s'; npoints=%zu", file,
-            name, ax->xdiv, ax->unit, ydiv, ydiv == 1 ? "ms" : ydiv == 1e3 ? "s" : "h",
-            ax->minutes);
+            "data='%s'; name='%s'; xdiv=%d; xunit='%s'; xmax=%.6g; ydiv=%g; yunit='%s'; "
+            "npoints=%zu; agemax=%.6g", file, name, ax->xdiv, ax->unit, x_end(ax), ydiv,
+            ydiv == 1 ? "ms" : ydiv == 1e3 ? "s" : "h", ax->minutes, age);
     }
     return 0;
 }
@@ -754,9 +761,9 @@ static int plan_shards(const kds_world *w, const axis *ax, const char *pdir, kds
         fmt(pl->title, sizeof pl->title, "%s%s", what, heat ? " (heat map)" : "");
         fmt(pl->vars, sizeof pl->vars,
             "data='shards.csv'; col=%d; what='%s'; unit='%s'; budget=%d; heat=%d; nshards=%zu; "
-            "xdiv=%d; xunit='%s'; npoints=%zu; cbmax=%d",
-            m[i].col, what, unit, m[i].budget, heat, ns, ax->xdiv, ax->unit, points,
-            m[i].budget ? 100 : 0);
+            "xdiv=%d; xunit='%s'; xmax=%.6g; xstep=%zu; npoints=%zu; cbmax=%d",
+            m[i].col, what, unit, m[i].budget, heat, ns, ax->xdiv, ax->unit, x_end(ax), step,
+            points, m[i].budget ? 100 : 0);
     }
     return 0;
 }
@@ -774,8 +781,9 @@ static int plan_stream(const kds_world *w, const json_t *report, const axis *ax,
     fmt(pl->name, sizeof pl->name, "capacity");
     fmt(pl->title, sizeof pl->title, "Open shards against records written and throttled");
     fmt(pl->vars, sizeof pl->vars,
-        "data='capacity.csv'; budget=%" PRIu64 "; ymax=%g; xdiv=%d; xunit='%s'; npoints=%zu",
-        w->stream.cfg.write_records_per_s, ymax, ax->xdiv, ax->unit, ax->minutes);
+        "data='capacity.csv'; budget=%" PRIu64 "; ymax=%g; xdiv=%d; xunit='%s'; xmax=%.6g; "
+        "npoints=%zu",
+        w->stream.cfg.write_records_per_s, ymax, ax->xdiv, ax->unit, x_end(ax), ax->minutes);
 
     if (!json_object_get(json_object_get(report, "cost"), "modes"))
         return 0;
@@ -821,8 +829,8 @@ static int plan_leases(const kds_world *w, const axis *ax, const char *dir, cons
         fmt(pl->name, sizeof pl->name, "leases-%s", cn);
         fmt(pl->title, sizeof pl->title, "%s: leases held by each worker over time", cn);
         fmt(pl->vars, sizeof pl->vars,
-            "data='%s'; name='%s'; nworkers=%d; xdiv=%d; xunit='%s'; npoints=%zu", file, name, rc,
-            ax->xdiv, ax->unit, ax->minutes);
+            "data='%s'; name='%s'; nworkers=%d; xdiv=%d; xunit='%s'; xmax=%.6g; npoints=%zu",
+            file, name, rc, ax->xdiv, ax->unit, x_end(ax), ax->minutes);
     }
     free(rows);
     return rc < 0 ? rc : 0;

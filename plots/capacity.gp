@@ -4,7 +4,7 @@
 #
 # Inputs (-e): data (CSV: minute,open_shards,records_in_per_s,write_throttled_per_s),
 # out, budget (records/s per shard), ymax (top of the left axis, shards), xdiv, xunit,
-# npoints.
+# xmax, npoints.
 load 'common.gp'
 set title sprintf('Open shards and write rate, per minute (capacity: %g records/s a shard)', budget)
 set xlabel sprintf('time since the start (%s)', xunit)
@@ -14,5 +14,7 @@ set yrange [0:ymax]
 set link y2 via y*budget inverse y/budget
 set y2tics
 set key outside right top vertical
-cmd = "plot data skip 1 using ($1/xdiv):2 with steps lw 2.5 lc rgb '#404040' title 'open shards = capacity', '' skip 1 using ($1/xdiv):3 axes x1y2 with ".lstyle." lw 1.5 lc rgb '#1f5fbf' title 'records written/s', '' skip 1 using ($1/xdiv):4 axes x1y2 with ".lstyle." lw 1.5 lc rgb '#c0392b' title 'records throttled/s'"
+# Open shards are a step per minute, [m, m + 1): steps join the minutes, and a segment per
+# minute carries the last one to the end of the run.
+cmd = "plot data skip 1 using ($1/xdiv):2 with steps lw 2.5 lc rgb '#404040' title 'open shards = capacity', '' skip 1 using ($1/xdiv):2:(1.0/xdiv):(0) with vectors nohead lw 2.5 lc rgb '#404040' notitle, '' skip 1 using (xmid($1)):3 axes x1y2 with ".lstyle." lw 1.5 lc rgb '#1f5fbf' title 'records written/s', '' skip 1 using (xmid($1)):4 axes x1y2 with ".lstyle." lw 1.5 lc rgb '#c0392b' title 'records throttled/s'"
 load 'draw.gp'

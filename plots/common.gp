@@ -12,6 +12,12 @@ set key top left opaque box lc rgb '#c0c0c0'
 set style fill solid 0.85 border -1
 set tics nomirror
 set autoscale xfix
+# The time plots span the whole run (xmax: its end in x units), its last minute included;
+# each minute's value is drawn at the middle of its minute (xmid), where it belongs, so a
+# change inside minute m shows between m and m + 1, not a minute early.
+if (exists('xmax') && xmax > 0) set xrange [0:xmax]
+if (!exists('xstep')) xstep = 1
+xmid(m) = (m + xstep / 2.0) / xdiv
 set xtics out
 set ytics out
 pngterm = strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? 'pngcairo' : 'png'

@@ -6,7 +6,7 @@
 # whose leases were taken or stolen; a new band is a worker taking them.
 #
 # Inputs (-e): data (CSV: minute,<one column per worker>), out, name (the application),
-# nworkers, xdiv, xunit, npoints.
+# nworkers, xdiv, xunit, xmax, npoints.
 load 'common.gp'
 set title sprintf('%s: leases held by each worker, per minute (stacked)', name)
 set xlabel sprintf('time since the start (%s)', xunit)

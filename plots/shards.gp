@@ -6,7 +6,8 @@
 # Inputs (-e): data (CSV: minute,shard,shard_id,write_pct,read_pct,
 # write_throttled_per_s,read_throttled_calls_per_s; NaN where the shard did not exist),
 # out, col (the column to draw), what (title), unit (axis label of the value), budget
-# (1: draw the 100 % budget line), heat (1: heat map), nshards, xdiv, xunit, npoints,
+# (1: draw the 100 % budget line), heat (1: heat map), nshards, xdiv, xunit, xmax, xstep
+# (minutes per row), npoints,
 # cbmax (top of the colour scale; 0: automatic).
 load 'common.gp'
 set title what
@@ -19,12 +20,12 @@ if (heat) {
     set grid noxtics noytics
     set key off
     # A grid with holes is not an image: a shard that did not exist yet is drawn as 0.
-    cmd = "plot data skip 1 using ($1/xdiv):2:(column(col) == column(col) ? column(col) : 0) with image notitle"
+    cmd = "plot data skip 1 using (xmid($1)):2:(column(col) == column(col) ? column(col) : 0) with image notitle"
 } else {
     set ylabel unit
     set yrange [0:*]
     set key outside right top
-    cmd = "plot for [i=0:nshards-1] data skip 1 using ($2 == i ? $1/xdiv : NaN):col with ".lstyle." lw 1.5 title sprintf('shard %d', i)"
+    cmd = "plot for [i=0:nshards-1] data skip 1 using ($2 == i ? xmid($1) : NaN):col with ".lstyle." lw 1.5 title sprintf('shard %d', i)"
     if (budget) {
         set offsets 0, 0, graph 0.08, 0
         cmd = cmd.", 100 with lines dt 2 lw 1.5 lc rgb '#000000' title 'budget (100 %)'"

@@ -180,6 +180,14 @@ if bad:
     sys.exit(1)
 PY
 
+# The time plots span the whole run (40 minutes, its last minute included), each minute's
+# value drawn at the middle of its minute.
+for p in capacity iterator-age-live-metrics shard-writes; do
+    grep "out='$p'" "$tmp/nogp/plots/plots.sh" | grep -q "xmax=40;" || fail "plots.sh: $p does not span the 40-minute run (xmax=40)"
+done
+grep -q 'xrange \[0:xmax\]' "$tmp/nogp/plots/common.gp" && grep -q 'xmid(\$1)' "$tmp/nogp/plots/shards.gp" ||
+    fail "the time plots do not draw minutes at their middle over the whole run"
+
 # A gnuplot that fails: the run still succeeds, and says which plots are missing.
 PATH=$tmp/fake:$PATH "$kdsim" run scenarios/hot-shard.yaml --duration 2m --out "$tmp/fail" \
     >/dev/null 2>"$tmp/fail.err"
