@@ -24,9 +24,12 @@ if (STATS_min > 0 && STATS_max / STATS_min < 1000) {
 set yrange [0:1.05]
 set key bottom right
 set arrow 1 from p50, graph 0 to p50, graph 1 nohead dt 2 lc rgb '#606060'
-set label 1 sprintf('p50 %s ms', fmt(p50)) at p50, graph 0.25 left offset 0.5, 0
+# A latency in the unit that reads best: ms below 10 s, then s below 3 h, then h.
+dur(v) = v < 1e4 ? sprintf('%s ms', fmt(v)) : v < 3 * 3600e3 ? sprintf('%s s', fmt(v / 1e3)) \
+         : sprintf('%s h', fmt(v / 3600e3))
+set label 1 sprintf('p50 %s', dur(p50)) at p50, graph 0.25 left offset 0.5, 0
 set arrow 2 from p99, graph 0 to p99, graph 1 nohead dt 2 lc rgb '#606060'
 # The p99 label sits left of its line: p99 is often near the right edge.
-set label 2 sprintf('p99 %s ms', fmt(p99)) at p99, graph 0.12 right offset -0.5, 0
+set label 2 sprintf('p99 %s', dur(p99)) at p99, graph 0.12 right offset -0.5, 0
 cmd = "plot data skip 1 using 1:2 with steps lw 2 lc rgb '#1f5fbf' title 'records processed within x ms'"
 load 'draw.gp'
