@@ -476,16 +476,19 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         combos *= vs[i].n;
 
     status = KDSIM_EXIT_FAIL;
-    /* On-demand configurations start at AWS's 4 shards of a new on-demand stream, or at
-     * what the demand needs when more: a stream that has seen this traffic before keeps
-     * capacity for its previous peak. Then the model's on-demand scaling acts. A
-     * scenario written for on-demand keeps its own start. */
+    /* On-demand configurations start at AWS's 4 shards of a new on-demand stream, or,
+     * when more, at the capacity a stream that has seen this traffic before keeps:
+     * enough to absorb peak_factor (AWS: twice) its peak (model.md section 7), so that a
+     * recurring burst is judged in the steady state, not as a new stream's first. Then
+     * the model's on-demand scaling acts. A scenario written for on-demand keeps its own
+     * start. */
     unsigned od_shards = 0;
     double demand = NAN;
     /* Without --shards: size the search by the demand the scenario shows as given (one
      * run): AWS's sizing rule and the busiest minute offered, whichever is larger, from
      * half of it to twice it (at least 1..4), capped at 64 counts. */
-    if (use_mode[0] && !shards) {
+    bool od_sized = sc.world.stream.mode == KDS_MODE_PROVISIONED && (use_mode[1] || use_mode[2]);
+    if ((use_mode[0] && !shards) || od_sized) {
         kdsim_runspec b = {scenario, o.sets, o.n_sets, master, warmup, sim_phys_bytes() / 2, NULL};
         int st;
         base_run = kdsim_run_once(&b, err, &st);
@@ -498,8 +501,10 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                               (double)sc.world.stream.write_bytes_per_s);
         double e = fmax(isnan(rule) ? 1 : rule, isnan(offered) ? 1 : offered);
         demand = e;
-        unsigned lo = e >= 8 ? (unsigned)floor(e / 2) : 1;
-        unsigned hi = (unsigned)fmax(fmax(4, ceil(1.5 * e)), (double)scen_shards);
+    }
+    if (use_mode[0] && !shards) {
+        unsigned lo = demand >= 8 ? (unsigned)floor(demand / 2) : 1;
+        unsigned hi = (unsigned)fmax(fmax(4, ceil(1.5 * demand)), (double)scen_shards);
         if (hi - lo + 1 > 64)
             hi = lo + 63;
         n_shards = hi - lo + 1;
@@ -508,8 +513,8 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         for (unsigned x = lo; x <= hi; x++)
             shards[x - lo] = x;
     }
-    if (sc.world.stream.mode == KDS_MODE_PROVISIONED)
-        od_shards = (unsigned)fmax(4, isnan(demand) ? (double)scen_shards : demand);
+    if (od_sized)
+        od_shards = (unsigned)fmax(4, ceil(sc.world.capacity.od.peak_factor * demand));
     for (int m = 0; m < 3; m++) {
         if (!use_mode[m])
             continue;
@@ -703,10 +708,28 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
             tight = (long)i;
         }
     }
-    /* AWS's sizing rule, from the run with the most capacity (all traffic admitted). */
+    /* AWS's sizing rule, from a run that admitted all the traffic: a refused write is
+     * neither billed nor seen at the rate it was meant to go, so a throttled run prices
+     * the rule's shards on the traffic it let in. The provisioned run with the most
+     * shards that refused nothing; else the scenario as given, then an on-demand run,
+     * if one refused nothing; else (every run throttled) the one with the most shards,
+     * said so beside the rule. */
     const json_t *rule_run = NULL;
     unsigned max_sh = 0;
     for (size_t c = 0; c < nc; c++)
+        if (cfgs[c].mode == 0 && cfgs[c].shards > max_sh && res[c * reps] &&
+            fig_of(res[c * reps], "stream.write_throttled_records") == 0) {
+            max_sh = cfgs[c].shards;
+            rule_run = res[c * reps];
+        }
+    if (!rule_run && base_run && fig_of(base_run, "stream.write_throttled_records") == 0)
+        rule_run = base_run;
+    for (size_t c = 0; !rule_run && c < nc; c++)
+        if (cfgs[c].mode != 0 && res[c * reps] &&
+            fig_of(res[c * reps], "stream.write_throttled_records") == 0)
+            rule_run = res[c * reps];
+    bool rule_throttled = rule_run == NULL;
+    for (size_t c = 0; !rule_run && c < nc; c++)
         if (cfgs[c].mode == 0 && cfgs[c].shards > max_sh && res[c * reps]) {
             max_sh = cfgs[c].shards;
             rule_run = res[c * reps];
@@ -785,6 +808,7 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     json_object_set_new(rj, "monthly_usd", isnan(rule_cost) ? json_null() : json_real(rule_cost));
     json_object_set_new(rj, "passes",
                         rule_cfg >= 0 ? json_boolean(cfgs[rule_cfg].passes) : json_null());
+    json_object_set_new(rj, "from_throttled_run", json_boolean(rule_throttled));
     json_object_set_new(doc, "sizing_rule", rj);
 
     if (json) {
@@ -836,8 +860,11 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                     fprintf(out, "  with other settings: %s misses: %s\n", cfgs[c].label, buf);
                 }
             } else {
-                fprintf(out, "  binding: none; the cheapest configuration searched meets every "
-                             "target (search lower with --shards)\n");
+                /* Fewer shards is the way to a cheaper answer only when it is provisioned. */
+                fprintf(out,
+                        "  binding: none; the cheapest configuration searched meets every "
+                        "target%s\n",
+                        B->mode == 0 ? " (search lower with --shards)" : "");
             }
             if (tight >= 0)
                 fprintf(out,
@@ -858,6 +885,9 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                     rule_cfg < 0            ? "not in the shards searched"
                     : cfgs[rule_cfg].passes ? "it meets the targets"
                                             : "it misses the targets");
+        if (!isnan(rule_shards) && rule_throttled)
+            fprintf(out, "  (every run searched refused writes: the rule sees, and its cost "
+                         "bills, only the traffic let in; search more shards to size it)\n");
     }
     status = best >= 0 ? KDSIM_EXIT_OK : EXIT_NO_ANSWER;
     if (out_dir) {

@@ -104,6 +104,32 @@ EOF
 k none 3 plan "$scenario" --slo 'p99_ms=1' --shards 2 --modes provisioned --replications 1
 grep -q "no configuration searched meets every target" "$tmp/none.out" ||
     fail "no message when nothing passes"
+# AWS's sizing rule comes from a run that refused no write: with 1 shard searched the
+# on-demand run admits everything, and the rule's cost is the full search's (a throttled
+# 1-shard run bills a quarter less traffic); with only throttled runs it says so.
+k rule_all 0 plan "$scenario" --slo lost=0 --shards 1..4 --replications 1 --json
+k rule_one 0 plan "$scenario" --slo lost=0 --shards 1 --replications 1 --json
+k rule_thr 3 plan "$scenario" --slo lost=0 --shards 1 --modes provisioned --replications 1
+k rule_thrj 3 plan "$scenario" --slo lost=0 --shards 1 --modes provisioned --replications 1 --json
+python3 - "$tmp" <<'EOF' || fail "the sizing rule was taken from a throttled run"
+import json, sys
+load = lambda n: json.load(open("%s/%s.out" % (sys.argv[1], n)))["sizing_rule"]
+a, o, t = load("rule_all"), load("rule_one"), load("rule_thrj")
+assert a["monthly_usd"] == o["monthly_usd"] and not o["from_throttled_run"], (a, o)
+assert t["from_throttled_run"] is True, t
+EOF
+grep -q "every run searched refused writes" "$tmp/rule_thr.out" ||
+    fail "a sizing rule from a throttled run is not flagged"
+# On demand starts where a stream that has seen the traffic stands: capacity for twice
+# its peak (model.md section 7), so the spiky scenario's daily burst is absorbed, as its
+# description says, at $52.35 a month; started at the peak itself (the scenario's
+# shards, 10 here) it lost records.
+k spiky 0 plan scenarios/provisioned-vs-on-demand-spiky.yaml --slo lost=0 \
+    --set stream.shards=10 --modes on_demand_standard --replications 1
+grep -q '^answer: on_demand_standard, \$52.35 a month' "$tmp/spiky.out" ||
+    fail "spiky on demand: $(grep -E 'on_demand|answer' "$tmp/spiky.out")"
+grep -q "search lower with --shards" "$tmp/spiky.out" &&
+    fail "an on-demand answer advises searching fewer shards"
 k noslo 2 plan "$scenario"
 k badslo 2 plan "$scenario" --slo p98_ms=10
 k badname 2 plan "$scenario" --slo 'p99_ms[writer]=10'
