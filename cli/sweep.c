@@ -645,6 +645,7 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
         status = KDSIM_EXIT_FAIL;
     } else {
         long failed = 0;
+        bool drew = false; /* plots/ was written: named in the message only then */
         json_t **res = kdsim_run_many(specs, ids, mine, use, out_dir, resume, err, "sweep",
                                       &failed);
         status = KDSIM_EXIT_FAIL;
@@ -670,13 +671,14 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
                 free(text);
                 json_decref(doc);
             } else if (write_tables(meta, res, total, out_dir, err) == 0 &&
-                       (!plots || kdsim_sweep_plots(meta, res, total, out_dir, err) == 0)) {
+                       (!plots ||
+                        kdsim_sweep_plots(meta, res, total, out_dir, err, &drew) == 0)) {
                 status = KDSIM_EXIT_OK;
                 fprintf(out,
                         "kdsim: sweep %s: %zu point%s x %zu replication%s = %zu runs on "
-                        "%u worker%s; wrote %s/results.csv, results.json, summary.csv, plots/\n",
+                        "%u worker%s; wrote %s/results.csv, results.json, summary.csv%s\n",
                         sw.name, np, np == 1 ? "" : "s", R, R == 1 ? "" : "s", total, use,
-                        use == 1 ? "" : "s", out_dir);
+                        use == 1 ? "" : "s", out_dir, drew ? ", plots/" : "");
             }
         } else if (res) {
             fprintf(err, "kdsim: %ld of %zu runs failed; no table was written\n", failed, mine);
@@ -840,14 +842,16 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
         dir = slash ? kdsim_strdupf("%.*s", (int)(slash - files[0]), files[0]) : kdsim_strdupf(".");
     }
     status = KDSIM_EXIT_FAIL;
+    bool drew = false; /* plots/ was written: named in the message only then */
     if (make_dirs(out_dir ? out_dir : dir, err) == 0 &&
         write_tables(docs[0], runs, total, out_dir ? out_dir : dir, err) == 0 &&
-        (!plots || kdsim_sweep_plots(docs[0], runs, total, out_dir ? out_dir : dir, err) == 0)) {
+        (!plots ||
+         kdsim_sweep_plots(docs[0], runs, total, out_dir ? out_dir : dir, err, &drew) == 0)) {
         status = KDSIM_EXIT_OK;
         fprintf(out,
                 "kdsim: merged %zu parts, %zu runs; wrote %s/results.csv, results.json, "
-                "summary.csv, plots/\n",
-                parts, total, out_dir ? out_dir : dir);
+                "summary.csv%s\n",
+                parts, total, out_dir ? out_dir : dir, drew ? ", plots/" : "");
     }
     free(dir);
 done:

@@ -63,8 +63,10 @@ static size_t index_of(json_t *a, const char *v)
     return json_array_size(a) - 1;
 }
 
-int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const char *dir, FILE *err)
+int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const char *dir, FILE *err,
+                      bool *wrote)
 {
+    *wrote = false;
     const json_t *pkeys = json_object_get(meta, "parameters");
     const json_t *points = json_object_get(meta, "points");
     size_t np = json_array_size(pkeys), npts = json_array_size(points);
@@ -242,6 +244,7 @@ int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const c
         free(path);
         free(sh);
     }
+    *wrote = !rc && nplots;
     if (!rc && nplots && !gnuplot) {
         fprintf(err,
                 "kdsim: gnuplot is not installed: the sweep's plot data and scripts are "

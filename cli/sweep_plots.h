@@ -13,16 +13,18 @@
 #ifndef SWEEP_PLOTS_H
 #define SWEEP_PLOTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include <jansson.h>
 
 /* Plot the sweep described by `meta` (parameters, points, replications: as in
- * results.json) from its runs (all, in index order) into dir/plots. Returns 0 (also
- * when gnuplot is missing or fails: notes on err) or SIM_EIO when a file cannot be
- * written. */
+ * results.json) from its runs (all, in index order) into dir/plots. Sets *wrote to
+ * whether dir/plots was written (not for one point, no parameter or more than two), so
+ * that the caller names it only then. Returns 0 (also when gnuplot is missing or fails:
+ * notes on err) or SIM_EIO when a file cannot be written. */
 int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const char *dir,
-                      FILE *err);
+                      FILE *err, bool *wrote);
 
 #endif

@@ -96,6 +96,17 @@ done
 cmp -s "$tmp/serial/plots/records_lost.csv" "$tmp/merged/plots/records_lost.csv" ||
     fail "the plot data of the merged parts differ"
 
+# The message names plots/ only when it was written: not with --no-plots (here after a
+# merge into a fresh folder, and a sweep into one).
+grep -q "summary.csv, plots/$" "$tmp/serial.out" || fail "the sweep's message does not name plots/"
+k merge_np 0 merge "$tmp/host1/part-1-of-3.json" "$tmp/host2/part-2-of-3.json" \
+    "$tmp/host3/part-3-of-3.json" --out "$tmp/merged_np" --no-plots
+k sweep_np 0 sweep "$sweep" --out "$tmp/sweep_np" --no-plots
+for n in merge_np sweep_np; do
+    [ -e "$tmp/${n}/plots" ] && fail "$n: --no-plots wrote plots/"
+    grep -q "plots/" "$tmp/$n.out" && fail "$n: the message names a plots/ it did not write: $(cat "$tmp/$n.out")"
+done
+
 # The table: 9 rows in index order, the provenance on each, the parameters, and a row
 # equal to the point run alone.
 if ! python3 - "$tmp" <<'EOF'; then
