@@ -385,6 +385,26 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                         val);
                 goto usage;
             }
+            /* The planner sets the shard count and the mode of every configuration
+             * itself: a --vary of them would run another configuration than its label
+             * ("provisioned, 2 shards" with 3 shards). An empty value is a typo. */
+            size_t kl = (size_t)(eq - val);
+            const char *own = kl == 13 && !strncmp(val, "stream.shards", kl) ? "--shards"
+                              : kl == 11 && !strncmp(val, "stream.mode", kl) ? "--modes"
+                                                                             : NULL;
+            if (own) {
+                fprintf(err,
+                        "kdsim: --vary %.*s: the planner searches this itself; give the "
+                        "values with %s\n",
+                        (int)kl, val, own);
+                goto usage;
+            }
+            if (eq[1] == ',' || val[strlen(val) - 1] == ',' || strstr(eq, ",,")) {
+                fprintf(err, "kdsim: --vary: an empty value in \"%s\"; separate the values "
+                             "with single commas\n",
+                        val);
+                goto usage;
+            }
             vary *v = &vs[nv++];
             v->keybuf = kdsim_strdupf("%.*s", (int)(eq - val), val);
             v->key = v->keybuf;

@@ -136,6 +136,16 @@ k badname 2 plan "$scenario" --slo 'p99_ms[writer]=10'
 grep -q "no consumer named writer" "$tmp/badname.err" || fail "an unknown consumer: $(cat "$tmp/badname.err")"
 k badshards 2 plan "$scenario" --slo lost=0 --shards 4..2
 k badmode 2 plan "$scenario" --slo lost=0 --modes provisional
+# --vary of what the planner sets itself ran another configuration than its label said
+# ("provisioned, 2 shards, stream.shards=3" had 3 shards); an empty value was dropped.
+k varyshards 2 plan "$scenario" --slo lost=0 --shards 2 --vary stream.shards=1,3
+grep -q "give the values with --shards" "$tmp/varyshards.err" ||
+    fail "--vary stream.shards: $(head -1 "$tmp/varyshards.err")"
+k varymode 2 plan "$scenario" --slo lost=0 --vary stream.mode=provisioned
+grep -q "give the values with --modes" "$tmp/varymode.err" ||
+    fail "--vary stream.mode: $(head -1 "$tmp/varymode.err")"
+k varyempty 2 plan "$scenario" --slo lost=0 --vary 'producers[0].batch.records=100,,200'
+grep -q "an empty value" "$tmp/varyempty.err" || fail "--vary with an empty value: $(head -1 "$tmp/varyempty.err")"
 
 if [ $failed -ne 0 ]; then
     echo "$failed check(s) failed"
