@@ -472,6 +472,35 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
             goto usage;
     }
 
+    /* Every --vary value loads, before anything runs: an unknown key or a bad value is a
+     * usage error here, not a failed configuration later. */
+    for (size_t i = 0; i < nv; i++)
+        for (size_t k = 0; k < vs[i].n; k++) {
+            const char **sets = malloc((o.n_sets + 1) * sizeof *sets);
+            SIM_ASSERT(sets != NULL);
+            for (size_t j = 0; j < o.n_sets; j++)
+                sets[j] = o.sets[j];
+            char *kv = kdsim_strdupf("%s=%s", vs[i].key, vs[i].values[k]);
+            sets[o.n_sets] = kv;
+            kdsim_scenario probe = {0};
+            ydiag g;
+            ydiag_init(&g);
+            int rc = kdsim_scenario_load(&probe, scenario, sets, o.n_sets + 1, &g);
+            if (rc) {
+                ydiag_print(&g, err, "kdsim");
+                fprintf(err, "kdsim: --vary %s: %zu error%s with this value; nothing was run\n",
+                        kv, g.n, g.n == 1 ? "" : "s");
+            }
+            kdsim_scenario_fini(&probe); /* safe after a failed load, as for sc below */
+            ydiag_fini(&g);
+            free(kv);
+            free(sets);
+            if (rc) {
+                status = KDSIM_EXIT_USAGE;
+                goto done;
+            }
+        }
+
     /* The scenario as given: its consumers (for the targets) and its master seed. */
     {
         ydiag g;

@@ -146,6 +146,14 @@ grep -q "give the values with --modes" "$tmp/varymode.err" ||
     fail "--vary stream.mode: $(head -1 "$tmp/varymode.err")"
 k varyempty 2 plan "$scenario" --slo lost=0 --vary 'producers[0].batch.records=100,,200'
 grep -q "an empty value" "$tmp/varyempty.err" || fail "--vary with an empty value: $(head -1 "$tmp/varyempty.err")"
+# An unknown key or a bad value is a usage error before anything runs, naming --vary.
+k varykey 2 plan "$scenario" --slo lost=0 --vary nosuch=1,2
+grep -qF -- "--vary nosuch=1: 1 error with this value; nothing was run" "$tmp/varykey.err" ||
+    fail "--vary of an unknown key: $(cat "$tmp/varykey.err")"
+k varyval 2 plan "$scenario" --slo lost=0 --vary 'producers[0].batch.records=100,9999'
+grep -qF "must be between 1 and 500, got 9999" "$tmp/varyval.err" &&
+    grep -qF -- "--vary producers[0].batch.records=9999" "$tmp/varyval.err" ||
+    fail "--vary of a bad value: $(cat "$tmp/varyval.err")"
 
 if [ $failed -ne 0 ]; then
     echo "$failed check(s) failed"
