@@ -223,13 +223,36 @@ static int write_shards(const kds_world *w, const axis *ax, const char *pdir, si
     return kdsim_aclose(&a);
 }
 
+/* A shard's write capacity in records/s for this run: its records budget, or its byte
+ * budget at the run's mean stored record size when that binds first (records above
+ * 1 KiB under the default budgets). *byte_bound says which. */
+static double shard_records_capacity(const kds_stream *st, bool *byte_bound)
+{
+    double cap = (double)st->cfg.write_records_per_s;
+    uint64_t rec = 0, bytes = 0;
+    for (size_t i = 0; i < st->n_shards; i++) {
+        rec += st->shards[i]->st.records_in;
+        bytes += st->shards[i]->st.bytes_in;
+    }
+    *byte_bound = false;
+    if (rec > 0 && bytes > 0) {
+        double by_bytes = (double)st->cfg.write_bytes_per_s / ((double)bytes / (double)rec);
+        if (by_bytes < cap) {
+            cap = by_bytes;
+            *byte_bound = true;
+        }
+    }
+    return cap;
+}
+
 /* Open shards, records written and throttled per second, minute by minute. Sets *ymax to
- * the top of the shard axis, so that the records/s axis (shards x budget) holds every
- * rate. */
-static int write_capacity(const kds_world *w, const axis *ax, const char *pdir, double *ymax)
+ * the top of the shard axis, so that the records/s axis (shards x `budget`, a shard's
+ * capacity in records/s) holds every rate. */
+static int write_capacity(const kds_world *w, const axis *ax, const char *pdir, double budget,
+                          double *ymax)
 {
     const kds_stream *st = &w->stream;
-    double budget = (double)st->cfg.write_records_per_s, top = 1;
+    double top = 1;
     kdsim_afile a;
     int rc = kdsim_aopen(&a, pdir, "capacity.csv");
     if (rc)
@@ -772,7 +795,9 @@ static int plan_stream(const kds_world *w, const json_t *report, const axis *ax,
                        kdsim_plots *p)
 {
     double ymax;
-    int rc = write_capacity(w, ax, pdir, &ymax);
+    bool byte_bound;
+    double budget = shard_records_capacity(&w->stream, &byte_bound);
+    int rc = write_capacity(w, ax, pdir, budget, &ymax);
     if (rc)
         return rc;
     kdsim_plot *pl = add_plot(p, "Stream", "capacity.gp");
@@ -781,9 +806,10 @@ static int plan_stream(const kds_world *w, const json_t *report, const axis *ax,
     fmt(pl->name, sizeof pl->name, "capacity");
     fmt(pl->title, sizeof pl->title, "Open shards against records written and throttled");
     fmt(pl->vars, sizeof pl->vars,
-        "data='capacity.csv'; budget=%" PRIu64 "; ymax=%g; xdiv=%d; xunit='%s'; xmax=%.6g; "
-        "npoints=%zu",
-        w->stream.cfg.write_records_per_s, ymax, ax->xdiv, ax->unit, x_end(ax), ax->minutes);
+        "data='capacity.csv'; budget=%.6g; basis='%s'; ymax=%g; xdiv=%d; xunit='%s'; "
+        "xmax=%.6g; npoints=%zu",
+        budget, byte_bound ? ", by bytes at the mean record size" : "",
+        ymax, ax->xdiv, ax->unit, x_end(ax), ax->minutes);
 
     if (!json_object_get(json_object_get(report, "cost"), "modes"))
         return 0;

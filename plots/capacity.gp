@@ -1,12 +1,13 @@
 # capacity.gp - the stream's open shards over time against the records written and
-# throttled. The right axis is the left one times the per-shard write budget, so the
-# open-shard line is also the stream's write capacity in records/s.
+# throttled. The right axis is the left one times a shard's write capacity in records/s,
+# so the open-shard line is also the stream's write capacity: the records budget, or the
+# byte budget at the run's mean record size when that binds first (large records).
 #
 # Inputs (-e): data (CSV: minute,open_shards,records_in_per_s,write_throttled_per_s),
-# out, budget (records/s per shard), ymax (top of the left axis, shards), xdiv, xunit,
-# xmax, npoints.
+# out, budget (records/s per shard), basis (for the title: "" or why bytes set it), ymax (top of
+# the left axis, shards), xdiv, xunit, xmax, npoints.
 load 'common.gp'
-set title sprintf('Open shards and write rate, per minute (capacity: %g records/s a shard)', budget)
+set title sprintf('Open shards and writes per minute (a shard: %.0f records/s%s)', budget, basis)
 set xlabel sprintf('time since the start (%s)', xunit)
 set ylabel 'open shards'
 set y2label 'records/s'

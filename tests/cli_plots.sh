@@ -297,6 +297,17 @@ else
     echo "note: no scenarios/kcl-*.yaml: the lease plot was not tried"
 fi
 
+# The capacity plot's right axis is a shard's capacity in records/s: the records budget
+# (hot-shard's 1 KiB records: 1,000/s), or the byte budget at the run's mean record size
+# when that binds first (4 KiB records: 1 MiB/s / 4 KiB = 256/s), as its title says.
+grep -qF "budget=1000; basis=''" "$tmp/nogp/plots/plots.sh" ||
+    fail "capacity plot of 1 KiB records: $(grep -o 'budget=[^;]*; basis=[^;]*' "$tmp/nogp/plots/plots.sh")"
+PATH=$tmp/empty "$kdsim" run scenarios/latency-one-poller.yaml --duration 2m \
+    --set 'producers[0].record_size=4 KiB' --out "$tmp/big" >/dev/null 2>&1 ||
+    fail "a run of 4 KiB records failed"
+grep -qF "budget=256; basis=', by bytes at the mean record size'" "$tmp/big/plots/plots.sh" ||
+    fail "capacity plot of 4 KiB records: $(grep -o 'budget=[^;]*; basis=[^;]*' "$tmp/big/plots/plots.sh")"
+
 if [ "$failed" -ne 0 ]; then
     echo "$failed check(s) failed"
     exit 1
