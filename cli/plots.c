@@ -224,19 +224,18 @@ static int write_shards(const kds_world *w, const axis *ax, const char *pdir, si
 }
 
 /* A shard's write capacity in records/s for this run: its records budget, or its byte
- * budget at the run's mean stored record size when that binds first (records above
- * 1 KiB under the default budgets). *byte_bound says which. */
-static double shard_records_capacity(const kds_stream *st, bool *byte_bound)
+ * budget at the run's mean stored record size (the report's stream totals) when that
+ * binds first (records above 1 KiB under the default budgets). *byte_bound says which. */
+static double shard_records_capacity(const kds_stream *st, const json_t *report,
+                                     bool *byte_bound)
 {
     double cap = (double)st->cfg.write_records_per_s;
-    uint64_t rec = 0, bytes = 0;
-    for (size_t i = 0; i < st->n_shards; i++) {
-        rec += st->shards[i]->st.records_in;
-        bytes += st->shards[i]->st.bytes_in;
-    }
+    const json_t *so = json_object_get(report, "stream");
+    double rec = (double)json_integer_value(json_object_get(so, "records_in"));
+    double bytes = (double)json_integer_value(json_object_get(so, "bytes_in"));
     *byte_bound = false;
     if (rec > 0 && bytes > 0) {
-        double by_bytes = (double)st->cfg.write_bytes_per_s / ((double)bytes / (double)rec);
+        double by_bytes = (double)st->cfg.write_bytes_per_s / (bytes / rec);
         if (by_bytes < cap) {
             cap = by_bytes;
             *byte_bound = true;
@@ -796,7 +795,7 @@ static int plan_stream(const kds_world *w, const json_t *report, const axis *ax,
 {
     double ymax;
     bool byte_bound;
-    double budget = shard_records_capacity(&w->stream, &byte_bound);
+    double budget = shard_records_capacity(&w->stream, report, &byte_bound);
     int rc = write_capacity(w, ax, pdir, budget, &ymax);
     if (rc)
         return rc;

@@ -1323,6 +1323,31 @@ static void cleanup_event(sim *s, void *ctx)
     w->ev_cleanup = sim_at(s, now + a->cfg.cleanup_interval, cleanup_event, w);
 }
 
+/* The checkpoint a lease of a shard without a leased parent starts at: the application's
+ * initial position. */
+static kds_ckpt_kind initial_ckpt(const kcl *a)
+{
+    return a->cfg.initial == KDS_START_TRIM_HORIZON  ? KDS_CKPT_TRIM_HORIZON
+           : a->cfg.initial == KDS_START_AT_TIMESTAMP ? KDS_CKPT_AT_TIMESTAMP
+                                                      : KDS_CKPT_LATEST;
+}
+
+/* Create shard sh's lease at checkpoint `k`, naming the parents that still have leases;
+ * TRIM_HORIZON instead when one does and `parents_first` (a parent's records come
+ * first). Returns the table's status. */
+static kds_ddb_status create_lease(kcl *a, const kds_shard *sh, kds_ckpt_kind k,
+                                   bool parents_first)
+{
+    kds_lease_table *t = a->table;
+    int32_t p0 = sh->parent >= 0 && kds_lease_find(t, (uint32_t)sh->parent) >= 0 ? sh->parent : -1;
+    int32_t p1 = sh->adjacent_parent >= 0 && kds_lease_find(t, (uint32_t)sh->adjacent_parent) >= 0
+                     ? sh->adjacent_parent
+                     : -1;
+    if (parents_first && (p0 >= 0 || p1 >= 0))
+        k = KDS_CKPT_TRIM_HORIZON;
+    return kds_lease_create(t, sh->index, p0, p1, k, a->cfg.initial_time, NULL);
+}
+
 /* ---- the leader decider (2.x) and the periodic shard-sync auditor (kcl.md 4.4, 7.1) -- */
 
 /* PeriodicShardSyncManager's INITIAL_DELAY, DeterministicShuffleShardSyncLeaderDecider's
@@ -1459,10 +1484,8 @@ static void loop_event(sim *s, void *ctx)
     if (!task_due(w, &w->ev_loop, loop_event, now))
         return;
     elect(w);
-    if (!w->elect_scheduled) {
-        w->elect_scheduled = true;
+    if (!w->ev_elect) /* the periodic election is not running yet */
         w->ev_elect = sim_at(s, now + ELECT_FIRST, elect_event, w);
-    }
     if (w->elected < 0)
         w->ev_loop = sim_at(s, now + LOOP_EVERY, loop_event, w);
 }
@@ -1537,21 +1560,12 @@ static bool find_hole(const kcl *a, kds_hashkey h[4])
  * to the next sync. */
 static void sync_missing(kcl *a)
 {
-    kds_lease_table *t = a->table;
     a->shard_syncs++;
     for (size_t i = 0; i < a->st->n_shards; i++) {
         const kds_shard *sh = a->st->shards[i];
-        if (sh->state != KDS_SHARD_OPEN || kds_lease_find(t, sh->index) >= 0)
+        if (sh->state != KDS_SHARD_OPEN || kds_lease_find(a->table, sh->index) >= 0)
             continue;
-        int32_t p0 = sh->parent >= 0 && kds_lease_find(t, (uint32_t)sh->parent) >= 0 ? sh->parent : -1;
-        int32_t p1 = sh->adjacent_parent >= 0 && kds_lease_find(t, (uint32_t)sh->adjacent_parent) >= 0
-                         ? sh->adjacent_parent
-                         : -1;
-        kds_ckpt_kind k = p0 >= 0 || p1 >= 0 ? KDS_CKPT_TRIM_HORIZON
-                          : a->cfg.initial == KDS_START_TRIM_HORIZON  ? KDS_CKPT_TRIM_HORIZON
-                          : a->cfg.initial == KDS_START_AT_TIMESTAMP ? KDS_CKPT_AT_TIMESTAMP
-                                                                     : KDS_CKPT_LATEST;
-        if (kds_lease_create(t, sh->index, p0, p1, k, a->cfg.initial_time, NULL) == KDS_DDB_OK)
+        if (create_lease(a, sh, initial_ckpt(a), true) == KDS_DDB_OK)
             a->leases_recreated++;
     }
 }
@@ -1579,16 +1593,14 @@ static void audit_event(sim *s, void *ctx)
     }
     kds_hashkey h[4];
     if (!find_hole(a, h)) {
-        w->hole_known = false;
         w->hole_streak = 0;
         return;
     }
     a->holes_seen++;
-    if (w->hole_known && memcmp(h, w->hole, sizeof h) == 0) {
+    if (w->hole_streak > 0 && memcmp(h, w->hole, sizeof h) == 0) {
         w->hole_streak++;
     } else {
         memcpy(w->hole, h, sizeof h);
-        w->hole_known = true;
         w->hole_streak = 1;
     }
     if (w->hole_streak >= a->cfg.shard_sync_confidence)
@@ -1601,9 +1613,7 @@ static void audit_event(sim *s, void *ctx)
 static void create_leases(kcl *a)
 {
     kds_lease_table *t = a->table;
-    kds_ckpt_kind k = a->cfg.initial == KDS_START_TRIM_HORIZON  ? KDS_CKPT_TRIM_HORIZON
-                      : a->cfg.initial == KDS_START_AT_TIMESTAMP ? KDS_CKPT_AT_TIMESTAMP
-                                                                 : KDS_CKPT_LATEST;
+    kds_ckpt_kind k = initial_ckpt(a);
     for (size_t i = 0; i < a->st->n_shards; i++) {
         const kds_shard *sh = a->st->shards[i];
         if (sh->state == KDS_SHARD_EXPIRED)
@@ -1613,11 +1623,7 @@ static void create_leases(kcl *a)
             continue;
         if (sh->index < t->n_by_shard && t->by_shard[sh->index] >= 0)
             continue; /* exists, or existed and was cleaned up */
-        int32_t p0 = sh->parent >= 0 && kds_lease_find(t, (uint32_t)sh->parent) >= 0 ? sh->parent : -1;
-        int32_t p1 = sh->adjacent_parent >= 0 && kds_lease_find(t, (uint32_t)sh->adjacent_parent) >= 0
-                         ? sh->adjacent_parent
-                         : -1;
-        kds_lease_create(t, sh->index, p0, p1, k, a->cfg.initial_time, NULL);
+        create_lease(a, sh, k, false);
     }
 }
 
@@ -1635,8 +1641,6 @@ static void coordinator_start(worker *w)
     w->ev_cleanup = sim_at(a->sim, now + a->cfg.cleanup_interval, cleanup_event, w);
     /* The leader decider and the auditor start with the scheduler, each worker's own. */
     w->elected = -1;
-    w->elect_scheduled = false;
-    w->hole_known = false;
     w->hole_streak = 0;
     w->ev_audit = sim_at(a->sim, now + AUDIT_FIRST, audit_event, w);
     /* The scheduler's first loop, after the taker's first pass (scheduled before it, at
@@ -2019,12 +2023,12 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
     fn(arg, "shard_sync", "leases only",
        "the shard-sync auditor's sync creates a lease for each open shard without one; "
        "it lists no shards (ListShards is not a lease-table cost) and takes no time");
-    if (a->cfg.assignment == KDS_KCL_TAKER)
+    if (a->cfg.assignment == KDS_KCL_TAKER) {
         fn(arg, "leader_decider.worker_ids", "name, incarnation",
            "2.x elects by sorting worker ids (by default random UUIDs); kdsim sorts by "
            "worker name, then incarnation");
-    if (a->cfg.assignment == KDS_KCL_TAKER)
         return;
+    }
     if (a->cfg.assignment == KDS_KCL_WORKER_UTILIZATION)
         fn(arg, "kcl3.metric", a->cfg.lam.metric == KDS_KCL_METRIC_CPU ? "cpu" : "throughput",
            a->cfg.lam.metric == KDS_KCL_METRIC_CPU

@@ -102,11 +102,10 @@ struct worker {
     int32_t elected;               /* 2.x: the owner id the last election chose, or -1:
                                       no election yet, or no owner seen (every worker
                                       then takes itself for the leader) */
-    bool elect_scheduled;          /* 2.x: the periodic election is scheduled */
-    bool hole_known;               /* the auditor's last run found a hole... */
-    kds_hashkey hole[4];           /* ...between these ranges (lo, hi, lo, hi; all 0 for
-                                      "no open lease at all") */
-    uint32_t hole_streak;          /* ...in this many runs in a row */
+    kds_hashkey hole[4];           /* the hole the auditor's last run found, between these
+                                      ranges (lo, hi, lo, hi; all 0 for "no open lease at
+                                      all")... */
+    uint32_t hole_streak;          /* ...in this many runs in a row (0: none found) */
     /* KCL 3.x (kds_kcl_lam.c) */
     sim_event_id ev_lam, ev_discover, ev_metrics, ev_lock;
     sim_time discover_next;        /* the discoverer's next run (fixed rate) */
