@@ -206,22 +206,35 @@ static void latency(ctx *c, const char *prefix, const json_t *co, const sim_hist
     }
 }
 
-/* The largest bucket of s from bucket `from` on. */
-static double series_max_from(const sim_series *s, size_t from)
-{
-    double m = 0;
-    for (size_t i = from; i < s->n; i++) {
-        double v = sim_series_get(s, i);
-        m = v > m ? v : m;
-    }
-    return m;
-}
-
 /* ceil(t / width) for t >= 0. */
 static size_t first_bucket(sim_time t, sim_time width)
 {
     return (size_t)((t + width - 1) / width);
 }
+
+/* The largest base-width bucket of s that starts at or after `from`, ns. A series that a
+ * long run merged (sim_series) keeps only its whole run's peak at base width: when that
+ * came before `from`, the answer is the largest merged bucket from `from` on, exact for a
+ * maximum series and, for a sum, its mean per base bucket: a lower bound. */
+static double series_max_from(const sim_series *s, sim_time from)
+{
+    double m = 0;
+    if (s->width != s->base) {
+        sim_time lo, open_lo;
+        double peak = sim_series_peak(s, &lo), open_v;
+        if (lo >= from)
+            return peak;
+        if (sim_series_open_bucket(s, &open_lo, &open_v) && open_lo >= from)
+            m = open_v;
+    }
+    double scale = s->kind == SIM_SERIES_SUM ? (double)s->base / (double)s->width : 1.0;
+    for (size_t i = first_bucket(from, s->width); i < s->n; i++) {
+        double v = sim_series_get(s, i) * scale;
+        m = v > m ? v : m;
+    }
+    return m;
+}
+
 
 int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_report,
                   const kds_world *wu, sim_time warmup, kdsim_figs *out)
@@ -242,7 +255,7 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
     fig(&c, "stream.read_throttled_calls", st, wst, "read_throttled_calls", COUNT);
     if (wu)
         add(&c, "stream.peak_records_per_s",
-            series_max_from(&w->stream.st.in_records_s, first_bucket(warmup, SIM_S(1))), false);
+            series_max_from(&w->stream.st.in_records_s, warmup), false);
     else
         fig(&c, "stream.peak_records_per_s", st, NULL, "peak_records_per_s", END);
     /* Offered (stored plus throttled) in the busiest minute: the demand, which the
@@ -303,8 +316,7 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
         snprintf(name, sizeof name, "%s.iterator_age_ms_max", prefix);
         if (twin)
             add(&c, name,
-                round3(series_max_from(&w->consumers[i]->st.iterator_age_min,
-                                       first_bucket(warmup, SIM_MIN(1)))),
+                round3(series_max_from(&w->consumers[i]->st.iterator_age_min, warmup)),
                 false);
         else
             fig(&c, name, co, NULL, "iterator_age_ms_max", END);

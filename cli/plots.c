@@ -114,6 +114,20 @@ static int write_latency(const kds_consumer *c, const char *pdir, const char *fi
     return kdsim_aclose(&a);
 }
 
+/* Seconds of [t, t + wd) inside the run; a full wd past the end (no division by 0). */
+static double span_s(const axis *a, sim_time t, sim_time wd)
+{
+    sim_time hi = t + wd < a->dur ? t + wd : a->dur;
+    return hi > t ? sim_to_s(hi - t) : sim_to_s(wd);
+}
+
+/* A consumer's bucket width, minutes: 1, or more when a long run merged its series. */
+static size_t consumer_step(const kds_consumer *c)
+{
+    const sim_series *v[] = {&c->st.iterator_age_min, &c->st.delivered_min};
+    return (size_t)(sim_series_widest(v, 2) / SIM_MIN(1));
+}
+
 static int write_consumer_series(const kds_consumer *c, const axis *ax, const char *pdir,
                                  const char *file)
 {
@@ -123,9 +137,12 @@ static int write_consumer_series(const kds_consumer *c, const axis *ax, const ch
     if (rc)
         return rc;
     fprintf(a.f, "minute,iterator_age_ms_max,records_delivered_per_s\n");
-    for (size_t m = 0; m < ax->minutes; m++)
-        fprintf(a.f, "%zu,%.3f,%.3f\n", m, sim_series_get(&s->iterator_age_min, m),
-                sim_series_get(&s->delivered_min, m) / minute_s(ax, m));
+    /* One row a bucket: a minute, or the merged minutes of a long run. */
+    sim_time wd = (sim_time)consumer_step(c) * SIM_MIN(1);
+    for (sim_time t = 0; t < (sim_time)ax->minutes * SIM_MIN(1); t += wd)
+        fprintf(a.f, "%" PRId64 ",%.3f,%.3f\n", t / SIM_MIN(1),
+                sim_series_range(&s->iterator_age_min, t, t + wd),
+                sim_series_range(&s->delivered_min, t, t + wd) / span_s(ax, t, wd));
     return kdsim_aclose(&a);
 }
 
@@ -153,7 +170,19 @@ static size_t shard_step(const kds_world *w, const axis *ax)
     size_t cells = w->stream.n_shards * ax->minutes;
     size_t by_cells = (cells + KDSIM_PLOTS_SHARD_CELLS - 1) / KDSIM_PLOTS_SHARD_CELLS;
     step = step > by_cells ? step : by_cells;
-    return step ? step : 1;
+    step = step ? step : 1;
+    /* A whole number of the widest bucket of any shard's series (a power of two minutes:
+     * 1 unless a long run merged them), so that each step reads them exactly. */
+    sim_time wd = SIM_MIN(1);
+    for (size_t i = 0; i < w->stream.n_shards; i++) {
+        const kds_shard_stats *s = &w->stream.shards[i]->st;
+        const sim_series *v[] = {&s->in_records_min, &s->in_bytes_min, &s->throttled_min,
+                                 &s->read_throttled_min, &s->out_bytes_min};
+        sim_time x = sim_series_widest(v, 5);
+        wd = x > wd ? x : wd;
+    }
+    size_t b = (size_t)(wd / SIM_MIN(1));
+    return (step + b - 1) / b * b;
 }
 
 /* A sum over the minutes of one step in which a shard existed. */
@@ -184,19 +213,21 @@ static int write_shards(const kds_world *w, const axis *ax, const char *pdir, si
         for (size_t m0 = 0; m0 < ax->minutes; m0 += step) {
             acc t = {0};
             for (size_t m = m0; m < m0 + step && m < ax->minutes; m++) {
-                double wsecs = overlap_s(ax, m, sh->created, sh->closed);
-                double rsecs = overlap_s(ax, m, sh->created, -1);
-                if (wsecs > 0) {
-                    t.secs += wsecs;
-                    t.rec += sim_series_get(&s->in_records_min, m);
-                    t.bytes += sim_series_get(&s->in_bytes_min, m);
-                    t.thr += sim_series_get(&s->throttled_min, m);
-                }
-                if (rsecs > 0) {
-                    t.rsecs += rsecs;
-                    t.out += sim_series_get(&s->out_bytes_min, m);
-                    t.rthr += sim_series_get(&s->read_throttled_min, m);
-                }
+                t.secs += overlap_s(ax, m, sh->created, sh->closed);
+                t.rsecs += overlap_s(ax, m, sh->created, -1);
+            }
+            /* Read by step, not minute: the step is a whole number of buckets (a shard
+             * writes only while open and is read only once created, so the sums over
+             * the step are those of its minutes of life). */
+            sim_time t0 = (sim_time)m0 * SIM_MIN(1), t1 = t0 + (sim_time)step * SIM_MIN(1);
+            if (t.secs > 0) {
+                t.rec = sim_series_range(&s->in_records_min, t0, t1);
+                t.bytes = sim_series_range(&s->in_bytes_min, t0, t1);
+                t.thr = sim_series_range(&s->throttled_min, t0, t1);
+            }
+            if (t.rsecs > 0) {
+                t.out = sim_series_range(&s->out_bytes_min, t0, t1);
+                t.rthr = sim_series_range(&s->read_throttled_min, t0, t1);
             }
             fprintf(a.f, "%zu,%" PRIu32 ",%s,", m0, sh->index, id);
             if (t.secs > 0) {
@@ -732,8 +763,9 @@ static int plan_consumers(const kds_world *w, const axis *ax, const char *pdir, 
         fmt(pl->title, sizeof pl->title, "%s: iterator age and records delivered over time", c->name);
         fmt(pl->vars, sizeof pl->vars,
             "data='%s'; name='%s'; xdiv=%d; xunit='%s'; xmax=%.6g; ydiv=%g; yunit='%s'; "
-            "npoints=%zu; agemax=%.6g", file, name, ax->xdiv, ax->unit, x_end(ax), ydiv,
-            ydiv == 1 ? "ms" : ydiv == 1e3 ? "s" : "h", ax->minutes, age);
+            "npoints=%zu; agemax=%.6g; xstep=%zu", file, name, ax->xdiv, ax->unit, x_end(ax),
+            ydiv, ydiv == 1 ? "ms" : ydiv == 1e3 ? "s" : "h",
+            (ax->minutes + consumer_step(c) - 1) / consumer_step(c), age, consumer_step(c));
     }
     return 0;
 }

@@ -616,6 +616,33 @@ int kdsim_aclose(kdsim_afile *a)
     return 0;
 }
 
+/* The furthest end among n series, ns. */
+static sim_time series_end(const sim_series *const *v, size_t n)
+{
+    sim_time end = 0;
+    for (size_t i = 0; i < n; i++)
+        end = sim_series_end(v[i]) > end ? sim_series_end(v[i]) : end;
+    return end;
+}
+
+/* Rows of n per-minute series joined bucket by bucket: "minute[,label],v0,v1,..", value i
+ * with dec[i] decimals (dec NULL: none). A long run's series have merged (sim_series):
+ * each row then covers the minutes up to the next row's, summed (a maximum for a
+ * maximum). */
+static void write_minutes(FILE *f, const char *label, const sim_series *const *v, size_t n,
+                          const int *dec)
+{
+    sim_time wd = sim_series_widest(v, n), end = series_end(v, n);
+    for (sim_time t = 0; t < end; t += wd) {
+        fprintf(f, "%" PRId64, t / SIM_MIN(1));
+        if (label)
+            fprintf(f, ",%s", label);
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, ",%.*f", dec ? dec[i] : 0, sim_series_range(v[i], t, t + wd));
+        fputc('\n', f);
+    }
+}
+
 static int write_csvs(const kds_world *w, const char *dir)
 {
     const kds_stream *st = &w->stream;
@@ -624,9 +651,14 @@ static int write_csvs(const kds_world *w, const char *dir)
     if ((rc = kdsim_aopen(&a, dir, "stream_per_second.csv")))
         return rc;
     fprintf(a.f, "second,records_in,bytes_in,write_throttled_records\n");
-    for (size_t i = 0; i < st->st.in_records_s.n; i++)
-        fprintf(a.f, "%zu,%.0f,%.0f,%.0f\n", i, sim_series_get(&st->st.in_records_s, i),
-                sim_series_get(&st->st.in_bytes_s, i), sim_series_get(&st->st.throttled_s, i));
+    {
+        const sim_series *v[] = {&st->st.in_records_s, &st->st.in_bytes_s, &st->st.throttled_s};
+        sim_time wd = sim_series_widest(v, 3), end = series_end(v, 3);
+        for (sim_time t = 0; t < end; t += wd)
+            fprintf(a.f, "%" PRId64 ",%.0f,%.0f,%.0f\n", t / SIM_S(1),
+                    sim_series_range(v[0], t, t + wd), sim_series_range(v[1], t, t + wd),
+                    sim_series_range(v[2], t, t + wd));
+    }
     if ((rc = kdsim_aclose(&a)))
         return rc;
 
@@ -634,11 +666,12 @@ static int write_csvs(const kds_world *w, const char *dir)
         return rc;
     fprintf(a.f,
             "minute,records_in,bytes_in,write_throttled_records,read_throttled_calls,bytes_out\n");
-    for (size_t i = 0; i < st->st.in_records_min.n; i++)
-        fprintf(a.f, "%zu,%.0f,%.0f,%.0f,%.0f,%.0f\n", i, sim_series_get(&st->st.in_records_min, i),
-                sim_series_get(&st->st.in_bytes_min, i), sim_series_get(&st->st.throttled_min, i),
-                sim_series_get(&st->st.read_throttled_min, i),
-                sim_series_get(&st->st.out_bytes_min, i));
+    {
+        const sim_series *v[] = {&st->st.in_records_min, &st->st.in_bytes_min,
+                                 &st->st.throttled_min, &st->st.read_throttled_min,
+                                 &st->st.out_bytes_min};
+        write_minutes(a.f, NULL, v, 5, NULL);
+    }
     if ((rc = kdsim_aclose(&a)))
         return rc;
 
@@ -650,13 +683,10 @@ static int write_csvs(const kds_world *w, const char *dir)
         const kds_shard *sh = st->shards[s];
         char id[32];
         kds_shard_id(id, sizeof id, sh->index);
-        for (size_t i = 0; i < sh->st.in_records_min.n; i++)
-            fprintf(a.f, "%zu,%s,%.0f,%.0f,%.0f,%.0f,%.0f\n", i, id,
-                    sim_series_get(&sh->st.in_records_min, i),
-                    sim_series_get(&sh->st.in_bytes_min, i),
-                    sim_series_get(&sh->st.throttled_min, i),
-                    sim_series_get(&sh->st.read_throttled_min, i),
-                    sim_series_get(&sh->st.out_bytes_min, i));
+        const sim_series *v[] = {&sh->st.in_records_min, &sh->st.in_bytes_min,
+                                 &sh->st.throttled_min, &sh->st.read_throttled_min,
+                                 &sh->st.out_bytes_min};
+        write_minutes(a.f, id, v, 5, NULL);
     }
     if ((rc = kdsim_aclose(&a)))
         return rc;
@@ -666,10 +696,9 @@ static int write_csvs(const kds_world *w, const char *dir)
     fprintf(a.f, "minute,consumer,records_delivered,iterator_age_ms_max\n");
     for (size_t c = 0; c < w->n_consumers; c++) {
         const kds_consumer_stats *cs = &w->consumers[c]->st;
-        for (size_t i = 0; i < cs->delivered_min.n; i++)
-            fprintf(a.f, "%zu,%s,%.0f,%.3f\n", i, w->consumers[c]->name,
-                    sim_series_get(&cs->delivered_min, i),
-                    sim_series_get(&cs->iterator_age_min, i));
+        const sim_series *v[] = {&cs->delivered_min, &cs->iterator_age_min};
+        static const int dec[] = {0, 3};
+        write_minutes(a.f, w->consumers[c]->name, v, 2, dec);
     }
     if ((rc = kdsim_aclose(&a)))
         return rc;

@@ -70,11 +70,18 @@ json_t *kdsim_reshards_json(const kds_world *w)
 /* The peak one-minute write rate of a shard, records/s, and the minute it happened. */
 static double shard_peak(const kds_shard *sh, size_t *minute)
 {
+    const sim_series *in = &sh->st.in_records_min, *thr = &sh->st.throttled_min;
+    if (in->width != in->base || thr->width != thr->base) {
+        /* A long run merged the minutes: the shard kept its offered peak apart. */
+        sim_time lo;
+        double best = sim_series_peak(&sh->st.offered_min, &lo);
+        *minute = (size_t)(lo / SIM_MIN(1));
+        return best / 60.0;
+    }
     double best = 0;
     *minute = 0;
-    for (size_t i = 0; i < sh->st.in_records_min.n; i++) {
-        double v = sim_series_get(&sh->st.in_records_min, i) +
-                   sim_series_get(&sh->st.throttled_min, i);
+    for (size_t i = 0; i < in->n; i++) {
+        double v = sim_series_get(in, i) + sim_series_get(thr, i);
         if (v > best) {
             best = v;
             *minute = i;

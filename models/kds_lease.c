@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kds_stream.h"
 #include "sim_err.h"
 
 void kds_lease_table_cfg_defaults(kds_lease_table_cfg *cfg)
@@ -61,6 +62,11 @@ kds_lease_table *kds_lease_table_new(sim *s, const char *name, const kds_lease_t
     sim_series_init(&t->st.read_units_min, SIM_MIN(1), SIM_SERIES_SUM);
     sim_series_init(&t->st.write_units_min, SIM_MIN(1), SIM_SERIES_SUM);
     sim_series_init(&t->st.throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
+    /* One table an application: its minutes are kept whole (the report lists each),
+     * as the stream's are. */
+    sim_series_set_limit(&t->st.read_units_min, KDS_STREAM_MINUTES_KEPT);
+    sim_series_set_limit(&t->st.write_units_min, KDS_STREAM_MINUTES_KEPT);
+    sim_series_set_limit(&t->st.throttled_min, KDS_STREAM_MINUTES_KEPT);
     return t;
 }
 

@@ -40,6 +40,8 @@ void kds_stream_cfg_defaults(kds_stream_cfg *cfg)
     cfg->update_count_duration = SIM_MIN(5);
     cfg->max_update_calls = 10;
     cfg->max_shards = 10000;
+    cfg->series_buckets = KDS_SHARD_SERIES_BUCKETS;
+    cfg->seconds_kept = KDS_STREAM_SECONDS_KEPT;
 }
 
 static uint64_t depth_of(uint64_t rate, double burst_s)
@@ -48,13 +50,35 @@ static uint64_t depth_of(uint64_t rate, double burst_s)
     return d < 1.0 ? 1 : (uint64_t)d;
 }
 
-static void series_init(kds_shard_stats *s)
+/* A shard's per-minute series keep at most this many buckets: cfg.series_buckets shared
+ * among the shards open when it is created, at most SIM_SERIES_LIMIT. By default a
+ * 10,000-shard stream keeps 209 minutes of each at full resolution, a 4-shard one 11.4
+ * days; then minutes merge (sim_series). */
+static size_t shard_series_limit(const kds_stream *st)
 {
-    sim_series_init(&s->in_records_min, SIM_MIN(1), SIM_SERIES_SUM);
-    sim_series_init(&s->in_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
-    sim_series_init(&s->throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
-    sim_series_init(&s->read_throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
-    sim_series_init(&s->out_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
+    size_t open = st->n_open > st->cfg.shards ? st->n_open : st->cfg.shards;
+    size_t l = st->cfg.series_buckets / (open ? open : 1);
+    return l < 1 ? 1 : l > SIM_SERIES_LIMIT ? SIM_SERIES_LIMIT : l;
+}
+
+static void series_init(kds_stream *st, kds_shard_stats *s)
+{
+    size_t limit = shard_series_limit(st);
+    sim_series *all[] = {&s->in_records_min, &s->in_bytes_min, &s->throttled_min,
+                         &s->read_throttled_min, &s->out_bytes_min};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        sim_series_init(all[i], SIM_MIN(1), SIM_SERIES_SUM);
+        sim_series_set_limit(all[i], limit);
+    }
+    /* The stream's shared reads per minute, for AWS's sizing rule: fed (whole bytes,
+     * exact sums in any order; the stream's minutes never merge). */
+    sim_series_feed(&s->out_bytes_min, &st->st.out_bytes_min);
+    /* One bucket: only its peak is read (report_capacity's hottest minute), which a
+     * merged in_records_min + throttled_min could no longer give. A run too short for
+     * them to merge does without it, saving an add on every put. */
+    sim_series_init(&s->offered_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_set_limit(&s->offered_min, 1);
+    s->track_offered = st->cfg.horizon <= 0 || st->cfg.horizon > (sim_time)limit * SIM_MIN(1);
 }
 
 static void shard_free(kds_shard *sh)
@@ -67,6 +91,7 @@ static void shard_free(kds_shard *sh)
     sim_series_fini(&sh->st.in_bytes_min);
     sim_series_fini(&sh->st.throttled_min);
     sim_series_fini(&sh->st.read_throttled_min);
+    sim_series_fini(&sh->st.offered_min);
     sim_series_fini(&sh->st.out_bytes_min);
     free(sh);
 }
@@ -107,7 +132,7 @@ kds_shard *kds__shard_new(kds_stream *st, kds_hashkey lo, kds_hashkey hi)
                         depth_of(c->read_records_per_s, c->read_burst_s), now);
     sh->read_blocked_until = 0;
     kds_log_init(&sh->log, c->compact_span);
-    series_init(&sh->st);
+    series_init(st, &sh->st);
     st->shards[st->n_shards++] = sh;
     return sh;
 }
@@ -117,13 +142,37 @@ int kds_stream_init(kds_stream *st, sim *s, const kds_stream_cfg *cfg)
     memset(st, 0, sizeof *st);
     if (cfg->shards < 1 || cfg->shards > 100000 || cfg->retention <= 0 ||
         cfg->write_bytes_per_s < 1 || cfg->write_records_per_s < 1 || cfg->read_calls_per_s < 1 ||
-        cfg->read_bytes_per_s < 1)
+        cfg->read_bytes_per_s < 1 || cfg->series_buckets < 1 || cfg->seconds_kept < 1)
         return SIM_EINVAL;
     st->cfg = *cfg;
     st->sim = s;
     char name[128];
     snprintf(name, sizeof name, "stream/%s", cfg->name);
     st->rng = sim_rng(s, name);
+    sim_series_init(&st->st.in_records_s, SIM_S(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.in_bytes_s, SIM_S(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.throttled_s, SIM_S(1), SIM_SERIES_SUM);
+    sim_series_set_limit(&st->st.in_records_s, cfg->seconds_kept);
+    sim_series_set_limit(&st->st.in_bytes_s, cfg->seconds_kept);
+    sim_series_set_limit(&st->st.throttled_s, cfg->seconds_kept);
+    sim_series_init(&st->st.in_records_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.in_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.read_throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&st->st.out_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&st->open_shards_min, SIM_MIN(1), SIM_SERIES_MAX);
+    /* The stream's minutes are few and their busiest is billed: kept whole. */
+    sim_series *mins[] = {&st->st.in_records_min, &st->st.in_bytes_min, &st->st.throttled_min,
+                          &st->st.read_throttled_min, &st->st.out_bytes_min,
+                          &st->open_shards_min};
+    for (size_t i = 0; i < sizeof mins / sizeof *mins; i++)
+        sim_series_set_limit(mins[i], KDS_STREAM_MINUTES_KEPT);
+    /* Each second, once final, is added to its minute: the minutes stay exact however
+     * far the seconds merge, for one add a second rather than one a put. */
+    sim_series_feed(&st->st.in_records_s, &st->st.in_records_min);
+    sim_series_feed(&st->st.in_bytes_s, &st->st.in_bytes_min);
+    sim_series_feed(&st->st.throttled_s, &st->st.throttled_min);
+    /* Before the shards: their series feed these. */
     st->open = malloc(cfg->shards * sizeof *st->open);
     if (!st->open)
         return SIM_ENOMEM;
@@ -138,15 +187,6 @@ int kds_stream_init(kds_stream *st, sim *s, const kds_stream_cfg *cfg)
     }
     st->n_open = cfg->shards;
     st->topology_version = 1;
-    sim_series_init(&st->st.in_records_s, SIM_S(1), SIM_SERIES_SUM);
-    sim_series_init(&st->st.in_bytes_s, SIM_S(1), SIM_SERIES_SUM);
-    sim_series_init(&st->st.throttled_s, SIM_S(1), SIM_SERIES_SUM);
-    sim_series_init(&st->st.in_records_min, SIM_MIN(1), SIM_SERIES_SUM);
-    sim_series_init(&st->st.in_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
-    sim_series_init(&st->st.throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
-    sim_series_init(&st->st.read_throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
-    sim_series_init(&st->st.out_bytes_min, SIM_MIN(1), SIM_SERIES_SUM);
-    sim_series_init(&st->open_shards_min, SIM_MIN(1), SIM_SERIES_MAX);
     sim_series_add(&st->open_shards_min, 0, (double)st->n_open);
     return 0;
 }
@@ -311,8 +351,7 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
         }
         sim_series_add_sum(&ss->in_records_min, now, (double)k);
         sim_series_add_sum(&ss->in_bytes_min, now, (double)sb);
-        /* The stream's per-minute series are summed from these at the end of the run
-         * (kds_stream_finish): two adds per put instead of four. */
+        /* The seconds feed the stream's minutes (kds_stream_init). */
         sim_series_add_sum(&st->st.in_records_s, now, (double)k);
         sim_series_add_sum(&st->st.in_bytes_s, now, (double)sb);
     }
@@ -322,6 +361,8 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
         sim_series_add_sum(&ss->throttled_min, now, throttled);
         sim_series_add_sum(&st->st.throttled_s, now, throttled);
     }
+    if (ss->track_offered) /* a zero add is harmless: the peak is the largest minute */
+        sim_series_add_sum(&ss->offered_min, now, (double)(k + throttled));
     ss->records_failed_internal += failed;
     if (k > 0)
         for (size_t i = 0; i < sh->n_on_append; i++)
@@ -420,31 +461,16 @@ void kds_stream_finish(kds_stream *st, sim_time end)
         sim_series_extend(&sh->st.throttled_min, end);
         sim_series_extend(&sh->st.read_throttled_min, end);
         sim_series_extend(&sh->st.out_bytes_min, end);
-        /* The stream's shared reads per minute, for AWS's sizing rule (whole bytes:
-         * exact sums in any order). */
-        for (size_t m = 0; m < sh->st.out_bytes_min.n; m++) {
-            double b = sh->st.out_bytes_min.v[m];
-            if (b > 0)
-                sim_series_add(&st->st.out_bytes_min,
-                               (sim_time)m * sh->st.out_bytes_min.width, b);
-        }
+        int frc = sim_series_flush(&sh->st.out_bytes_min);
+        SIM_ASSERT(frc == 0); /* out of memory for the stream's minutes: fatal */
     }
     sim_series_extend(&st->st.in_records_s, end);
     sim_series_extend(&st->st.in_bytes_s, end);
     sim_series_extend(&st->st.throttled_s, end);
-    /* Each minute is the sum of its seconds. The values are whole records and bytes,
-     * so the sums are exact in any order (below 2^53). */
-    for (size_t i = 0; i < st->st.in_records_s.n; i++) {
-        sim_time t = (sim_time)i * st->st.in_records_s.width;
-        double r = st->st.in_records_s.v[i], b = st->st.in_bytes_s.v[i];
-        double th = sim_series_get(&st->st.throttled_s, i);
-        if (r > 0) {
-            sim_series_add(&st->st.in_records_min, t, r);
-            sim_series_add(&st->st.in_bytes_min, t, b);
-        }
-        if (th > 0)
-            sim_series_add(&st->st.throttled_min, t, th);
-    }
+    int rc = sim_series_flush(&st->st.in_records_s);
+    rc |= sim_series_flush(&st->st.in_bytes_s);
+    rc |= sim_series_flush(&st->st.throttled_s);
+    SIM_ASSERT(rc == 0); /* out of memory for the minutes: fatal, as a series add is */
     sim_series_extend(&st->st.in_records_min, end);
     sim_series_extend(&st->st.in_bytes_min, end);
     sim_series_extend(&st->st.throttled_min, end);
@@ -452,6 +478,8 @@ void kds_stream_finish(kds_stream *st, sim_time end)
     sim_series_extend(&st->st.out_bytes_min, end);
     sim_series_add(&st->open_shards_min, end > 0 ? end - 1 : 0, (double)st->n_open);
     sim_series_extend(&st->open_shards_min, end);
+    (void)sim_series_flush(&st->open_shards_min); /* every bucket in v, for the loop
+                                                    * below; feeds nothing */
     /* Minutes without a change hold the count of the minute before (a stream always
      * has an open shard, so 0 means "no sample"). */
     for (size_t i = 1; i < st->open_shards_min.n; i++)

@@ -27,6 +27,17 @@
 #define KDS_MIB (UINT64_C(1) << 20)
 #define KDS_KIB (UINT64_C(1) << 10)
 
+/* Bounds on the time series, so that their memory does not grow with simulated time
+ * (sim_series merges neighbouring buckets past its limit): the stream's per-second
+ * series keep 131,072 buckets (36.4 h a second), its per-minute ones every minute, and
+ * each per-minute series of the shards 2^21 / open shards buckets (at most 16,384), 16
+ * MiB per series summed over the shards. The stream's cfg can lower both (tests do). */
+#define KDS_STREAM_SECONDS_KEPT ((size_t)1 << 17)
+/* The stream's per-minute series never merge: 2^20 minutes is more than the longest run
+ * (400 days, 576,000 minutes), 4.4 MiB each at that length. */
+#define KDS_STREAM_MINUTES_KEPT ((size_t)1 << 20)
+#define KDS_SHARD_SERIES_BUCKETS ((size_t)1 << 21)
+
 typedef enum {
     KDS_MODE_PROVISIONED,
     KDS_MODE_ON_DEMAND_STANDARD,
@@ -75,6 +86,13 @@ typedef struct kds_stream_cfg {
     sim_time update_count_duration; /* UPDATING after UpdateShardCount (5 min) */
     uint32_t max_update_calls;    /* UpdateShardCount calls per rolling 24 h (10) */
     uint32_t max_shards;          /* open shards a stream may reach (10,000) */
+    sim_time horizon;             /* the run's length, when known (0: not known): a
+                                     shard whose series cannot merge in it skips the
+                                     offered_min adds */
+    size_t series_buckets;        /* per-minute buckets the shards' series share
+                                     (KDS_SHARD_SERIES_BUCKETS) */
+    size_t seconds_kept;          /* buckets of the per-second series
+                                     (KDS_STREAM_SECONDS_KEPT) */
 } kds_stream_cfg;
 
 typedef struct kds_shard_stats {
@@ -99,6 +117,10 @@ typedef struct kds_shard_stats {
     sim_series read_throttled_min;    /* read-throttled calls per minute */
     sim_series out_bytes_min;         /* bytes returned to shared-throughput readers per
                                          minute (against the 2 MiB/s read budget) */
+    sim_series offered_min;           /* records stored + write-throttled per minute:
+                                         one bucket, read for its peak, and kept only
+                                         when the series above can merge in the run */
+    bool track_offered;
 } kds_shard_stats;
 
 typedef struct kds_shard kds_shard;
@@ -140,13 +162,12 @@ typedef struct kds_stream_stats {
     sim_series in_records_s;   /* records stored per second */
     sim_series in_bytes_s;     /* bytes stored per second */
     sim_series throttled_s;    /* write-throttled records per second */
-    sim_series in_records_min; /* per minute, as CloudWatch shows them: summed from */
-    sim_series in_bytes_min;   /* the per-second series by kds_stream_finish(), so */
-    sim_series throttled_min;  /* empty until then */
+    sim_series in_records_min; /* per minute, as CloudWatch shows them */
+    sim_series in_bytes_min;
+    sim_series throttled_min;
     sim_series read_throttled_min;
     sim_series out_bytes_min;  /* bytes returned to shared-throughput readers per
-                                  minute: the shards' series summed by
-                                  kds_stream_finish(), empty until then */
+                                  minute */
 } kds_stream_stats;
 
 typedef struct kds_listener {

@@ -21,7 +21,9 @@ int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
     w->sim = sim_new(cfg->seed);
     if (!w->sim)
         return SIM_ENOMEM;
-    int rc = kds_stream_init(&w->stream, w->sim, &cfg->stream);
+    kds_stream_cfg sc = cfg->stream;
+    sc.horizon = cfg->duration;
+    int rc = kds_stream_init(&w->stream, w->sim, &sc);
     if (rc) {
         sim_free(w->sim);
         w->sim = NULL;

@@ -3,7 +3,8 @@
  * The histogram's bins come from GSL (gsl_histogram with explicit log-spaced ranges);
  * this file adds the exact total, sum, minimum and maximum that GSL does not keep, the
  * table that finds a value's bin without a search, and the quantile inversion. Time
- * series are plain growable arrays of doubles.
+ * series are growable arrays of doubles with a bucket limit, past which neighbouring
+ * buckets merge (the width doubles) and the finest peak is kept apart.
  */
 #include "sim_stats.h"
 
@@ -236,12 +237,31 @@ void sim_series_init(sim_series *s, sim_time width, sim_series_kind kind)
 {
     SIM_ASSERT(width > 0);
     s->width = width;
+    s->base = width;
     s->kind = kind;
     s->v = NULL;
     s->n = 0;
     s->cap = 0;
+    s->limit = SIM_SERIES_LIMIT;
     s->cur = NULL;
     s->cur_lo = INT64_MIN; /* no bucket cached yet */
+    s->fine = 0;
+    s->peak = 0;
+    s->peak_lo = -1;
+    s->next = NULL;
+    s->next_failed = false;
+}
+
+void sim_series_feed(sim_series *s, sim_series *next)
+{
+    SIM_ASSERT(s->n == 0 && next->kind == s->kind && next->base % s->base == 0);
+    s->next = next;
+}
+
+void sim_series_set_limit(sim_series *s, size_t limit)
+{
+    SIM_ASSERT(limit >= 1 && s->n == 0);
+    s->limit = limit;
 }
 
 void sim_series_fini(sim_series *s)
@@ -255,6 +275,21 @@ void sim_series_fini(sim_series *s)
     s->cur_lo = INT64_MIN; /* the cached bucket is gone */
 }
 
+static bool merged(const sim_series *s)
+{
+    return s->width != s->base;
+}
+
+/* Combine x into *dst by the series' kind. Buckets start at 0, so a MAX bucket holds
+ * max(0, values): the quantities recorded (rates, backlogs, ages) are never negative. */
+static void combine(const sim_series *s, double *dst, double x)
+{
+    if (s->kind == SIM_SERIES_SUM)
+        *dst += x;
+    else if (x > *dst)
+        *dst = x;
+}
+
 /* Make room for `need` buckets, zero-filled. Doubling keeps appends amortised O(1). */
 static int reserve(sim_series *s, size_t need)
 {
@@ -265,71 +300,203 @@ static int reserve(sim_series *s, size_t need)
         ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
     if (ncap > SIZE_MAX / sizeof(double))
         return SIM_ENOMEM;
-    /* The cached bucket moves with the rest: its index, taken while s->v is valid. */
-    size_t cur = s->cur_lo != INT64_MIN ? (size_t)(s->cur - s->v) : 0;
+    /* A cached bucket in v moves with the rest: its index, taken while s->v is valid. */
+    bool in_v = s->cur_lo != INT64_MIN && !merged(s);
+    size_t cur = in_v ? (size_t)(s->cur - s->v) : 0;
     double *nv = realloc(s->v, ncap * sizeof *nv);
     if (!nv)
         return SIM_ENOMEM;
     memset(nv + s->cap, 0, (ncap - s->cap) * sizeof *nv);
-    if (s->cur_lo != INT64_MIN)
+    if (in_v)
         s->cur = nv + cur;
     s->v = nv;
     s->cap = ncap;
     return SIM_OK;
 }
 
+/* Note a base bucket's final value in the peak: the first of equal values stays. */
+static void note_peak(sim_series *s, double v, sim_time lo)
+{
+    if (s->peak_lo < 0 || v > s->peak) {
+        s->peak = v;
+        s->peak_lo = lo;
+    }
+}
+
+/* A base bucket is final: hand it to next. An allocation failure there is kept for
+ * sim_series_flush() to report (the add that caused it went through). */
+static void feed(sim_series *s, double v, sim_time lo)
+{
+    if (s->next && v != 0 && sim_series_add(s->next, lo, v) != SIM_OK)
+        s->next_failed = true;
+}
+
+/* Fold a merged series' open base bucket into its coarse bucket; drop the cache. */
+static void fold(sim_series *s)
+{
+    if (s->cur_lo != INT64_MIN && merged(s)) {
+        combine(s, &s->v[(size_t)(s->cur_lo / s->width)], s->fine);
+        note_peak(s, s->fine, s->cur_lo);
+        feed(s, s->fine, s->cur_lo);
+    }
+    s->cur_lo = INT64_MIN;
+}
+
+/* Merge neighbouring pairs: the width doubles, the buckets halve. The first merge takes
+ * the peak from the base buckets, which are about to go. */
+static void merge_pairs(sim_series *s)
+{
+    fold(s);
+    if (!merged(s))
+        for (size_t i = 0; i < s->n; i++) {
+            note_peak(s, s->v[i], (sim_time)i * s->base);
+            feed(s, s->v[i], (sim_time)i * s->base);
+        }
+    size_t m = (s->n + 1) / 2;
+    for (size_t j = 0; j < m; j++) {
+        double x = s->v[2 * j];
+        if (2 * j + 1 < s->n)
+            combine(s, &x, s->v[2 * j + 1]);
+        s->v[j] = x;
+    }
+    if (s->n > m)
+        memset(s->v + m, 0, (s->n - m) * sizeof *s->v);
+    s->n = m;
+    s->width *= 2;
+}
+
+/* The bucket index of t, merging until it is below the limit; SIZE_MAX if it cannot be
+ * represented (a width past INT64_MAX / 2 covers any sim_time, so merging ends). */
+static size_t index_within_limit(sim_series *s, sim_time t)
+{
+    while ((uint64_t)(t / s->width) >= s->limit && s->width <= INT64_MAX / 2)
+        merge_pairs(s);
+    uint64_t i = (uint64_t)(t / s->width);
+    return i >= SIZE_MAX ? SIZE_MAX : (size_t)i;
+}
+
 int sim__series_add_slow(sim_series *s, sim_time t, double x)
 {
     SIM_ASSERT(t >= 0);
-    /* sim_series_add handled the cached bucket: this is another one. */
-    uint64_t i64 = (uint64_t)(t / s->width);
-    if (i64 >= SIZE_MAX)
+    /* sim_series_add handled the cached base bucket: this is another one. */
+    fold(s);
+    size_t i = index_within_limit(s, t);
+    if (i == SIZE_MAX)
         return SIM_ENOMEM;
-    size_t i = (size_t)i64;
     int rc = reserve(s, i + 1);
     if (rc)
         return rc;
-    s->cur = &s->v[i];
-    s->cur_lo = (sim_time)i * s->width;
-    /* Buckets start at 0, so a MAX bucket holds max(0, values): the quantities
-     * recorded (rates, backlogs, ages) are never negative. */
-    if (s->kind == SIM_SERIES_SUM)
-        s->v[i] += x;
-    else if (x > s->v[i])
-        s->v[i] = x;
     if (i >= s->n)
         s->n = i + 1;
+    if (!merged(s)) {
+        s->cur = &s->v[i];
+        s->cur_lo = (sim_time)i * s->width;
+        combine(s, s->cur, x);
+        return SIM_OK;
+    }
+    /* Merged: the base bucket of t is held apart until an add leaves it. */
+    s->cur_lo = t - t % s->base;
+    s->cur = &s->fine;
+    s->fine = 0;
+    combine(s, &s->fine, x);
     return SIM_OK;
 }
 
 int sim_series_extend(sim_series *s, sim_time end)
 {
     SIM_ASSERT(end >= 0);
-    /* Ceiling without overflow: a partial last bucket still counts. */
-    uint64_t need64 = (uint64_t)(end / s->width) + (end % s->width != 0);
-    if (need64 >= SIZE_MAX)
+    if (end == 0)
+        return SIM_OK;
+    size_t last = index_within_limit(s, end - 1); /* a partial last bucket still counts */
+    if (last == SIZE_MAX)
         return SIM_ENOMEM;
-    size_t need = (size_t)need64;
-    int rc = reserve(s, need);
+    int rc = reserve(s, last + 1);
     if (rc)
         return rc;
-    if (need > s->n)
-        s->n = need;
+    if (last + 1 > s->n)
+        s->n = last + 1;
     return SIM_OK;
+}
+
+int sim_series_flush(sim_series *s)
+{
+    fold(s);
+    if (!merged(s)) {
+        for (size_t i = 0; i < s->n; i++)
+            feed(s, s->v[i], (sim_time)i * s->base);
+        s->next = NULL; /* every base bucket has gone: feeding again would repeat them */
+    }
+    bool failed = s->next_failed;
+    s->next_failed = false;
+    return failed ? SIM_ENOMEM : SIM_OK;
 }
 
 double sim_series_get(const sim_series *s, size_t i)
 {
-    return i < s->n ? s->v[i] : 0.0;
+    double v = i < s->n ? s->v[i] : 0.0;
+    if (merged(s) && s->cur_lo != INT64_MIN && (size_t)(s->cur_lo / s->width) == i)
+        combine(s, &v, s->fine);
+    return v;
+}
+
+double sim_series_range(const sim_series *s, sim_time t0, sim_time t1)
+{
+    SIM_ASSERT(t0 >= 0);
+    double v = 0;
+    for (size_t i = (size_t)((t0 + s->width - 1) / s->width);
+         i < s->n && (sim_time)i * s->width < t1; i++)
+        combine(s, &v, sim_series_get(s, i));
+    return v;
+}
+
+sim_time sim_series_widest(const sim_series *const *s, size_t n)
+{
+    sim_time w = 0;
+    for (size_t i = 0; i < n; i++) {
+        SIM_ASSERT(i == 0 || s[i]->base == s[0]->base);
+        w = s[i]->width > w ? s[i]->width : w;
+    }
+    return w;
+}
+
+sim_time sim_series_end(const sim_series *s)
+{
+    return (sim_time)s->n * s->width;
+}
+
+double sim_series_peak(const sim_series *s, sim_time *lo)
+{
+    double m = 0;
+    sim_time at = 0;
+    if (!merged(s)) {
+        for (size_t i = 0; i < s->n; i++)
+            if (i == 0 || s->v[i] > m) {
+                m = s->v[i];
+                at = (sim_time)i * s->width;
+            }
+    } else {
+        m = s->peak;
+        at = s->peak_lo > 0 ? s->peak_lo : 0;
+        if (s->cur_lo != INT64_MIN && (s->peak_lo < 0 || s->fine > m)) {
+            m = s->fine;
+            at = s->cur_lo;
+        }
+    }
+    if (lo)
+        *lo = at;
+    return m;
 }
 
 double sim_series_max(const sim_series *s)
 {
-    if (s->n == 0)
-        return 0.0;
-    double m = s->v[0];
-    for (size_t i = 1; i < s->n; i++)
-        if (s->v[i] > m)
-            m = s->v[i];
-    return m;
+    return sim_series_peak(s, NULL);
+}
+
+bool sim_series_open_bucket(const sim_series *s, sim_time *lo, double *v)
+{
+    if (!merged(s) || s->cur_lo == INT64_MIN)
+        return false;
+    *lo = s->cur_lo;
+    *v = s->fine;
+    return true;
 }

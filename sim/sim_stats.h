@@ -112,17 +112,45 @@ typedef enum {
     SIM_SERIES_MAX  /* bucket value = maximum of the values added in it */
 } sim_series_kind;
 
+/* A series keeps at most `limit` buckets, so its memory is bounded by a constant, not by
+ * the simulated time that has passed. An add or an extension that would need bucket
+ * `limit` first merges neighbouring pairs and doubles the width (repeatedly if need be):
+ * a long run's series is as fine as its limit allows, one width over its whole length,
+ * every bucket aligned at 0. The largest base-width bucket survives the merges: while the
+ * series is at its base width it is read from the buckets; once merged, the base bucket
+ * being filled is held apart (`fine`) and folded into its coarse bucket when an add
+ * lands in another base bucket, its value joining `peak` then. That peak is exact for a
+ * MAX series, and for a SUM series whose adds come in time order (every series whose
+ * peak kdsim reports); an add to a base bucket already folded lands in its coarse
+ * bucket, and only the peak may then miss part of it.
+ *
+ * A series may feed another (`next`, of a wider base: seconds feeding minutes): each base
+ * bucket is added to next at its start once final, that is when it is folded, at the
+ * first merge (all of them), or at sim_series_flush(). Next then has the exact sums of
+ * base buckets however far this series merges, for the price of one add per base bucket
+ * instead of one per add. */
 typedef struct sim_series {
-    sim_time width;       /* bucket width in ns (SIM_S(1), SIM_MIN(1)) */
+    sim_time width;       /* bucket width in ns: base x 2^k after k merges */
+    sim_time base;        /* the width given at initialisation (SIM_S(1), SIM_MIN(1)) */
     sim_series_kind kind; /* how values in one bucket combine */
     double *v;            /* owned; v[i] covers [i*width, (i+1)*width) */
     size_t n;             /* buckets in use (last touched + 1, or set by extend) */
     size_t cap;           /* buckets allocated */
-    sim_time cur_lo;      /* the bucket last added to covers [cur_lo, cur_lo + width): */
-    double *cur;          /* ...its value in v (a cache: most adds land in the same
-                           * bucket); cur_lo is INT64_MIN when nothing is cached, and
-                           * otherwise cur points into v[0..n) */
+    size_t limit;         /* most buckets kept (>= 1; SIM_SERIES_LIMIT unless set) */
+    sim_time cur_lo;      /* the base bucket last added to covers [cur_lo, cur_lo + base): */
+    double *cur;          /* ...its value (a cache: most adds land in the same bucket):
+                           * in v while width == base, else `fine`; cur_lo is INT64_MIN
+                           * when nothing is cached */
+    double fine;          /* merged series: the value of the cached base bucket, not yet
+                           * folded into v */
+    double peak;          /* merged series: the largest base bucket folded, */
+    sim_time peak_lo;     /* ...and where it starts (-1: none yet) */
+    struct sim_series *next; /* fed with final base buckets (NULL: none); not owned */
+    bool next_failed;        /* an add to next ran out of memory */
 } sim_series;
+
+/* The default bucket limit: 16,384 (11.4 days a minute, 4.5 hours a second). */
+#define SIM_SERIES_LIMIT ((size_t)1 << 14)
 
 /* Initialise an empty series with bucket width `width` ns (> 0). Never fails. */
 void sim_series_init(sim_series *s, sim_time width, sim_series_kind kind);
@@ -143,7 +171,7 @@ int sim__series_add_slow(sim_series *s, sim_time t, double x);
 static inline bool sim__series_cached(const sim_series *s, sim_time t)
 {
     SIM_DEBUG_ASSERT(t >= 0);
-    return (uint64_t)t - (uint64_t)s->cur_lo < (uint64_t)s->width;
+    return (uint64_t)t - (uint64_t)s->cur_lo < (uint64_t)s->base;
 }
 
 /* sim_series_add() on a SIM_SERIES_SUM series: x is added to its bucket. */
@@ -175,13 +203,48 @@ static inline int sim_series_add(sim_series *s, sim_time t, double x)
     return s->kind == SIM_SERIES_SUM ? sim_series_add_sum(s, t, x) : sim_series_add_max(s, t, x);
 }
 
-/* Make the series cover [0, end): empty buckets read as 0. Returns 0 or SIM_ENOMEM. */
+/* Set the bucket limit (>= 1) of a series not yet added to. A series of many (one per
+ * shard) takes a smaller one than the default so that their sum stays bounded. */
+void sim_series_set_limit(sim_series *s, size_t limit);
+
+/* Make the series cover [0, end): empty buckets read as 0, merging as the limit asks.
+ * Returns 0 or SIM_ENOMEM. */
 int sim_series_extend(sim_series *s, sim_time end);
 
-/* The value of bucket i (0 beyond the end). */
+/* Feed `next` (same kind, a base that is a multiple of s's) with s's final base buckets
+ * (above sim_series). Set before the first add. */
+void sim_series_feed(sim_series *s, sim_series *next);
+
+/* Make every value final: fold a merged series' open base bucket into v (its value joins
+ * the peak; a later add in that base bucket opens it afresh), and hand the base buckets
+ * next has not had to it. After a flush of a series that never merged, next is no
+ * longer fed. Returns 0 or SIM_ENOMEM (from next). */
+int sim_series_flush(sim_series *s);
+
+/* The value of bucket i (width s->width; 0 beyond the end). */
 double sim_series_get(const sim_series *s, size_t i);
 
-/* The largest bucket value (0 when empty). */
+/* The buckets of [t0, t1) combined by kind (summed, or the maximum): exact when t0 and
+ * t1 are multiples of s->width, as they are for any width the series has had or will
+ * have (base x 2^k); otherwise every bucket that starts in [t0, t1) counts. */
+double sim_series_range(const sim_series *s, sim_time t0, sim_time t1);
+
+/* The widest bucket among n series of one base: the width at which sim_series_range()
+ * reads each of them exactly, for a reader that joins them bucket by bucket. */
+sim_time sim_series_widest(const sim_series *const *s, size_t n);
+
+/* The end of the buckets in use, ns (n x width). */
+sim_time sim_series_end(const sim_series *s);
+
+/* The largest base-width bucket (0 when empty): exact while the series has not merged,
+ * and after under the conditions above sim_series. */
 double sim_series_max(const sim_series *s);
+
+/* The same with where it starts, ns: the first such bucket (0 when empty). */
+double sim_series_peak(const sim_series *s, sim_time *lo);
+
+/* A merged series' base bucket still being filled: true with its start and value; false
+ * when the series has not merged (every base bucket is in v) or none is open. */
+bool sim_series_open_bucket(const sim_series *s, sim_time *lo, double *v);
 
 #endif

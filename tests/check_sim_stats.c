@@ -457,6 +457,7 @@ START_TEST(test_series_growth)
     sim_series s;
     sim_series_init(&s, SIM_S(1), SIM_SERIES_SUM);
     const size_t n = 86400;
+    sim_series_set_limit(&s, n); /* a day fits: nothing merges */
     size_t reallocs = 0;
     double *last = NULL;
     for (size_t i = 0; i < n; i += 3) {
@@ -485,6 +486,7 @@ START_TEST(test_series_cache_edges)
 {
     sim_series s;
     sim_series_init(&s, SIM_S(1), SIM_SERIES_SUM);
+    sim_series_set_limit(&s, 100000);
     ck_assert_int_eq(sim_series_add(&s, 0, 1), SIM_OK);
     ck_assert_int_eq(sim_series_add(&s, SIM_S(1) - 1, 2), SIM_OK);
     ck_assert_int_eq(sim_series_add(&s, SIM_S(1), 4), SIM_OK);
@@ -512,6 +514,7 @@ START_TEST(test_series_too_long)
 {
     sim_series s;
     sim_series_init(&s, 1, SIM_SERIES_MAX);
+    sim_series_set_limit(&s, SIZE_MAX); /* never merge */
     ck_assert_int_eq(sim_series_add(&s, 999, 1), SIM_OK);
     /* 2^63 one-nanosecond buckets cannot be allocated: refused, series untouched. */
     ck_assert_int_eq(sim_series_add(&s, SIM_TIME_MAX, 1), SIM_ENOMEM);
@@ -519,6 +522,127 @@ START_TEST(test_series_too_long)
     ck_assert_uint_eq(s.n, 1000);
     ck_assert_double_eq(sim_series_get(&s, 999), 1);
     sim_series_fini(&s);
+    /* With a limit the same add merges instead: bounded, and the values kept. */
+    sim_series_init(&s, 1, SIM_SERIES_MAX);
+    sim_series_set_limit(&s, 1024);
+    ck_assert_int_eq(sim_series_add(&s, 999, 1), SIM_OK);
+    ck_assert_int_eq(sim_series_add(&s, SIM_TIME_MAX, 2), SIM_OK);
+    ck_assert_int_eq(sim_series_extend(&s, SIM_TIME_MAX), SIM_OK);
+    ck_assert_uint_le(s.n, 1024);
+    ck_assert_uint_le(s.cap, 2048);
+    ck_assert_double_eq(sim_series_range(&s, 0, s.width), 1);
+    ck_assert_double_eq(sim_series_max(&s), 2);
+    sim_series_fini(&s);
+}
+END_TEST
+
+/* Seconds of a made-up trace: a pattern with one spike, added in time order, several
+ * adds a second. */
+static double trace_value(size_t i)
+{
+    return i == 37 ? 500 : (double)((i * 7) % 13 + 1);
+}
+
+/* Past its limit a SUM series merges pairs: 100 s under a limit of 8 end as buckets of
+ * 16 s, each the sum of its seconds, the total kept, and the 500 of second 37 still
+ * its peak, with where it was, though no bucket holds it alone any more. */
+START_TEST(test_series_merge_sum)
+{
+    sim_series s;
+    sim_series_init(&s, SIM_S(1), SIM_SERIES_SUM);
+    sim_series_set_limit(&s, 8);
+    double total = 0;
+    for (size_t i = 0; i < 100; i++)
+        for (int k = 0; k < 4; k++) {
+            ck_assert_int_eq(sim_series_add(&s, SIM_S((int64_t)i) + SIM_MS(250 * k),
+                                            trace_value(i) / 4),
+                             SIM_OK);
+            total += trace_value(i) / 4;
+            ck_assert_uint_le(s.n, 8);
+        }
+    ck_assert_int_eq(sim_series_extend(&s, SIM_S(100)), SIM_OK);
+    ck_assert_int_eq(s.width, SIM_S(16)); /* 99 / 8 >= 8, 99 / 16 < 8 */
+    ck_assert_uint_eq(s.n, 7);
+    for (size_t b = 0; b < 7; b++) {
+        double want = 0;
+        for (size_t i = 16 * b; i < 16 * b + 16 && i < 100; i++)
+            want += trace_value(i);
+        ck_assert_double_eq(sim_series_get(&s, b), want);
+    }
+    ck_assert_double_eq(sim_series_range(&s, 0, SIM_S(112)), total);
+    ck_assert_double_eq(sim_series_range(&s, SIM_S(16), SIM_S(32)),
+                        sim_series_get(&s, 1));
+    sim_time at;
+    ck_assert_double_eq(sim_series_peak(&s, &at), 500);
+    ck_assert_int_eq(at, SIM_S(37));
+    ck_assert_double_eq(sim_series_max(&s), 500);
+    /* The second being filled is apart until an add leaves it; reads include it. */
+    sim_time lo;
+    double v;
+    ck_assert(sim_series_open_bucket(&s, &lo, &v));
+    ck_assert_int_eq(lo, SIM_S(99));
+    ck_assert_double_eq(v, trace_value(99));
+    ck_assert_int_eq(sim_series_add(&s, SIM_S(99) + 1, 600), SIM_OK);
+    ck_assert_double_eq(sim_series_max(&s), 600 + trace_value(99));
+    ck_assert_int_eq(sim_series_flush(&s), SIM_OK);
+    ck_assert(!sim_series_open_bucket(&s, &lo, &v));
+    ck_assert_double_eq(sim_series_peak(&s, &at), 600 + trace_value(99));
+    ck_assert_int_eq(at, SIM_S(99));
+    sim_series_fini(&s);
+}
+END_TEST
+
+/* A MAX series merges to maxima, and its peak is exact whatever the order of adds. */
+START_TEST(test_series_merge_max)
+{
+    sim_series s;
+    sim_series_init(&s, SIM_MIN(1), SIM_SERIES_MAX);
+    sim_series_set_limit(&s, 4);
+    static const size_t order[] = {3, 1, 9, 0, 12, 5, 2, 11, 7};
+    for (size_t k = 0; k < sizeof order / sizeof *order; k++)
+        ck_assert_int_eq(sim_series_add(&s, SIM_MIN((int64_t)order[k]), (double)(order[k] * 10)),
+                         SIM_OK);
+    ck_assert_int_eq(s.width, SIM_MIN(4)); /* minute 12 / 4 = 3 < 4 */
+    ck_assert_double_eq(sim_series_get(&s, 0), 30);
+    ck_assert_double_eq(sim_series_get(&s, 1), 70);
+    ck_assert_double_eq(sim_series_get(&s, 2), 110);
+    ck_assert_double_eq(sim_series_get(&s, 3), 120);
+    ck_assert_double_eq(sim_series_max(&s), 120);
+    ck_assert_double_eq(sim_series_range(&s, SIM_MIN(4), SIM_MIN(12)), 110);
+    sim_series_fini(&s);
+}
+END_TEST
+
+/* Seconds feeding minutes: the minutes are the exact sums of their seconds whether the
+ * seconds merge (limit 16: buckets of 64 s and more, which no minute lines up with) or
+ * not, once the seconds are flushed; and a flushed series that never merged feeds no
+ * second time. */
+START_TEST(test_series_feed)
+{
+    for (int merge = 0; merge < 2; merge++) {
+        sim_series sec, min;
+        sim_series_init(&sec, SIM_S(1), SIM_SERIES_SUM);
+        sim_series_init(&min, SIM_MIN(1), SIM_SERIES_SUM);
+        sim_series_set_limit(&sec, merge ? 16 : 1000);
+        sim_series_feed(&sec, &min);
+        for (size_t i = 0; i < 600; i++)
+            ck_assert_int_eq(sim_series_add(&sec, SIM_S((int64_t)i), trace_value(i)), SIM_OK);
+        ck_assert_int_eq(sim_series_flush(&sec), SIM_OK);
+        ck_assert_int_eq(sec.width != sec.base, merge);
+        ck_assert_uint_eq(min.n, 10);
+        for (size_t m = 0; m < 10; m++) {
+            double want = 0;
+            for (size_t i = 60 * m; i < 60 * m + 60; i++)
+                want += trace_value(i);
+            ck_assert_double_eq(sim_series_get(&min, m), want);
+        }
+        ck_assert_int_eq(sim_series_flush(&sec), SIM_OK);
+        ck_assert_double_eq(sim_series_range(&min, 0, SIM_MIN(10)),
+                            sim_series_range(&sec, 0, SIM_MIN(11)));
+        ck_assert_double_eq(sim_series_max(&sec), 500);
+        sim_series_fini(&sec);
+        sim_series_fini(&min);
+    }
 }
 END_TEST
 
@@ -542,6 +666,9 @@ static Suite *stats_suite(void)
     tcase_add_test(limits, test_series_growth);
     tcase_add_test(limits, test_series_too_long);
     tcase_add_test(limits, test_series_cache_edges);
+    tcase_add_test(limits, test_series_merge_sum);
+    tcase_add_test(limits, test_series_merge_max);
+    tcase_add_test(limits, test_series_feed);
     suite_add_tcase(s, limits);
 
     TCase *bins = tcase_create("bins");
