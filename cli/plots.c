@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cost.h"
+#include "kds_kcl.h"
 #include "report_int.h"
 #include "sim_err.h"
 
@@ -431,8 +432,10 @@ static lease_row *read_leases(const char *dir, size_t *n)
 /* leases-<consumer>.csv: minute, then a column per worker of that application. Returns
  * the number of workers (0: nothing written) or a negative error. */
 static int write_leases(const lease_row *rows, size_t n, const char *consumer, const char *pdir,
-                        const char *file, size_t minutes)
+                        const char *file, size_t minutes, size_t step)
 {
+    /* A row every `step` minutes (a long run's values each cover several). */
+    minutes = (minutes + step - 1) / step;
     const char *workers[256];
     size_t nw = 0;
     for (size_t i = 0; i < n; i++) {
@@ -450,11 +453,11 @@ static int write_leases(const lease_row *rows, size_t n, const char *consumer, c
     if (!grid)
         return SIM_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(rows[i].consumer, consumer) || rows[i].minute >= minutes)
+        if (strcmp(rows[i].consumer, consumer) || rows[i].minute / step >= minutes)
             continue;
         for (size_t k = 0; k < nw; k++)
             if (!strcmp(workers[k], rows[i].worker))
-                grid[rows[i].minute * nw + k] = rows[i].leases;
+                grid[rows[i].minute / step * nw + k] = rows[i].leases;
     }
     kdsim_afile a;
     int rc = kdsim_aopen(&a, pdir, file);
@@ -467,7 +470,7 @@ static int write_leases(const lease_row *rows, size_t n, const char *consumer, c
         fprintf(a.f, ",%s", workers[k]);
     fputc('\n', a.f);
     for (size_t m = 0; m < minutes; m++) {
-        fprintf(a.f, "%zu", m);
+        fprintf(a.f, "%zu", m * step);
         for (size_t k = 0; k < nw; k++)
             fprintf(a.f, ",%.0f", grid[m * nw + k]);
         fputc('\n', a.f);
@@ -874,7 +877,9 @@ static int plan_leases(const kds_world *w, const axis *ax, const char *dir, cons
         const char *cn = w->consumers[i]->name;
         char file[200], name[300];
         fmt(file, sizeof file, "leases-%s.csv", cn);
-        rc = write_leases(rows, n, cn, pdir, file, ax->minutes);
+        const kds_kcl_summary *ks = kds_kcl_summary_get(w->consumers[i]);
+        size_t step = ks && ks->n_workers ? ks->workers[0].minutes_per_value : 1;
+        rc = write_leases(rows, n, cn, pdir, file, ax->minutes, step);
         if (rc <= 0)
             continue;
         kdsim_plot *pl = add_plot(p, "KCL", "leases.gp");
@@ -886,8 +891,10 @@ static int plan_leases(const kds_world *w, const axis *ax, const char *dir, cons
         fmt(pl->name, sizeof pl->name, "leases-%s", cn);
         fmt(pl->title, sizeof pl->title, "%s: leases held by each worker over time", cn);
         fmt(pl->vars, sizeof pl->vars,
-            "data='%s'; name='%s'; nworkers=%d; xdiv=%d; xunit='%s'; xmax=%.6g; npoints=%zu",
-            file, name, rc, ax->xdiv, ax->unit, x_end(ax), ax->minutes);
+            "data='%s'; name='%s'; nworkers=%d; xdiv=%d; xunit='%s'; xmax=%.6g; npoints=%zu; "
+            "xstep=%zu",
+            file, name, rc, ax->xdiv, ax->unit, x_end(ax), (ax->minutes + step - 1) / step,
+            step);
     }
     free(rows);
     return rc < 0 ? rc : 0;

@@ -22,11 +22,14 @@ static json_t *str_or_null(const char *s)
     return s ? json_string(s) : json_null();
 }
 
-static json_t *series_json(const sim_series *s, size_t n)
+/* n values of s, each over `per` minutes (1, or a long run's merged minutes). */
+static json_t *series_json(const sim_series *s, size_t n, size_t per)
 {
     json_t *a = json_array();
+    sim_time wd = (sim_time)per * SIM_MIN(1);
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, kdsim_real3(sim_series_get(s, i)));
+        json_array_append_new(a, kdsim_real3(sim_series_range(s, (sim_time)i * wd,
+                                                               (sim_time)(i + 1) * wd)));
     return a;
 }
 
@@ -60,11 +63,12 @@ static json_t *worker_json(const kds_kcl_worker_summary *w, bool kcl3)
     for (size_t i = 0; i < w->n_minutes; i++)
         json_array_append_new(m, u64(w->leases_per_minute[i]));
     json_object_set_new(o, "leases_per_minute", m);
+    json_object_set_new(o, "minutes_per_value", u64(w->minutes_per_value));
     return o;
 }
 
 /* The lease table; `n_ops` operations by kind (a 2.x application makes fewer). */
-static json_t *table_json(const kds_lease_table *t, size_t minutes, int n_ops)
+static json_t *table_json(const kds_lease_table *t, size_t minutes, size_t per, int n_ops)
 {
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(t->name));
@@ -87,9 +91,10 @@ static json_t *table_json(const kds_lease_table *t, size_t minutes, int n_ops)
     json_object_set_new(o, "requests", req);
     json_object_set_new(o, "throttled", thr);
     json_object_set_new(o, "condition_failed", cf);
-    json_object_set_new(o, "read_units_per_minute", series_json(&t->st.read_units_min, minutes));
-    json_object_set_new(o, "write_units_per_minute", series_json(&t->st.write_units_min, minutes));
-    json_object_set_new(o, "throttled_per_minute", series_json(&t->st.throttled_min, minutes));
+    json_object_set_new(o, "read_units_per_minute", series_json(&t->st.read_units_min, minutes, per));
+    json_object_set_new(o, "write_units_per_minute", series_json(&t->st.write_units_min, minutes, per));
+    json_object_set_new(o, "throttled_per_minute", series_json(&t->st.throttled_min, minutes, per));
+    json_object_set_new(o, "minutes_per_value", u64(per));
     return o;
 }
 
@@ -99,6 +104,7 @@ void kdsim_kcl_json(const kds_consumer *c, json_t *o)
     if (!s)
         return;
     size_t minutes = s->n_workers ? s->workers[0].n_minutes : 0;
+    size_t per = s->n_workers ? s->workers[0].minutes_per_value : 1;
     /* A 2.x application's report has no 3.x key, cause or operation: shipped reports stay
      * as they were. */
     bool kcl3 = s->assignment != KDS_KCL_TAKER;
@@ -143,7 +149,7 @@ void kdsim_kcl_json(const kds_consumer *c, json_t *o)
     json_object_set_new(o, "lease_table_throttled_writes", u64(s->table->st.throttled_writes));
     json_object_set_new(o, "lease_table_throttled_reads", u64(s->table->st.throttled_reads));
     json_object_set_new(o, "lease_table",
-                        table_json(s->table, minutes, kcl3 ? KDS_DDB_N_OPS : KDS_DDB_N_OPS_2X));
+                        table_json(s->table, minutes, per, kcl3 ? KDS_DDB_N_OPS : KDS_DDB_N_OPS_2X));
 
     json_t *ch = json_array();
     double worst = 0;
@@ -297,10 +303,12 @@ int kdsim_write_kcl_csv(const kds_world *w, const char *dir)
         const kds_kcl_summary *s = kds_kcl_summary_get(w->consumers[i]);
         if (!s)
             continue;
-        for (size_t k = 0; k < s->n_workers; k++)
-            for (size_t m = 0; m < s->workers[k].n_minutes; m++)
-                fprintf(a.f, "%zu,%s,%s,%" PRIu32 "\n", m, w->consumers[i]->name,
-                        s->workers[k].name, s->workers[k].leases_per_minute[m]);
+        for (size_t k = 0; k < s->n_workers; k++) {
+            const kds_kcl_worker_summary *ws = &s->workers[k];
+            for (size_t m = 0; m < ws->n_minutes; m++) /* a row a value (a minute or more) */
+                fprintf(a.f, "%zu,%s,%s,%" PRIu32 "\n", m * ws->minutes_per_value,
+                        w->consumers[i]->name, ws->name, ws->leases_per_minute[m]);
+        }
     }
     if ((rc = kdsim_aclose(&a)))
         return rc;
@@ -312,11 +320,16 @@ int kdsim_write_kcl_csv(const kds_world *w, const char *dir)
         if (!s)
             continue;
         size_t minutes = s->n_workers ? s->workers[0].n_minutes : 0;
+        size_t per = s->n_workers ? s->workers[0].minutes_per_value : 1;
+        sim_time wd = (sim_time)per * SIM_MIN(1);
         const kds_lease_table_stats *t = &s->table->st;
-        for (size_t m = 0; m < minutes; m++)
-            fprintf(a.f, "%zu,%s,%.3f,%.3f,%.0f\n", m, w->consumers[i]->name,
-                    sim_series_get(&t->read_units_min, m), sim_series_get(&t->write_units_min, m),
-                    sim_series_get(&t->throttled_min, m));
+        for (size_t m = 0; m < minutes; m++) {
+            sim_time t0 = (sim_time)m * wd;
+            fprintf(a.f, "%zu,%s,%.3f,%.3f,%.0f\n", m * per, w->consumers[i]->name,
+                    sim_series_range(&t->read_units_min, t0, t0 + wd),
+                    sim_series_range(&t->write_units_min, t0, t0 + wd),
+                    sim_series_range(&t->throttled_min, t0, t0 + wd));
+        }
     }
     return kdsim_aclose(&a);
 }

@@ -1877,6 +1877,11 @@ static void finish(kds_consumer *base, sim_time end)
 
     /* The summary. */
     size_t minutes = (size_t)((end + SIM_MIN(1) - 1) / SIM_MIN(1));
+    /* A value a minute, or, for a run longer than a series keeps whole, one every
+     * `per` minutes: the width the lease table's series merged to (sim_series), which
+     * the workers' lease counts follow so that the report's arrays line up. */
+    size_t per = (size_t)(a->table->st.read_units_min.width / SIM_MIN(1));
+    size_t values = (minutes + per - 1) / per;
     kds_kcl_summary *s = &a->sum;
     memset(s, 0, sizeof *s);
     for (size_t i = 0; i < a->n_workers; i++) {
@@ -1887,12 +1892,12 @@ static void finish(kds_consumer *base, sim_time end)
             w->idle_since = end;
         }
         free(w->per_min);
-        w->per_min = calloc(minutes ? minutes : 1, sizeof *w->per_min);
+        w->per_min = calloc(values ? values : 1, sizeof *w->per_min);
         SIM_ASSERT(w->per_min != NULL);
         size_t k = 0;
         uint32_t cur = 0;
-        for (size_t m = 0; m < minutes; m++) {
-            sim_time edge = (sim_time)(m + 1) * SIM_MIN(1);
+        for (size_t m = 0; m < values; m++) {
+            sim_time edge = (sim_time)((m + 1) * per) * SIM_MIN(1);
             while (k < w->n_log && w->log_t[k] < edge)
                 cur = w->log_n[k++];
             w->per_min[m] = cur;
@@ -1902,7 +1907,8 @@ static void finish(kds_consumer *base, sim_time end)
         w->sum.leases_held_end = w->state == W_RUNNING || w->state == W_SYNC ? (uint32_t)w->n_held : 0;
         w->sum.incarnations = w->incarnations;
         w->sum.leases_per_minute = w->per_min;
-        w->sum.n_minutes = minutes;
+        w->sum.n_minutes = values;
+        w->sum.minutes_per_value = per;
         a->wsum[i] = w->sum;
         if (is_up(w)) {
             s->running_workers_end++;

@@ -297,9 +297,12 @@ typedef struct kds_kcl_worker_summary {
     uint64_t discoveries;        /* 3.x: owner-index queries */
     uint64_t handoffs_out;       /* 3.x: leases it handed over gracefully (checkpointed) */
     uint64_t handoffs_timed_out; /* 3.x: ...of which forced after the handoff timeout */
-    const uint32_t *leases_per_minute; /* leases held at the end of each minute (owned by
-                                          the application) */
-    size_t n_minutes;
+    const uint32_t *leases_per_minute; /* leases held at the end of each minute, or of each
+                                          minutes_per_value minutes (owned by the
+                                          application) */
+    size_t n_minutes;            /* values in leases_per_minute */
+    size_t minutes_per_value;    /* 1, or the power of two a long run's lease table
+                                    series merged to (kds_lease_table_cfg.series_limit) */
 } kds_kcl_worker_summary;
 
 typedef struct kds_kcl_summary {

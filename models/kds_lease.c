@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kds_stream.h"
 #include "sim_err.h"
 
 void kds_lease_table_cfg_defaults(kds_lease_table_cfg *cfg)
@@ -17,6 +16,7 @@ void kds_lease_table_cfg_defaults(kds_lease_table_cfg *cfg)
     cfg->wcu = 10;
     cfg->burst_s = 300.0;
     cfg->item_bytes = 300;
+    cfg->series_limit = SIM_SERIES_LIMIT;
 }
 
 const char *kds_ckpt_kind_name(kds_ckpt_kind k)
@@ -62,11 +62,10 @@ kds_lease_table *kds_lease_table_new(sim *s, const char *name, const kds_lease_t
     sim_series_init(&t->st.read_units_min, SIM_MIN(1), SIM_SERIES_SUM);
     sim_series_init(&t->st.write_units_min, SIM_MIN(1), SIM_SERIES_SUM);
     sim_series_init(&t->st.throttled_min, SIM_MIN(1), SIM_SERIES_SUM);
-    /* One table an application: its minutes are kept whole (the report lists each),
-     * as the stream's are. */
-    sim_series_set_limit(&t->st.read_units_min, KDS_STREAM_MINUTES_KEPT);
-    sim_series_set_limit(&t->st.write_units_min, KDS_STREAM_MINUTES_KEPT);
-    sim_series_set_limit(&t->st.throttled_min, KDS_STREAM_MINUTES_KEPT);
+    size_t limit = cfg->series_limit ? cfg->series_limit : SIM_SERIES_LIMIT;
+    sim_series_set_limit(&t->st.read_units_min, limit);
+    sim_series_set_limit(&t->st.write_units_min, limit);
+    sim_series_set_limit(&t->st.throttled_min, limit);
     return t;
 }
 

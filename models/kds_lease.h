@@ -55,6 +55,8 @@ typedef struct kds_lease_table_cfg {
     double burst_s;            /* unused capacity kept, s (300: DynamoDB's five minutes;
                                   at least one second's worth is always there) */
     uint32_t item_bytes;       /* size of one lease item, B (300; an assumption) */
+    size_t series_limit;       /* buckets each per-minute series keeps before its minutes
+                                  merge (SIM_SERIES_LIMIT; tests lower it) */
 } kds_lease_table_cfg;
 
 /* Zero *cfg and fill in the defaults given in the field comments (on-demand billing,

@@ -6,7 +6,8 @@
 # whose leases were taken or stolen; a new band is a worker taking them.
 #
 # Inputs (-e): data (CSV: minute,<one column per worker>), out, name (the application),
-# nworkers, xdiv, xunit, xmax, npoints.
+# nworkers, xdiv, xunit, xmax, npoints, xstep (minutes per row: 1, or more for a long
+# run, each row then the leases held at the end of its minutes).
 load 'common.gp'
 set title sprintf('%s: leases held by each worker, per minute (stacked)', name)
 set xlabel sprintf('time since the start (%s)', xunit)
@@ -17,6 +18,6 @@ set style fill solid 0.8 border lc rgb '#ffffff'
 # Band i is drawn as the sum of columns 2..i, from the top down, each over the last;
 # minute m (its value is at its end) covers [m, m + 1), the last minute included.
 top(i) = sum [c=2:i] column(c)
-set boxwidth 1.0 / xdiv absolute
-cmd = "plot for [i=nworkers+1:2:-1] data using (($1 + 0.5)/xdiv):(top(i)) with boxes title columnheader(i)"
+set boxwidth xstep * 1.0 / xdiv absolute
+cmd = "plot for [i=nworkers+1:2:-1] data using (xmid($1)):(top(i)) with boxes title columnheader(i)"
 load 'draw.gp'
