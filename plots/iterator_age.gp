@@ -4,11 +4,13 @@
 #
 # Inputs (-e): data (CSV: minute,iterator_age_ms_max,records_delivered_per_s), out,
 # name (the consumer), xdiv and xunit (minutes per x unit, its name), xmax, ydiv and
-# yunit (ms per y unit, its name), npoints (rows), agemax (the run's largest age, ms).
+# yunit (ms per y unit, its name), npoints (rows), agemax (the run's largest age, ms),
+# xstep (minutes per row: 1, or more where a long run merged its minutes).
 load 'common.gp'
-set title sprintf('%s: iterator age and records delivered, per minute', name)
+per = xstep == 1 ? 'minute' : sprintf('%d minutes', xstep)
+set title sprintf('%s: iterator age and records delivered, per %s', name, per)
 set xlabel sprintf('time since the start (%s)', xunit)
-set ylabel sprintf('iterator age, maximum of the minute (%s)', yunit)
+set ylabel sprintf('iterator age, maximum of the %s (%s)', per, yunit)
 set y2label 'records delivered (records/s)'
 set y2tics
 set yrange [0:*]

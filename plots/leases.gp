@@ -9,7 +9,8 @@
 # nworkers, xdiv, xunit, xmax, npoints, xstep (minutes per row: 1, or more for a long
 # run, each row then the leases held at the end of its minutes).
 load 'common.gp'
-set title sprintf('%s: leases held by each worker, per minute (stacked)', name)
+per = xstep == 1 ? 'minute' : sprintf('%d minutes', xstep)
+set title sprintf('%s: leases held by each worker, per %s (stacked)', name, per)
 set xlabel sprintf('time since the start (%s)', xunit)
 set ylabel 'leases held (shards), stacked by worker'
 set yrange [0:*]
