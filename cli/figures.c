@@ -206,33 +206,12 @@ static void latency(ctx *c, const char *prefix, const json_t *co, const sim_hist
     }
 }
 
-/* ceil(t / width) for t >= 0. */
-static size_t first_bucket(sim_time t, sim_time width)
-{
-    return (size_t)((t + width - 1) / width);
-}
-
-/* The largest base-width bucket of s that starts at or after `from`, ns. A series that a
- * long run merged (sim_series) keeps only its whole run's peak at base width: when that
- * came before `from`, the answer is the largest merged bucket from `from` on, exact for a
- * maximum series and, for a sum, its mean per base bucket: a lower bound. */
+/* The largest base-width bucket of s that starts at or after `from`, ns: exact however
+ * far a long run merged the series, which the world kept that peak apart for
+ * (kds_world_cfg.peak_since, set to the warm-up by the runner). */
 static double series_max_from(const sim_series *s, sim_time from)
 {
-    double m = 0;
-    if (s->width != s->base) {
-        sim_time lo, open_lo;
-        double peak = sim_series_peak(s, &lo), open_v;
-        if (lo >= from)
-            return peak;
-        if (sim_series_open_bucket(s, &open_lo, &open_v) && open_lo >= from)
-            m = open_v;
-    }
-    double scale = s->kind == SIM_SERIES_SUM ? (double)s->base / (double)s->width : 1.0;
-    for (size_t i = first_bucket(from, s->width); i < s->n; i++) {
-        double v = sim_series_get(s, i) * scale;
-        m = v > m ? v : m;
-    }
-    return m;
+    return sim_series_peak_since(s, from, NULL);
 }
 
 

@@ -151,6 +151,7 @@ json_t *kdsim_run_once(const kdsim_runspec *rs, FILE *err, int *status)
             goto done;
     }
     have_w = 1;
+    sc.world.peak_since = rs->warmup; /* the figures' peaks leave the warm-up out */
     if (run_world(&w, &sc.world, err))
         goto done;
     report = kdsim_report_json(&sc, &w);

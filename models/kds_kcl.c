@@ -1824,16 +1824,6 @@ static const char *state_name(const worker *w, sim_time now)
     }
 }
 
-/* Merge a per-minute maximum series into another. */
-static void series_max_into(sim_series *dst, const sim_series *src)
-{
-    for (size_t i = 0; i < src->n; i++) {
-        double v = sim_series_get(src, i);
-        if (v > 0)
-            sim_series_add(dst, (sim_time)i * src->width, v);
-    }
-}
-
 static void finish(kds_consumer *base, sim_time end)
 {
     kcl *a = (kcl *)base;
@@ -1860,7 +1850,9 @@ static void finish(kds_consumer *base, sim_time end)
         cs->bytes_read_efo = a->efo_cs.bytes_read_efo;
         if (a->efo_cs.iterator_age_ms_max > cs->iterator_age_ms_max)
             cs->iterator_age_ms_max = a->efo_cs.iterator_age_ms_max;
-        series_max_into(&cs->iterator_age_min, &a->efo_cs.iterator_age_min);
+        /* The pushes' ages join the application's, minute by minute (kcl_new). */
+        int frc = sim_series_flush(&a->efo_cs.iterator_age_min);
+        SIM_ASSERT(frc == 0); /* out of memory for the application's minutes: fatal */
         cs->efo_consumer_shard_hours = 0;
         if (a->efo_begin >= 0)
             for (size_t i = 0; i < a->st->n_shards; i++) {
@@ -2187,6 +2179,10 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
         free_kcl(&a->base);
         return NULL;
     }
+    /* The pushes' iterator ages feed the application's, each minute once final: exact
+     * minutes however far a long run merges the pushes' series (reading its merged
+     * buckets would place each at the start of its 2, 4 ... minutes). */
+    sim_series_feed(&a->efo_cs.iterator_age_min, &a->base.st.iterator_age_min);
     /* One lease table per application name in this world: another KCL application
      * with the same name (found through the stream's shard listeners, which every KCL
      * application registers, this one just now) already made it. */

@@ -87,6 +87,12 @@ int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
         }
         w->consumers[w->n_consumers++] = c;
     }
+    /* Nothing has been added yet: the first events run with kds_world_run(). */
+    if (cfg->peak_since > 0) {
+        sim_series_keep_peak_since(&w->stream.st.in_records_s, cfg->peak_since);
+        for (size_t i = 0; i < w->n_consumers; i++)
+            sim_series_keep_peak_since(&w->consumers[i]->st.iterator_age_min, cfg->peak_since);
+    }
     /* The guard's first tick is 10 simulated seconds away, which a world of millions of
      * readers takes minutes of wall time and gigabytes to reach: one that has outgrown
      * its budget in the building stops before its first event. */

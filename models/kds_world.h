@@ -50,6 +50,11 @@ typedef struct kds_world_cfg {
     uint64_t max_memory;         /* stop the run when its resident memory exceeds this
                                     many bytes (checked once built, then every simulated
                                     10 s); 0 = none */
+    sim_time peak_since;         /* a warm-up's end (0: none): the stream's records per
+                                    second and each consumer's iterator age keep their
+                                    busiest base bucket from then on apart as well, which
+                                    a long run's merged buckets no longer give
+                                    (sim_series_keep_peak_since) */
 } kds_world_cfg;
 
 typedef struct kds_world {

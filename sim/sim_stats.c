@@ -248,6 +248,9 @@ void sim_series_init(sim_series *s, sim_time width, sim_series_kind kind)
     s->fine = 0;
     s->peak = 0;
     s->peak_lo = -1;
+    s->since = 0;
+    s->since_peak = 0;
+    s->since_lo = -1;
     s->next = NULL;
     s->next_failed = false;
 }
@@ -314,12 +317,22 @@ static int reserve(sim_series *s, size_t need)
     return SIM_OK;
 }
 
-/* Note a base bucket's final value in the peak: the first of equal values stays. */
+void sim_series_keep_peak_since(sim_series *s, sim_time since)
+{
+    SIM_ASSERT(since > 0 && s->n == 0);
+    s->since = since;
+}
+
+/* Note a base bucket's final value in the peaks: the first of equal values stays. */
 static void note_peak(sim_series *s, double v, sim_time lo)
 {
     if (s->peak_lo < 0 || v > s->peak) {
         s->peak = v;
         s->peak_lo = lo;
+    }
+    if (s->since > 0 && lo >= s->since && (s->since_lo < 0 || v > s->since_peak)) {
+        s->since_peak = v;
+        s->since_lo = lo;
     }
 }
 
@@ -484,6 +497,36 @@ double sim_series_peak(const sim_series *s, sim_time *lo)
     }
     if (lo)
         *lo = at;
+    return m;
+}
+
+double sim_series_peak_since(const sim_series *s, sim_time since, sim_time *lo)
+{
+    SIM_ASSERT(since >= 0);
+    if (since == 0)
+        return sim_series_peak(s, lo);
+    double m = 0;
+    sim_time at = -1;
+    if (!merged(s)) {
+        for (size_t i = (size_t)((since + s->base - 1) / s->base); i < s->n; i++)
+            if (at < 0 || s->v[i] > m) {
+                m = s->v[i];
+                at = (sim_time)i * s->base;
+            }
+    } else {
+        /* Only the time kept apart can be answered: the buckets have merged. */
+        SIM_ASSERT(since == s->since);
+        if (s->since_lo >= 0) {
+            m = s->since_peak;
+            at = s->since_lo;
+        }
+        if (s->cur_lo != INT64_MIN && s->cur_lo >= since && (at < 0 || s->fine > m)) {
+            m = s->fine;
+            at = s->cur_lo;
+        }
+    }
+    if (lo)
+        *lo = at < 0 ? since : at;
     return m;
 }
 

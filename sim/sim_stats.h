@@ -145,6 +145,10 @@ typedef struct sim_series {
                            * folded into v */
     double peak;          /* merged series: the largest base bucket folded, */
     sim_time peak_lo;     /* ...and where it starts (-1: none yet) */
+    sim_time since;       /* merged series also keep the largest base bucket starting
+                           * at or after this (a warm-up's end; 0: the peak above) */
+    double since_peak;    /* ...its value */
+    sim_time since_lo;    /* ...and where it starts (-1: none yet) */
     struct sim_series *next; /* fed with final base buckets (NULL: none); not owned */
     bool next_failed;        /* an add to next ran out of memory */
 } sim_series;
@@ -242,6 +246,18 @@ double sim_series_max(const sim_series *s);
 
 /* The same with where it starts, ns: the first such bucket (0 when empty). */
 double sim_series_peak(const sim_series *s, sim_time *lo);
+
+/* Keep, besides the peak, the largest base bucket that starts at or after `since`
+ * (> 0), for a reader that leaves out a warm-up: once merged, no bucket of the series
+ * says what the busiest base bucket after it was. Set before the first add. */
+void sim_series_keep_peak_since(sim_series *s, sim_time since);
+
+/* The largest base-width bucket that starts at or after `since`, with where it starts
+ * (NULL lo: not wanted; `since` when there is none): read from the buckets while the
+ * series has not merged; after, exact (under the conditions above sim_series) when
+ * `since` is 0 or the time given to sim_series_keep_peak_since(), which a merged series
+ * asks for (asserted). */
+double sim_series_peak_since(const sim_series *s, sim_time since, sim_time *lo);
 
 /* A merged series' base bucket still being filled: true with its start and value; false
  * when the series has not merged (every base bucket is in v) or none is open. */

@@ -10,7 +10,8 @@
  * test also checks bucket by bucket against the unmerged run. The one difference
  * allowed is the KCL's per-minute arrays, which the merged run gives per merged
  * bucket, saying how many minutes one covers: their sums must match. The merged run
- * must also keep within its bounds, or the test would prove nothing.
+ * must also keep within its bounds, or the test would prove nothing. The peaks after a
+ * warm-up (what `--warmup` figures read) must survive the merges too.
  */
 #include <check.h>
 #include <dirent.h>
@@ -28,6 +29,8 @@
 #define TINY_SHARD_BUCKETS 8 /* shared by the shards: 1 to 8 buckets each */
 #define TINY_SECONDS 64
 #define TINY_CONSUMER 4
+/* A warm-up's end, from which the figures read peaks (kds_world_cfg.peak_since). */
+#define WARMUP SIM_MIN(20)
 
 typedef struct run {
     kdsim_scenario sc;
@@ -45,6 +48,7 @@ static void run_scenario(run *r, const char *path, bool tiny)
         ydiag_print(&g, stderr, "check_series_bounds");
     ck_assert_int_eq(rc, 0);
     ydiag_fini(&g);
+    r->sc.world.peak_since = WARMUP;
     if (tiny) {
         r->sc.world.stream.series_buckets = TINY_SHARD_BUCKETS;
         r->sc.world.stream.seconds_kept = TINY_SECONDS;
@@ -140,6 +144,16 @@ static bool same_series(const sim_series *u, const sim_series *m, const char *wh
     return m->width != m->base;
 }
 
+/* The same series' busiest base bucket after the warm-up, and where it was: what the
+ * figures of a run with --warmup read (the merged run kept it apart). */
+static void same_peak_since(const sim_series *u, const sim_series *m, const char *what)
+{
+    sim_time lu, lm;
+    double pu = sim_series_peak_since(u, WARMUP, &lu), pm = sim_series_peak_since(m, WARMUP, &lm);
+    ck_assert_msg(pm == pu && lm == lu, "%s: after the warm-up %.17g at %lld ns, expected %.17g at %lld",
+                  what, pm, (long long)lm, pu, (long long)lu);
+}
+
 static void check_scenario(const char *path)
 {
     run u, m;
@@ -162,6 +176,7 @@ static void check_scenario(const char *path)
     merged += same_series(&su->st.in_records_s, &sm->st.in_records_s, "stream records/s", true);
     merged += same_series(&su->st.in_bytes_s, &sm->st.in_bytes_s, "stream bytes/s", true);
     merged += same_series(&su->st.throttled_s, &sm->st.throttled_s, "stream throttled/s", true);
+    same_peak_since(&su->st.in_records_s, &sm->st.in_records_s, "stream records/s");
     for (size_t i = 0; i < su->n_shards; i++) {
         const kds_shard_stats *a = &su->shards[i]->st, *b = &sm->shards[i]->st;
         merged += same_series(&a->in_records_min, &b->in_records_min, "shard records", true);
@@ -175,6 +190,7 @@ static void check_scenario(const char *path)
         merged += same_series(&a->delivered_min, &b->delivered_min, "consumer delivered", false);
         /* Iterator ages are maxima: exact in any order. */
         merged += same_series(&a->iterator_age_min, &b->iterator_age_min, "consumer age", true);
+        same_peak_since(&a->iterator_age_min, &b->iterator_age_min, "consumer age");
         const kds_kcl_summary *ka = kds_kcl_summary_get(u.w.consumers[i]);
         const kds_kcl_summary *kb = kds_kcl_summary_get(m.w.consumers[i]);
         if (ka) {

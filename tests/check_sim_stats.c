@@ -592,6 +592,52 @@ START_TEST(test_series_merge_sum)
 }
 END_TEST
 
+/* A warm-up left out: 100 s of the trace, whose 500 at second 37 is before `since`
+ * (50 s), and a 40 at second 70 after it. Merged under a limit of 8 (buckets of 16 s),
+ * no bucket says what the busiest second from 50 s on was; the series kept it apart,
+ * and answers as the same series unmerged does: 40 at 70 s, not the whole run's 500,
+ * nor a merged bucket's mean. While the last second is open it counts as well. */
+START_TEST(test_series_peak_since)
+{
+    for (int merge = 0; merge < 2; merge++) {
+        sim_series s;
+        sim_series_init(&s, SIM_S(1), SIM_SERIES_SUM);
+        sim_series_set_limit(&s, merge ? 8 : 1000);
+        sim_series_keep_peak_since(&s, SIM_S(50));
+        for (size_t i = 0; i < 100; i++)
+            for (int k = 0; k < 2; k++)
+                ck_assert_int_eq(sim_series_add(&s, SIM_S((int64_t)i) + SIM_MS(500 * k),
+                                                (i == 70 ? 40 : trace_value(i)) / 2),
+                                 SIM_OK);
+        ck_assert_int_eq(s.width != s.base, merge);
+        sim_time at;
+        ck_assert_double_eq(sim_series_peak_since(&s, SIM_S(50), &at), 40);
+        ck_assert_int_eq(at, SIM_S(70));
+        ck_assert_double_eq(sim_series_peak_since(&s, 0, &at), 500);
+        ck_assert_int_eq(at, SIM_S(37));
+        /* The open second (99) becomes the busiest; a flush keeps it so. */
+        ck_assert_int_eq(sim_series_add(&s, SIM_S(99) + 1, 100), SIM_OK);
+        ck_assert_double_eq(sim_series_peak_since(&s, SIM_S(50), &at), 100 + trace_value(99));
+        ck_assert_int_eq(at, SIM_S(99));
+        ck_assert_int_eq(sim_series_flush(&s), SIM_OK);
+        ck_assert_double_eq(sim_series_peak_since(&s, SIM_S(50), &at), 100 + trace_value(99));
+        ck_assert_int_eq(at, SIM_S(99));
+        sim_series_fini(&s);
+    }
+    /* Nothing from `since` on: 0, at `since`. */
+    sim_series s;
+    sim_series_init(&s, SIM_S(1), SIM_SERIES_MAX);
+    sim_series_set_limit(&s, 2);
+    sim_series_keep_peak_since(&s, SIM_S(10));
+    ck_assert_int_eq(sim_series_add(&s, SIM_S(3), 7), SIM_OK);
+    ck_assert_int_eq(sim_series_extend(&s, SIM_S(8)), SIM_OK);
+    sim_time at;
+    ck_assert_double_eq(sim_series_peak_since(&s, SIM_S(10), &at), 0);
+    ck_assert_int_eq(at, SIM_S(10));
+    sim_series_fini(&s);
+}
+END_TEST
+
 /* A MAX series merges to maxima, and its peak is exact whatever the order of adds. */
 START_TEST(test_series_merge_max)
 {
@@ -668,6 +714,7 @@ static Suite *stats_suite(void)
     tcase_add_test(limits, test_series_cache_edges);
     tcase_add_test(limits, test_series_merge_sum);
     tcase_add_test(limits, test_series_merge_max);
+    tcase_add_test(limits, test_series_peak_since);
     tcase_add_test(limits, test_series_feed);
     suite_add_tcase(s, limits);
 
