@@ -33,9 +33,10 @@
  * each per-minute series of the shards 2^21 / open shards buckets (at most 16,384), 16
  * MiB per series summed over the shards. The stream's cfg can lower both (tests do). */
 #define KDS_STREAM_SECONDS_KEPT ((size_t)1 << 17)
-/* The stream's per-minute series never merge: 2^20 minutes is more than the longest run
- * (400 days, 576,000 minutes), 4.4 MiB each at that length. */
-#define KDS_STREAM_MINUTES_KEPT ((size_t)1 << 20)
+/* The stream's per-minute series never merge: they keep the longest run's minutes (400
+ * days, the loader's bound), 4.4 MiB each at that length (a series allocates no more
+ * than its limit; 2^20 buckets cost 8 MiB each, half of them never used). */
+#define KDS_STREAM_MINUTES_KEPT ((size_t)400 * 1440)
 #define KDS_SHARD_SERIES_BUCKETS ((size_t)1 << 21)
 
 typedef enum {

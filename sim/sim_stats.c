@@ -301,6 +301,10 @@ static int reserve(sim_series *s, size_t need)
     size_t ncap = s->cap ? s->cap : 64;
     while (ncap < need)
         ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
+    /* Never past the limit (no index reaches it): a limit that is not a power of two
+     * would otherwise leave up to half the allocation unused, and zeroed. */
+    if (ncap > s->limit && need <= s->limit)
+        ncap = s->limit;
     if (ncap > SIZE_MAX / sizeof(double))
         return SIM_ENOMEM;
     /* A cached bucket in v moves with the rest: its index, taken while s->v is valid. */

@@ -135,7 +135,7 @@ typedef struct sim_series {
     sim_series_kind kind; /* how values in one bucket combine */
     double *v;            /* owned; v[i] covers [i*width, (i+1)*width) */
     size_t n;             /* buckets in use (last touched + 1, or set by extend) */
-    size_t cap;           /* buckets allocated */
+    size_t cap;           /* buckets allocated (at most limit) */
     size_t limit;         /* most buckets kept (>= 1; SIM_SERIES_LIMIT unless set) */
     sim_time cur_lo;      /* the base bucket last added to covers [cur_lo, cur_lo + base): */
     double *cur;          /* ...its value (a cache: most adds land in the same bucket):

@@ -533,6 +533,17 @@ START_TEST(test_series_too_long)
     ck_assert_double_eq(sim_series_range(&s, 0, s.width), 1);
     ck_assert_double_eq(sim_series_max(&s), 2);
     sim_series_fini(&s);
+    /* A limit that is not a power of two (a shard's: 2^21 buckets shared by 100 shards)
+     * bounds the allocation too, not only the buckets in use: 20 days of minutes leave
+     * at most 20,971 doubles allocated, not the 32,768 that doubling reaches. */
+    sim_series_init(&s, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_set_limit(&s, 20971);
+    for (int64_t m = 0; m < 20 * 1440; m++)
+        ck_assert_int_eq(sim_series_add(&s, SIM_MIN(m), 1), SIM_OK);
+    ck_assert_uint_le(s.n, 20971);
+    ck_assert_uint_le(s.cap, 20971);
+    ck_assert_double_eq(sim_series_range(&s, 0, SIM_DAY(20)), 20 * 1440);
+    sim_series_fini(&s);
 }
 END_TEST
 
