@@ -50,26 +50,72 @@ static uint64_t depth_of(uint64_t rate, double burst_s)
     return d < 1.0 ? 1 : (uint64_t)d;
 }
 
-/* A shard's per-minute series keep at most this many buckets: cfg.series_buckets shared
- * among the shards open when it is created, at most SIM_SERIES_LIMIT. By default a
- * 10,000-shard stream keeps 209 minutes of each at full resolution, a 4-shard one 11.4
- * days; then minutes merge (sim_series). */
-static size_t shard_series_limit(const kds_stream *st)
+/* Every shard's per-minute series keep at most this many buckets: cfg.series_buckets
+ * shared among the `shards` shards created so far (closed ones too: their minutes are
+ * history the report shows), rounded down to a power of two so that it changes only
+ * when the count doubles, at most SIM_SERIES_LIMIT. By default a stream of up to 128
+ * shards keeps 11.4 days of minutes at full resolution, one of 10,000 shards 128
+ * minutes; then minutes merge (sim_series). */
+static size_t shard_series_limit(const kds_stream *st, size_t shards)
 {
-    size_t open = st->n_open > st->cfg.shards ? st->n_open : st->cfg.shards;
-    size_t l = st->cfg.series_buckets / (open ? open : 1);
-    return l < 1 ? 1 : l > SIM_SERIES_LIMIT ? SIM_SERIES_LIMIT : l;
+    size_t l = st->cfg.series_buckets / (shards ? shards : 1);
+    size_t p = 1;
+    while (p * 2 <= l && p * 2 <= SIM_SERIES_LIMIT)
+        p *= 2;
+    return p;
+}
+
+/* Whether a shard whose series keep `limit` buckets needs its offered minutes apart: a
+ * run too short for them to merge does without, saving an add on every put. */
+static bool needs_offered(const kds_stream *st, size_t limit)
+{
+    return st->cfg.horizon <= 0 || st->cfg.horizon > (sim_time)limit * SIM_MIN(1);
+}
+
+static void shard_series_set_limit(kds_shard_stats *s, size_t limit)
+{
+    sim_series *all[] = {&s->in_records_min, &s->in_bytes_min, &s->throttled_min,
+                         &s->read_throttled_min, &s->out_bytes_min};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        sim_series_set_limit(all[i], limit);
+}
+
+/* The shard series' limit for one more shard: when it drops, every shard's series
+ * merge down to it (a long run's first minutes merge; nothing is lost of a run too
+ * short to fill the new limit). A shard that did without its offered minutes and now
+ * may merge gets them from its minutes, still whole: its series have not merged, as
+ * the run's horizon was within its old limit. */
+static void shard_series_grow(kds_stream *st)
+{
+    size_t want = shard_series_limit(st, st->n_shards + 1 > st->cfg.shards ? st->n_shards + 1
+                                                                          : st->cfg.shards);
+    if (want >= st->shard_series_limit)
+        return;
+    st->shard_series_limit = want;
+    for (size_t i = 0; i < st->n_shards; i++) {
+        kds_shard_stats *s = &st->shards[i]->st;
+        if (!s->track_offered && needs_offered(st, want)) {
+            s->track_offered = true;
+            SIM_ASSERT(s->in_records_min.width == s->in_records_min.base &&
+                       s->throttled_min.width == s->throttled_min.base);
+            for (size_t m = 0; m < s->in_records_min.n || m < s->throttled_min.n; m++) {
+                double v = sim_series_get(&s->in_records_min, m) + sim_series_get(&s->throttled_min, m);
+                int rc = sim_series_add_sum(&s->offered_min, (sim_time)m * SIM_MIN(1), v);
+                SIM_ASSERT(rc == 0); /* one bucket: nothing to allocate past the first */
+            }
+        }
+        shard_series_set_limit(s, want);
+    }
 }
 
 static void series_init(kds_stream *st, kds_shard_stats *s)
 {
-    size_t limit = shard_series_limit(st);
+    size_t limit = st->shard_series_limit;
     sim_series *all[] = {&s->in_records_min, &s->in_bytes_min, &s->throttled_min,
                          &s->read_throttled_min, &s->out_bytes_min};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         sim_series_init(all[i], SIM_MIN(1), SIM_SERIES_SUM);
-        sim_series_set_limit(all[i], limit);
-    }
+    shard_series_set_limit(s, limit);
     /* The stream's shared reads per minute, for AWS's sizing rule: fed (whole bytes,
      * exact sums in any order; the stream's minutes never merge). */
     sim_series_feed(&s->out_bytes_min, &st->st.out_bytes_min);
@@ -78,7 +124,7 @@ static void series_init(kds_stream *st, kds_shard_stats *s)
      * them to merge does without it, saving an add on every put. */
     sim_series_init(&s->offered_min, SIM_MIN(1), SIM_SERIES_SUM);
     sim_series_set_limit(&s->offered_min, 1);
-    s->track_offered = st->cfg.horizon <= 0 || st->cfg.horizon > (sim_time)limit * SIM_MIN(1);
+    s->track_offered = needs_offered(st, limit);
 }
 
 static void shard_free(kds_shard *sh)
@@ -100,6 +146,7 @@ static void shard_free(kds_shard *sh)
  * Internal to the stream model (kds_stream_int.h): resharding makes children with it. */
 kds_shard *kds__shard_new(kds_stream *st, kds_hashkey lo, kds_hashkey hi)
 {
+    shard_series_grow(st);
     if (st->n_shards == st->cap_shards) {
         size_t ncap = st->cap_shards ? st->cap_shards * 2 : 8;
         kds_shard **ns = realloc(st->shards, ncap * sizeof *ns);
@@ -149,6 +196,7 @@ int kds_stream_init(kds_stream *st, sim *s, const kds_stream_cfg *cfg)
     char name[128];
     snprintf(name, sizeof name, "stream/%s", cfg->name);
     st->rng = sim_rng(s, name);
+    st->shard_series_limit = shard_series_limit(st, cfg->shards);
     sim_series_init(&st->st.in_records_s, SIM_S(1), SIM_SERIES_SUM);
     sim_series_init(&st->st.in_bytes_s, SIM_S(1), SIM_SERIES_SUM);
     sim_series_init(&st->st.throttled_s, SIM_S(1), SIM_SERIES_SUM);

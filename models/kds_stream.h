@@ -30,8 +30,9 @@
 /* Bounds on the time series, so that their memory does not grow with simulated time
  * (sim_series merges neighbouring buckets past its limit): the stream's per-second
  * series keep 131,072 buckets (36.4 h a second), its per-minute ones every minute, and
- * each per-minute series of the shards 2^21 / open shards buckets (at most 16,384), 16
- * MiB per series summed over the shards. The stream's cfg can lower both (tests do). */
+ * each per-minute series of the shards 2^21 / shards created buckets (a power of two, at
+ * most 16,384), 16 MiB per series summed over the shards. The stream's cfg can lower
+ * both (tests do). */
 #define KDS_STREAM_SECONDS_KEPT ((size_t)1 << 17)
 /* The stream's per-minute series never merge: they keep the longest run's minutes (400
  * days, the loader's bound), 4.4 MiB each at that length (a series allocates no more
@@ -197,6 +198,8 @@ typedef struct kds_stream {
     struct kds_reshard_op **ops; /* owned: every reshard request, in request order */
     size_t n_ops, cap_ops;
     sim_series open_shards_min;  /* open shards, maximum per minute */
+    size_t shard_series_limit;   /* the buckets each shard series keeps now: lowered as
+                                    shards are created (kds_stream.c) */
     struct kds_trace *trace;     /* borrowed: the event trace, or NULL (off) */
     kds_stream_stats st;
 } kds_stream;

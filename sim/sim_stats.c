@@ -261,11 +261,6 @@ void sim_series_feed(sim_series *s, sim_series *next)
     s->next = next;
 }
 
-void sim_series_set_limit(sim_series *s, size_t limit)
-{
-    SIM_ASSERT(limit >= 1 && s->n == 0);
-    s->limit = limit;
-}
 
 void sim_series_fini(sim_series *s)
 {
@@ -390,6 +385,26 @@ static size_t index_within_limit(sim_series *s, sim_time t)
         merge_pairs(s);
     uint64_t i = (uint64_t)(t / s->width);
     return i >= SIZE_MAX ? SIZE_MAX : (size_t)i;
+}
+
+void sim_series_set_limit(sim_series *s, size_t limit)
+{
+    SIM_ASSERT(limit >= 1);
+    s->limit = limit;
+    /* A lower limit on a series in use: merge down to it, and give back what is past. */
+    while (s->n > limit)
+        merge_pairs(s);
+    if (s->cap > limit) {
+        bool in_v = s->cur_lo != INT64_MIN && !merged(s);
+        size_t cur = in_v ? (size_t)(s->cur - s->v) : 0;
+        double *nv = realloc(s->v, limit * sizeof *nv);
+        if (nv) { /* a failed shrink keeps the larger block, which is still valid */
+            s->v = nv;
+            s->cap = limit;
+            if (in_v)
+                s->cur = nv + cur;
+        }
+    }
 }
 
 int sim__series_add_slow(sim_series *s, sim_time t, double x)

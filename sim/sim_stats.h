@@ -207,8 +207,9 @@ static inline int sim_series_add(sim_series *s, sim_time t, double x)
     return s->kind == SIM_SERIES_SUM ? sim_series_add_sum(s, t, x) : sim_series_add_max(s, t, x);
 }
 
-/* Set the bucket limit (>= 1) of a series not yet added to. A series of many (one per
- * shard) takes a smaller one than the default so that their sum stays bounded. */
+/* Set the bucket limit (>= 1). A series of many (one per shard) takes a smaller one than
+ * the default so that their sum stays bounded; lowered on a series in use, the series
+ * merges down to it (its peak kept) and gives back the memory past it. */
 void sim_series_set_limit(sim_series *s, size_t limit);
 
 /* Make the series cover [0, end): empty buckets read as 0, merging as the limit asks.

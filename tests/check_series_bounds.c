@@ -202,6 +202,19 @@ static void check_scenario(const char *path)
         }
     }
     ck_assert_uint_eq(tables, 3 * kcl);
+    /* The shards' budget is shared among every shard created, closed ones too: a
+     * resharding run lowers every shard's limit, and each keeps within it. */
+    for (const kds_stream *st = su; st; st = st == su ? sm : NULL) {
+        size_t want = st->cfg.series_buckets / st->n_shards;
+        ck_assert_uint_le(st->shard_series_limit, want > 1 ? want : 1);
+        for (size_t i = 0; i < st->n_shards; i++) {
+            const kds_shard_stats *x = &st->shards[i]->st;
+            const sim_series *v[] = {&x->in_records_min, &x->in_bytes_min, &x->throttled_min,
+                                     &x->read_throttled_min, &x->out_bytes_min};
+            for (size_t k = 0; k < 5; k++)
+                ck_assert_uint_le(v[k]->cap, st->shard_series_limit);
+        }
+    }
     /* Every shard's five, the three per-second ones, and each consumer's two. */
     ck_assert_msg(merged == 3 + 5 * su->n_shards + 2 * u.w.n_consumers,
                   "%s: only %zu series merged", path, merged);

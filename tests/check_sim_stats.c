@@ -649,6 +649,34 @@ START_TEST(test_series_peak_since)
 }
 END_TEST
 
+/* A limit lowered on a series in use: it merges down to it at once, gives back the
+ * memory past it, and keeps its sums and its peak; adds go on from there. */
+START_TEST(test_series_lower_limit)
+{
+    sim_series s;
+    sim_series_init(&s, SIM_S(1), SIM_SERIES_SUM);
+    double total = 0;
+    for (size_t i = 0; i < 100; i++) {
+        ck_assert_int_eq(sim_series_add(&s, SIM_S((int64_t)i), trace_value(i)), SIM_OK);
+        total += trace_value(i);
+    }
+    ck_assert_int_eq(s.width, SIM_S(1));
+    ck_assert_uint_ge(s.cap, 100);
+    sim_series_set_limit(&s, 16);
+    ck_assert_int_eq(s.width, SIM_S(8)); /* 100 buckets -> 50 -> 25 -> 13 */
+    ck_assert_uint_le(s.n, 16);
+    ck_assert_uint_le(s.cap, 16);
+    ck_assert_double_eq(sim_series_range(&s, 0, SIM_S(104)), total);
+    sim_time at;
+    ck_assert_double_eq(sim_series_peak(&s, &at), 500);
+    ck_assert_int_eq(at, SIM_S(37));
+    ck_assert_int_eq(sim_series_add(&s, SIM_S(100), 7), SIM_OK);
+    ck_assert_double_eq(sim_series_range(&s, 0, SIM_S(104)), total + 7);
+    ck_assert_uint_le(s.n, 16);
+    sim_series_fini(&s);
+}
+END_TEST
+
 /* A MAX series merges to maxima, and its peak is exact whatever the order of adds. */
 START_TEST(test_series_merge_max)
 {
@@ -725,6 +753,7 @@ static Suite *stats_suite(void)
     tcase_add_test(limits, test_series_cache_edges);
     tcase_add_test(limits, test_series_merge_sum);
     tcase_add_test(limits, test_series_merge_max);
+    tcase_add_test(limits, test_series_lower_limit);
     tcase_add_test(limits, test_series_peak_since);
     tcase_add_test(limits, test_series_feed);
     suite_add_tcase(s, limits);
