@@ -91,9 +91,12 @@ static json_t *table_json(const kds_lease_table *t, size_t minutes, size_t per, 
     json_object_set_new(o, "requests", req);
     json_object_set_new(o, "throttled", thr);
     json_object_set_new(o, "condition_failed", cf);
-    json_object_set_new(o, "read_units_per_minute", series_json(&t->st.read_units_min, minutes, per));
-    json_object_set_new(o, "write_units_per_minute", series_json(&t->st.write_units_min, minutes, per));
-    json_object_set_new(o, "throttled_per_minute", series_json(&t->st.throttled_min, minutes, per));
+    json_object_set_new(o, "read_units_per_minute",
+                        series_json(&t->st.read_units_min, minutes, per));
+    json_object_set_new(o, "write_units_per_minute",
+                        series_json(&t->st.write_units_min, minutes, per));
+    json_object_set_new(o, "throttled_per_minute",
+                        series_json(&t->st.throttled_min, minutes, per));
     json_object_set_new(o, "minutes_per_value", u64(per));
     return o;
 }

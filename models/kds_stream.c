@@ -99,7 +99,8 @@ static void shard_series_grow(kds_stream *st)
             SIM_ASSERT(s->in_records_min.width == s->in_records_min.base &&
                        s->throttled_min.width == s->throttled_min.base);
             for (size_t m = 0; m < s->in_records_min.n || m < s->throttled_min.n; m++) {
-                double v = sim_series_get(&s->in_records_min, m) + sim_series_get(&s->throttled_min, m);
+                double v = sim_series_get(&s->in_records_min, m) +
+                           sim_series_get(&s->throttled_min, m);
                 int rc = sim_series_add_sum(&s->offered_min, (sim_time)m * SIM_MIN(1), v);
                 SIM_ASSERT(rc == 0); /* one bucket: nothing to allocate past the first */
             }

@@ -98,7 +98,8 @@ static void kcl_arrays(json_t *cu, json_t *cm)
                                        "throttled_per_minute"};
     for (size_t k = 0; k < 3; k++) {
         json_t *au = json_object_get(tu, keys[k]), *am = json_object_get(tm, keys[k]);
-        ck_assert_uint_eq(json_array_size(am), (json_array_size(au) + (size_t)per - 1) / (size_t)per);
+        ck_assert_uint_eq(json_array_size(am),
+                          (json_array_size(au) + (size_t)per - 1) / (size_t)per);
         /* Three decimals each: the sums agree to the rounding of their values. */
         ck_assert_msg(fabs(array_sum(au) - array_sum(am)) <= 1e-3 * (double)json_array_size(au),
                       "%s: %.3f against %.3f", keys[k], array_sum(am), array_sum(au));
@@ -139,8 +140,8 @@ static bool same_series(const sim_series *u, const sim_series *m, const char *wh
         ck_assert_msg(sim_series_get(m, i) == want, "%s: bucket %zu holds %.17g, expected %.17g",
                       what, i, sim_series_get(m, i), want);
     }
-    ck_assert_msg(!peak || sim_series_max(m) == sim_series_max(u), "%s: peak %.17g, expected %.17g", what,
-                  sim_series_max(m), sim_series_max(u));
+    ck_assert_msg(!peak || sim_series_max(m) == sim_series_max(u), "%s: peak %.17g, expected %.17g",
+                  what, sim_series_max(m), sim_series_max(u));
     return m->width != m->base;
 }
 
@@ -150,8 +151,9 @@ static void same_peak_since(const sim_series *u, const sim_series *m, const char
 {
     sim_time lu, lm;
     double pu = sim_series_peak_since(u, WARMUP, &lu), pm = sim_series_peak_since(m, WARMUP, &lm);
-    ck_assert_msg(pm == pu && lm == lu, "%s: after the warm-up %.17g at %lld ns, expected %.17g at %lld",
-                  what, pm, (long long)lm, pu, (long long)lu);
+    ck_assert_msg(pm == pu && lm == lu,
+                  "%s: after the warm-up %.17g at %lld ns, expected %.17g at %lld", what, pm,
+                  (long long)lm, pu, (long long)lu);
 }
 
 static void check_scenario(const char *path)
@@ -182,7 +184,8 @@ static void check_scenario(const char *path)
         merged += same_series(&a->in_records_min, &b->in_records_min, "shard records", true);
         merged += same_series(&a->in_bytes_min, &b->in_bytes_min, "shard bytes", true);
         merged += same_series(&a->throttled_min, &b->throttled_min, "shard throttled", true);
-        merged += same_series(&a->read_throttled_min, &b->read_throttled_min, "shard read thr.", true);
+        merged +=
+            same_series(&a->read_throttled_min, &b->read_throttled_min, "shard read thr.", true);
         merged += same_series(&a->out_bytes_min, &b->out_bytes_min, "shard bytes out", true);
     }
     for (size_t i = 0; i < u.w.n_consumers; i++) {
