@@ -15,10 +15,19 @@ set xlabel sprintf('time since the start (%s)', xunit)
 set ylabel 'leases held (shards), stacked by worker'
 set yrange [0:*]
 set key outside right top
-set style fill solid 0.8 border lc rgb '#ffffff'
 # Band i is drawn as the sum of columns 2..i, from the top down, each over the last;
-# minute m (its value is at its end) covers [m, m + 1), the last minute included.
+# row m (its value is at its end) covers [m, m + xstep), the last one included.
 top(i) = sum [c=2:i] column(c)
-set boxwidth xstep * 1.0 / xdiv absolute
-cmd = "plot for [i=nworkers+1:2:-1] data using (xmid($1)):(top(i)) with boxes title columnheader(i)"
+if (npoints <= 150) {
+    # A box a row, parted by a white border.
+    set style fill solid 0.8 border lc rgb '#ffffff'
+    set boxwidth xstep * 1.0 / xdiv absolute
+    cmd = "plot for [i=nworkers+1:2:-1] data using (xmid($1)):(top(i)) with boxes title columnheader(i)"
+} else {
+    # Past about 150 rows a box is a pixel or two wide: its border would paint it white
+    # and neighbouring layers would blend at its edges. Filled steps from each row's
+    # start draw the same bands without seams.
+    set style fill solid 1.0 noborder
+    cmd = "plot for [i=nworkers+1:2:-1] data using ($1/xdiv):(top(i)) with fillsteps title columnheader(i)"
+}
 load 'draw.gp'
