@@ -206,15 +206,6 @@ static void latency(ctx *c, const char *prefix, const json_t *co, const sim_hist
     }
 }
 
-/* The largest base-width bucket of s that starts at or after `from`, ns: exact however
- * far a long run merged the series, which the world kept that peak apart for
- * (kds_world_cfg.peak_since, set to the warm-up by the runner). */
-static double series_max_from(const sim_series *s, sim_time from)
-{
-    return sim_series_peak_since(s, from, NULL);
-}
-
-
 int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_report,
                   const kds_world *wu, sim_time warmup, kdsim_figs *out)
 {
@@ -234,7 +225,7 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
     fig(&c, "stream.read_throttled_calls", st, wst, "read_throttled_calls", COUNT);
     if (wu)
         add(&c, "stream.peak_records_per_s",
-            series_max_from(&w->stream.st.in_records_s, warmup), false);
+            sim_series_peak_since(&w->stream.st.in_records_s, warmup, NULL), false);
     else
         fig(&c, "stream.peak_records_per_s", st, NULL, "peak_records_per_s", END);
     /* Offered (stored plus throttled) in the busiest minute: the demand, which the
@@ -295,7 +286,8 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
         snprintf(name, sizeof name, "%s.iterator_age_ms_max", prefix);
         if (twin)
             add(&c, name,
-                round3(series_max_from(&w->consumers[i]->st.iterator_age_min, warmup)),
+                round3(sim_series_peak_since(&w->consumers[i]->st.iterator_age_min, warmup,
+                                             NULL)),
                 false);
         else
             fig(&c, name, co, NULL, "iterator_age_ms_max", END);

@@ -35,8 +35,7 @@
  * both (tests do). */
 #define KDS_STREAM_SECONDS_KEPT ((size_t)1 << 17)
 /* The stream's per-minute series never merge: they keep the longest run's minutes (400
- * days, the loader's bound), 4.4 MiB each at that length (a series allocates no more
- * than its limit; 2^20 buckets cost 8 MiB each, half of them never used). */
+ * days, the loader's bound), 4.4 MiB each at that length. */
 #define KDS_STREAM_MINUTES_KEPT ((size_t)400 * 1440)
 #define KDS_SHARD_SERIES_BUCKETS ((size_t)1 << 21)
 

@@ -261,7 +261,6 @@ void sim_series_feed(sim_series *s, sim_series *next)
     s->next = next;
 }
 
-
 void sim_series_fini(sim_series *s)
 {
     if (!s)
@@ -288,6 +287,27 @@ static void combine(const sim_series *s, double *dst, double x)
         *dst = x;
 }
 
+/* Reallocate the buckets to `ncap` (>= n), zero-filling any growth. On failure the
+ * series is unchanged. */
+static int resize(sim_series *s, size_t ncap)
+{
+    if (ncap > SIZE_MAX / sizeof(double))
+        return SIM_ENOMEM;
+    /* A cached bucket in v moves with the rest: its index, taken while s->v is valid. */
+    bool in_v = s->cur_lo != INT64_MIN && !merged(s);
+    size_t cur = in_v ? (size_t)(s->cur - s->v) : 0;
+    double *nv = realloc(s->v, ncap * sizeof *nv);
+    if (!nv)
+        return SIM_ENOMEM;
+    if (ncap > s->cap)
+        memset(nv + s->cap, 0, (ncap - s->cap) * sizeof *nv);
+    if (in_v)
+        s->cur = nv + cur;
+    s->v = nv;
+    s->cap = ncap;
+    return SIM_OK;
+}
+
 /* Make room for `need` buckets, zero-filled. Doubling keeps appends amortised O(1). */
 static int reserve(sim_series *s, size_t need)
 {
@@ -300,20 +320,7 @@ static int reserve(sim_series *s, size_t need)
      * would otherwise leave up to half the allocation unused, and zeroed. */
     if (ncap > s->limit && need <= s->limit)
         ncap = s->limit;
-    if (ncap > SIZE_MAX / sizeof(double))
-        return SIM_ENOMEM;
-    /* A cached bucket in v moves with the rest: its index, taken while s->v is valid. */
-    bool in_v = s->cur_lo != INT64_MIN && !merged(s);
-    size_t cur = in_v ? (size_t)(s->cur - s->v) : 0;
-    double *nv = realloc(s->v, ncap * sizeof *nv);
-    if (!nv)
-        return SIM_ENOMEM;
-    memset(nv + s->cap, 0, (ncap - s->cap) * sizeof *nv);
-    if (in_v)
-        s->cur = nv + cur;
-    s->v = nv;
-    s->cap = ncap;
-    return SIM_OK;
+    return resize(s, ncap);
 }
 
 void sim_series_keep_peak_since(sim_series *s, sim_time since)
@@ -394,17 +401,8 @@ void sim_series_set_limit(sim_series *s, size_t limit)
     /* A lower limit on a series in use: merge down to it, and give back what is past. */
     while (s->n > limit)
         merge_pairs(s);
-    if (s->cap > limit) {
-        bool in_v = s->cur_lo != INT64_MIN && !merged(s);
-        size_t cur = in_v ? (size_t)(s->cur - s->v) : 0;
-        double *nv = realloc(s->v, limit * sizeof *nv);
-        if (nv) { /* a failed shrink keeps the larger block, which is still valid */
-            s->v = nv;
-            s->cap = limit;
-            if (in_v)
-                s->cur = nv + cur;
-        }
-    }
+    if (s->cap > limit)
+        (void)resize(s, limit); /* a failed shrink keeps the larger block, still valid */
 }
 
 int sim__series_add_slow(sim_series *s, sim_time t, double x)
@@ -496,27 +494,38 @@ sim_time sim_series_end(const sim_series *s)
     return (sim_time)s->n * s->width;
 }
 
-double sim_series_peak(const sim_series *s, sim_time *lo)
+/* The largest base bucket starting at or after `from`, and where it starts (`from` when
+ * there is none; the first of equal values): read from the buckets while the series has
+ * not merged; once merged, the kept value (kept_lo < 0: none yet) or the open bucket. */
+static double best_since(const sim_series *s, sim_time from, double kept, sim_time kept_lo,
+                         sim_time *lo)
 {
     double m = 0;
-    sim_time at = 0;
+    sim_time at = -1;
     if (!merged(s)) {
-        for (size_t i = 0; i < s->n; i++)
-            if (i == 0 || s->v[i] > m) {
+        for (size_t i = (size_t)((from + s->base - 1) / s->base); i < s->n; i++)
+            if (at < 0 || s->v[i] > m) {
                 m = s->v[i];
-                at = (sim_time)i * s->width;
+                at = (sim_time)i * s->base;
             }
     } else {
-        m = s->peak;
-        at = s->peak_lo > 0 ? s->peak_lo : 0;
-        if (s->cur_lo != INT64_MIN && (s->peak_lo < 0 || s->fine > m)) {
+        if (kept_lo >= 0) {
+            m = kept;
+            at = kept_lo;
+        }
+        if (s->cur_lo != INT64_MIN && s->cur_lo >= from && (at < 0 || s->fine > m)) {
             m = s->fine;
             at = s->cur_lo;
         }
     }
     if (lo)
-        *lo = at;
+        *lo = at < 0 ? from : at;
     return m;
+}
+
+double sim_series_peak(const sim_series *s, sim_time *lo)
+{
+    return best_since(s, 0, s->peak, s->peak_lo, lo);
 }
 
 double sim_series_peak_since(const sim_series *s, sim_time since, sim_time *lo)
@@ -524,29 +533,9 @@ double sim_series_peak_since(const sim_series *s, sim_time since, sim_time *lo)
     SIM_ASSERT(since >= 0);
     if (since == 0)
         return sim_series_peak(s, lo);
-    double m = 0;
-    sim_time at = -1;
-    if (!merged(s)) {
-        for (size_t i = (size_t)((since + s->base - 1) / s->base); i < s->n; i++)
-            if (at < 0 || s->v[i] > m) {
-                m = s->v[i];
-                at = (sim_time)i * s->base;
-            }
-    } else {
-        /* Only the time kept apart can be answered: the buckets have merged. */
-        SIM_ASSERT(since == s->since);
-        if (s->since_lo >= 0) {
-            m = s->since_peak;
-            at = s->since_lo;
-        }
-        if (s->cur_lo != INT64_MIN && s->cur_lo >= since && (at < 0 || s->fine > m)) {
-            m = s->fine;
-            at = s->cur_lo;
-        }
-    }
-    if (lo)
-        *lo = at < 0 ? since : at;
-    return m;
+    /* Only the time kept apart can be answered once the buckets have merged. */
+    SIM_ASSERT(!merged(s) || since == s->since);
+    return best_since(s, since, s->since_peak, s->since_lo, lo);
 }
 
 double sim_series_max(const sim_series *s)
