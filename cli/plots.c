@@ -382,8 +382,9 @@ typedef struct lease_row {
     unsigned leases;
 } lease_row;
 
-/* Read DIR/kcl_workers_per_minute.csv (minute,consumer,worker,leases_held). Returns the
- * rows (malloc'd, *n of them), or NULL with *n = 0 when the file is absent or empty. */
+/* Read DIR/kcl_workers_per_minute.csv (minute,minutes,consumer,worker,leases_held; the
+ * caller knows the width of a row). Returns the rows (malloc'd, *n of them), or NULL with
+ * *n = 0 when the file is absent or empty. */
 static lease_row *read_leases(const char *dir, size_t *n)
 {
     *n = 0;
@@ -402,16 +403,16 @@ static lease_row *read_leases(const char *dir, size_t *n)
             continue;
         }
         lease_row r;
-        char *save = NULL, *tok[4];
+        char *save = NULL, *tok[5];
         size_t k = 0;
-        for (char *t = strtok_r(line, ",\r\n", &save); t && k < 4; t = strtok_r(NULL, ",\r\n", &save))
+        for (char *t = strtok_r(line, ",\r\n", &save); t && k < 5; t = strtok_r(NULL, ",\r\n", &save))
             tok[k++] = t;
-        if (k < 4 || strlen(tok[1]) >= sizeof r.consumer || strlen(tok[2]) >= sizeof r.worker)
+        if (k < 5 || strlen(tok[2]) >= sizeof r.consumer || strlen(tok[3]) >= sizeof r.worker)
             continue;
         r.minute = (size_t)strtoul(tok[0], NULL, 10);
-        strcpy(r.consumer, tok[1]);
-        strcpy(r.worker, tok[2]);
-        r.leases = (unsigned)strtoul(tok[3], NULL, 10);
+        strcpy(r.consumer, tok[2]);
+        strcpy(r.worker, tok[3]);
+        r.leases = (unsigned)strtoul(tok[4], NULL, 10);
         if (*n == cap) {
             cap = cap ? 2 * cap : 256;
             lease_row *v = realloc(rows, cap * sizeof *v);

@@ -14,7 +14,7 @@
  *   - open shards over time, against the write rate and the throttles;
  *   - the monthly cost in each capacity mode, stacked by line item;
  *   - per KCL application, leases held by each worker over time, when the run wrote
- *     DIR/kcl_workers_per_minute.csv (minute,consumer,worker,leases_held).
+ *     DIR/kcl_workers_per_minute.csv (minute,minutes,consumer,worker,leases_held).
  *
  * gnuplot is looked up on PATH. Without it the run still succeeds: the data files,
  * scripts and plots.sh are written and kdsim says once, on stderr, how to install it.

@@ -625,16 +625,17 @@ static sim_time series_end(const sim_series *const *v, size_t n)
     return end;
 }
 
-/* Rows of n per-minute series joined bucket by bucket: "minute[,label],v0,v1,..", value i
- * with dec[i] decimals (dec NULL: none). A long run's series have merged (sim_series):
- * each row then covers the minutes up to the next row's, summed (a maximum for a
- * maximum). */
+/* Rows of n per-minute series joined bucket by bucket: "minute,minutes[,label],v0,v1,..",
+ * value i with dec[i] decimals (dec NULL: none). A long run's series have merged
+ * (sim_series): each row then covers `minutes` minutes from `minute`, summed (a maximum
+ * for a maximum), and the column says so, or a reader would take a sum over 4 minutes
+ * for one minute's. */
 static void write_minutes(FILE *f, const char *label, const sim_series *const *v, size_t n,
                           const int *dec)
 {
     sim_time wd = sim_series_widest(v, n), end = series_end(v, n);
     for (sim_time t = 0; t < end; t += wd) {
-        fprintf(f, "%" PRId64, t / SIM_MIN(1));
+        fprintf(f, "%" PRId64 ",%" PRId64, t / SIM_MIN(1), wd / SIM_MIN(1));
         if (label)
             fprintf(f, ",%s", label);
         for (size_t i = 0; i < n; i++)
@@ -650,12 +651,12 @@ static int write_csvs(const kds_world *w, const char *dir)
     int rc;
     if ((rc = kdsim_aopen(&a, dir, "stream_per_second.csv")))
         return rc;
-    fprintf(a.f, "second,records_in,bytes_in,write_throttled_records\n");
+    fprintf(a.f, "second,seconds,records_in,bytes_in,write_throttled_records\n");
     {
         const sim_series *v[] = {&st->st.in_records_s, &st->st.in_bytes_s, &st->st.throttled_s};
         sim_time wd = sim_series_widest(v, 3), end = series_end(v, 3);
         for (sim_time t = 0; t < end; t += wd)
-            fprintf(a.f, "%" PRId64 ",%.0f,%.0f,%.0f\n", t / SIM_S(1),
+            fprintf(a.f, "%" PRId64 ",%" PRId64 ",%.0f,%.0f,%.0f\n", t / SIM_S(1), wd / SIM_S(1),
                     sim_series_range(v[0], t, t + wd), sim_series_range(v[1], t, t + wd),
                     sim_series_range(v[2], t, t + wd));
     }
@@ -665,7 +666,8 @@ static int write_csvs(const kds_world *w, const char *dir)
     if ((rc = kdsim_aopen(&a, dir, "stream_per_minute.csv")))
         return rc;
     fprintf(a.f,
-            "minute,records_in,bytes_in,write_throttled_records,read_throttled_calls,bytes_out\n");
+            "minute,minutes,records_in,bytes_in,write_throttled_records,read_throttled_calls,"
+            "bytes_out\n");
     {
         const sim_series *v[] = {&st->st.in_records_min, &st->st.in_bytes_min,
                                  &st->st.throttled_min, &st->st.read_throttled_min,
@@ -677,7 +679,7 @@ static int write_csvs(const kds_world *w, const char *dir)
 
     if ((rc = kdsim_aopen(&a, dir, "shards_per_minute.csv")))
         return rc;
-    fprintf(a.f, "minute,shard_id,records_in,bytes_in,write_throttled_records,"
+    fprintf(a.f, "minute,minutes,shard_id,records_in,bytes_in,write_throttled_records,"
                  "read_throttled_calls,bytes_out\n");
     for (size_t s = 0; s < st->n_shards; s++) {
         const kds_shard *sh = st->shards[s];
@@ -693,7 +695,7 @@ static int write_csvs(const kds_world *w, const char *dir)
 
     if ((rc = kdsim_aopen(&a, dir, "consumers_per_minute.csv")))
         return rc;
-    fprintf(a.f, "minute,consumer,records_delivered,iterator_age_ms_max\n");
+    fprintf(a.f, "minute,minutes,consumer,records_delivered,iterator_age_ms_max\n");
     for (size_t c = 0; c < w->n_consumers; c++) {
         const kds_consumer_stats *cs = &w->consumers[c]->st;
         const sim_series *v[] = {&cs->delivered_min, &cs->iterator_age_min};

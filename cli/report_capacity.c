@@ -194,9 +194,12 @@ int kdsim_write_capacity_csv(const kds_world *w, const char *dir)
     int rc = kdsim_aopen(&a, dir, "capacity_per_minute.csv");
     if (rc)
         return rc;
-    fprintf(a.f, "minute,open_shards\n");
+    /* The stream's minutes never merge (KDS_STREAM_MINUTES_KEPT covers the longest run):
+     * a row a minute, with the width column of the other per-minute files. */
+    fprintf(a.f, "minute,minutes,open_shards\n");
     const sim_series *s = &w->stream.open_shards_min;
+    SIM_ASSERT(s->width == s->base);
     for (size_t i = 0; i < s->n; i++)
-        fprintf(a.f, "%zu,%.0f\n", i, sim_series_get(s, i));
+        fprintf(a.f, "%zu,1,%.0f\n", i, sim_series_get(s, i));
     return kdsim_aclose(&a);
 }

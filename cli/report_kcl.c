@@ -301,7 +301,7 @@ int kdsim_write_kcl_csv(const kds_world *w, const char *dir)
     int rc;
     if ((rc = kdsim_aopen(&a, dir, "kcl_workers_per_minute.csv")))
         return rc;
-    fprintf(a.f, "minute,consumer,worker,leases_held\n");
+    fprintf(a.f, "minute,minutes,consumer,worker,leases_held\n");
     for (size_t i = 0; i < w->n_consumers; i++) {
         const kds_kcl_summary *s = kds_kcl_summary_get(w->consumers[i]);
         if (!s)
@@ -309,15 +309,16 @@ int kdsim_write_kcl_csv(const kds_world *w, const char *dir)
         for (size_t k = 0; k < s->n_workers; k++) {
             const kds_kcl_worker_summary *ws = &s->workers[k];
             for (size_t m = 0; m < ws->n_minutes; m++) /* a row a value (a minute or more) */
-                fprintf(a.f, "%zu,%s,%s,%" PRIu32 "\n", m * ws->minutes_per_value,
-                        w->consumers[i]->name, ws->name, ws->leases_per_minute[m]);
+                fprintf(a.f, "%zu,%zu,%s,%s,%" PRIu32 "\n", m * ws->minutes_per_value,
+                        ws->minutes_per_value, w->consumers[i]->name, ws->name,
+                        ws->leases_per_minute[m]);
         }
     }
     if ((rc = kdsim_aclose(&a)))
         return rc;
     if ((rc = kdsim_aopen(&a, dir, "kcl_lease_table_per_minute.csv")))
         return rc;
-    fprintf(a.f, "minute,consumer,read_units,write_units,throttled_requests\n");
+    fprintf(a.f, "minute,minutes,consumer,read_units,write_units,throttled_requests\n");
     for (size_t i = 0; i < w->n_consumers; i++) {
         const kds_kcl_summary *s = kds_kcl_summary_get(w->consumers[i]);
         if (!s)
@@ -328,7 +329,7 @@ int kdsim_write_kcl_csv(const kds_world *w, const char *dir)
         const kds_lease_table_stats *t = &s->table->st;
         for (size_t m = 0; m < minutes; m++) {
             sim_time t0 = (sim_time)m * wd;
-            fprintf(a.f, "%zu,%s,%.3f,%.3f,%.0f\n", m * per, w->consumers[i]->name,
+            fprintf(a.f, "%zu,%zu,%s,%.3f,%.3f,%.0f\n", m * per, per, w->consumers[i]->name,
                     sim_series_range(&t->read_units_min, t0, t0 + wd),
                     sim_series_range(&t->write_units_min, t0, t0 + wd),
                     sim_series_range(&t->throttled_min, t0, t0 + wd));

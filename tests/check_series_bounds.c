@@ -11,7 +11,9 @@
  * allowed is the KCL's per-minute arrays, which the merged run gives per merged
  * bucket, saying how many minutes one covers: their sums must match. The merged run
  * must also keep within its bounds, or the test would prove nothing. The peaks after a
- * warm-up (what `--warmup` figures read) must survive the merges too.
+ * warm-up (what `--warmup` figures read) must survive the merges too. The CSV files of
+ * `--out` must say how many seconds or minutes each row covers, and the merged run's
+ * rows must hold the unmerged run's values over those.
  */
 #include <check.h>
 #include <dirent.h>
@@ -156,6 +158,168 @@ static void same_peak_since(const sim_series *u, const sim_series *m, const char
                   (long long)lm, pu, (long long)lu);
 }
 
+/* ---- the CSV files of --out ---------------------------------------------------------- */
+
+typedef struct csv {
+    char **cell; /* rows x cols strings, owned (one buffer: cell[0]) */
+    size_t rows; /* data rows, the header not counted */
+    size_t cols;
+    char *head[16]; /* the header's names, pointing into hbuf */
+    char hbuf[512];
+} csv;
+
+/* Read DIR/NAME whole; returns false when the file does not exist. Every row must have
+ * the header's number of columns. */
+static bool csv_read(csv *c, const char *dir, const char *name)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    memset(c, 0, sizeof *c);
+    ck_assert_ptr_nonnull(fgets(c->hbuf, sizeof c->hbuf, f));
+    c->hbuf[strcspn(c->hbuf, "\n")] = 0;
+    for (char *save = NULL, *t = strtok_r(c->hbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        ck_assert_uint_lt(c->cols, 16);
+        c->head[c->cols++] = t;
+    }
+    size_t cap = 0;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (c->rows == cap) {
+            cap = cap ? 2 * cap : 1024;
+            c->cell = realloc(c->cell, cap * c->cols * sizeof *c->cell);
+            ck_assert_ptr_nonnull(c->cell);
+        }
+        size_t k = 0;
+        for (char *save = NULL, *t = strtok_r(line, ",", &save); t;
+             t = strtok_r(NULL, ",", &save)) {
+            ck_assert_msg(k < c->cols, "%s: a row of more than %zu columns", name, c->cols);
+            c->cell[c->rows * c->cols + k++] = strdup(t);
+        }
+        ck_assert_msg(k == c->cols, "%s: a row of %zu columns, not %zu", name, k, c->cols);
+        c->rows++;
+    }
+    fclose(f);
+    return true;
+}
+
+static void csv_free(csv *c)
+{
+    for (size_t i = 0; i < c->rows * c->cols; i++)
+        free(c->cell[i]);
+    free(c->cell);
+}
+
+static const char *cell(const csv *c, size_t r, size_t k)
+{
+    return c->cell[r * c->cols + k];
+}
+
+/* Whether column k names the row's entity (a shard, a consumer, a worker). */
+static bool entity_col(const csv *c, size_t k)
+{
+    return !strcmp(c->head[k], "shard_id") || !strcmp(c->head[k], "consumer") ||
+           !strcmp(c->head[k], "worker");
+}
+
+static bool same_entity(const csv *a, size_t ra, const csv *b, size_t rb)
+{
+    for (size_t k = 2; k < a->cols; k++)
+        if (entity_col(a, k) && strcmp(cell(a, ra, k), cell(b, rb, k)))
+            return false;
+    return true;
+}
+
+/* The merged run's file m against the unmerged run's u: the second column (`seconds` or
+ * `minutes`) is 1 in u and in m the span of its row, which runs up to the next row of
+ * the same entity; each value of m is u's over that span (summed, the maximum for
+ * iterator_age_ms_max, the last for leases_held, a count at the end of each minute).
+ * Returns the widest row of m. */
+static long same_csv(const char *path, const char *name, const char *du, const char *dm)
+{
+    csv u, m;
+    bool hu = csv_read(&u, du, name), hm = csv_read(&m, dm, name);
+    ck_assert_msg(hu == hm, "%s: %s written by one run only", path, name);
+    if (!hu)
+        return 0;
+    ck_assert_uint_eq(u.cols, m.cols);
+    const char *unit = !strcmp(u.head[0], "second") ? "seconds" : "minutes";
+    ck_assert_msg(!strcmp(u.head[1], unit), "%s: column 2 is %s, not %s", name, u.head[1], unit);
+    for (size_t r = 0; r < u.rows; r++)
+        ck_assert_msg(!strcmp(cell(&u, r, 1), "1"), "%s: an unmerged row of %s %s", name,
+                      cell(&u, r, 1), unit);
+    long widest = 0;
+    size_t from = 0; /* u's rows are grouped by entity in the same order as m's */
+    for (size_t r = 0; r < m.rows; r++) {
+        long t = atol(cell(&m, r, 0)), wd = atol(cell(&m, r, 1));
+        ck_assert_msg(wd >= 1, "%s:%zu: width %ld", name, r + 2, wd);
+        widest = wd > widest ? wd : widest;
+        if (r + 1 < m.rows && same_entity(&m, r, &m, r + 1))
+            ck_assert_msg(atol(cell(&m, r + 1, 0)) == t + wd,
+                          "%s:%zu: a row of %ld from %ld, the next from %s", name, r + 2, wd, t,
+                          cell(&m, r + 1, 0));
+        else if (r > 0 && !same_entity(&m, r - 1, &m, r))
+            ck_assert_int_eq(t, 0);
+        while (from < u.rows && !same_entity(&u, from, &m, r))
+            from++;
+        for (size_t k = 2; k < m.cols; k++) {
+            if (entity_col(&m, k))
+                continue;
+            bool max = !strcmp(m.head[k], "iterator_age_ms_max");
+            bool last = !strcmp(m.head[k], "leases_held");
+            double want = 0;
+            size_t n = 0;
+            for (size_t i = from; i < u.rows && same_entity(&u, i, &m, r); i++) {
+                long ti = atol(cell(&u, i, 0));
+                if (ti < t || ti >= t + wd)
+                    continue;
+                double x = atof(cell(&u, i, k));
+                want = max ? (n == 0 || x > want ? x : want) : last ? x : want + x;
+                n++;
+            }
+            ck_assert_msg(n > 0, "%s:%zu: no unmerged row from %ld", name, r + 2, t);
+            /* Sums of values printed to 3 decimals agree to their rounding. */
+            double got = atof(cell(&m, r, k)), tol = max || last ? 0 : 1e-3 * (double)n;
+            ck_assert_msg(fabs(got - want) <= tol, "%s: %s:%zu %s: %s, expected %.3f over %ld %s",
+                          path, name, r + 2, m.head[k], cell(&m, r, k), want, wd, unit);
+        }
+    }
+    csv_free(&u);
+    csv_free(&m);
+    return widest;
+}
+
+/* Write both runs' files and compare them: every per-second and per-minute file says how
+ * many seconds or minutes each of its rows covers, and the rows of the merged run hold
+ * the unmerged run's over those. */
+static void same_csvs(const char *path, run *u, run *m)
+{
+    char du[] = "/tmp/kdsim-bounds-u-XXXXXX", dm[] = "/tmp/kdsim-bounds-m-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(du));
+    ck_assert_ptr_nonnull(mkdtemp(dm));
+    ck_assert_int_eq(kdsim_report_write_dir(&u->sc, &u->w, u->doc, du), 0);
+    ck_assert_int_eq(kdsim_report_write_dir(&m->sc, &m->w, m->doc, dm), 0);
+    static const char *const files[] = {
+        "stream_per_second.csv",         "stream_per_minute.csv",   "shards_per_minute.csv",
+        "consumers_per_minute.csv",      "capacity_per_minute.csv", "kcl_workers_per_minute.csv",
+        "kcl_lease_table_per_minute.csv"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        long widest = same_csv(path, files[i], du, dm);
+        /* The bounds merge all but the stream's minutes, which are kept whole. */
+        bool whole = !strcmp(files[i], "stream_per_minute.csv") ||
+                     !strcmp(files[i], "capacity_per_minute.csv");
+        if (widest)
+            ck_assert_msg(whole ? widest == 1 : widest > 1, "%s: %s rows up to %ld wide", path,
+                          files[i], widest);
+    }
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", du, dm);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 static void check_scenario(const char *path)
 {
     run u, m;
@@ -171,6 +335,7 @@ static void check_scenario(const char *path)
     ck_assert_msg(strcmp(ju, jm) == 0, "%s: the report changed when its series merged", path);
     free(ju);
     free(jm);
+    same_csvs(path, &u, &m);
 
     const kds_stream *su = &u.w.stream, *sm = &m.w.stream;
     ck_assert_uint_eq(su->n_shards, sm->n_shards);

@@ -110,10 +110,10 @@ if strip(a) == strip(c):
     bad("--seed 8 changed only the seed fields of the report, not the run")
 
 headers = {
-    "stream_per_second.csv": "second,records_in,bytes_in,write_throttled_records",
-    "stream_per_minute.csv": "minute,records_in,bytes_in,write_throttled_records,read_throttled_calls,bytes_out",
-    "shards_per_minute.csv": "minute,shard_id,records_in,bytes_in,write_throttled_records,read_throttled_calls,bytes_out",
-    "consumers_per_minute.csv": "minute,consumer,records_delivered,iterator_age_ms_max",
+    "stream_per_second.csv": "second,seconds,records_in,bytes_in,write_throttled_records",
+    "stream_per_minute.csv": "minute,minutes,records_in,bytes_in,write_throttled_records,read_throttled_calls,bytes_out",
+    "shards_per_minute.csv": "minute,minutes,shard_id,records_in,bytes_in,write_throttled_records,read_throttled_calls,bytes_out",
+    "consumers_per_minute.csv": "minute,minutes,consumer,records_delivered,iterator_age_ms_max",
     "consumers_latency_cdf.csv": "consumer,latency_ms_upper,cumulative_fraction",
 }
 rows = {}
@@ -142,19 +142,23 @@ if "stream_per_second.csv" in rows:
     r = rows["stream_per_second.csv"]
     if len(r) != 120:
         bad(f"stream_per_second.csv has {len(r)} rows, expected 120 for 2 minutes")
-    if sum(int(x[1]) for x in r) != s["records_in"]:
+    if any(x[1] != "1" for x in r):
+        bad("stream_per_second.csv: a row of a 2-minute run covers more than one second")
+    if sum(int(x[2]) for x in r) != s["records_in"]:
         bad("stream_per_second.csv records_in does not add up to stream.records_in")
-    if sum(int(x[2]) for x in r) != s["bytes_in"]:
+    if sum(int(x[3]) for x in r) != s["bytes_in"]:
         bad("stream_per_second.csv bytes_in does not add up to stream.bytes_in")
 if "stream_per_minute.csv" in rows:
     r = rows["stream_per_minute.csv"]
     if len(r) != 2:
         bad(f"stream_per_minute.csv has {len(r)} rows, expected 2 for 2 minutes")
-    if sum(int(x[1]) for x in r) != s["records_in"]:
+    if any(x[1] != "1" for x in r):
+        bad("stream_per_minute.csv: a row of a 2-minute run covers more than one minute")
+    if sum(int(x[2]) for x in r) != s["records_in"]:
         bad("stream_per_minute.csv records_in does not add up to stream.records_in")
 if "shards_per_minute.csv" in rows:
     for sh in s["shards"]:
-        got = sum(int(x[2]) for x in rows["shards_per_minute.csv"] if x[1] == sh["shard_id"])
+        got = sum(int(x[3]) for x in rows["shards_per_minute.csv"] if x[2] == sh["shard_id"])
         if got != sh["records_in"]:
             bad(f"shards_per_minute.csv records_in of {sh['shard_id']} is {got}, "
                 f"the report says {sh['records_in']}")

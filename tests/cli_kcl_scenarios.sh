@@ -184,11 +184,11 @@ check(new["lease_table"]["requests"]["scan"] == new["lam_runs"] + new["shard_syn
 
 # --out: the KCL files, headers and one row per minute and worker.
 rows = list(csv.reader(open(f"{tmp}/tw/kcl_workers_per_minute.csv")))
-check(rows[0] == ["minute", "consumer", "worker", "leases_held"], f"kcl_workers_per_minute.csv header {rows[0]}")
+check(rows[0] == ["minute", "minutes", "consumer", "worker", "leases_held"], f"kcl_workers_per_minute.csv header {rows[0]}")
 check(len(rows) == 1 + 2 * 12, f"kcl_workers_per_minute.csv: {len(rows) - 1} rows, expected 24")
 rows = list(csv.reader(open(f"{tmp}/sl/kcl_lease_table_per_minute.csv")))
-check(rows[0] == ["minute", "consumer", "read_units", "write_units", "throttled_requests"], f"kcl_lease_table_per_minute.csv header {rows[0]}")
-thr = sum(float(x[4]) for x in rows[1:] if x[1] == "orders-small-table")
+check(rows[0] == ["minute", "minutes", "consumer", "read_units", "write_units", "throttled_requests"], f"kcl_lease_table_per_minute.csv header {rows[0]}")
+thr = sum(float(x[5]) for x in rows[1:] if x[2] == "orders-small-table")
 check(thr == small["lease_table"]["throttled_reads"] + small["lease_table"]["throttled_writes"],
       "kcl_lease_table_per_minute.csv: throttled requests do not add up")
 
