@@ -239,6 +239,7 @@ static bool same_entity(const csv *a, size_t ra, const csv *b, size_t rb)
  * `minutes`) is 1 in u and in m the span of its row, which runs up to the next row of
  * the same entity; each value of m is u's over that span (summed, the maximum for
  * iterator_age_ms_max, the last for leases_held, a count at the end of each minute).
+ * Each entity's rows start at 0, and together m's rows cover every row of u once.
  * Returns the widest row of m. */
 static long same_csv(const char *path, const char *name, const char *du, const char *dm)
 {
@@ -254,7 +255,8 @@ static long same_csv(const char *path, const char *name, const char *du, const c
         ck_assert_msg(!strcmp(cell(&u, r, 1), "1"), "%s: an unmerged row of %s %s", name,
                       cell(&u, r, 1), unit);
     long widest = 0;
-    size_t from = 0; /* u's rows are grouped by entity in the same order as m's */
+    size_t from = 0;    /* u's rows are grouped by entity in the same order as m's */
+    size_t matched = 0; /* u's rows within m's rows' spans */
     for (size_t r = 0; r < m.rows; r++) {
         long t = atol(cell(&m, r, 0)), wd = atol(cell(&m, r, 1));
         ck_assert_msg(wd >= 1, "%s:%zu: width %ld", name, r + 2, wd);
@@ -263,10 +265,11 @@ static long same_csv(const char *path, const char *name, const char *du, const c
             ck_assert_msg(atol(cell(&m, r + 1, 0)) == t + wd,
                           "%s:%zu: a row of %ld from %ld, the next from %s", name, r + 2, wd, t,
                           cell(&m, r + 1, 0));
-        else if (r > 0 && !same_entity(&m, r - 1, &m, r))
-            ck_assert_int_eq(t, 0);
+        if (r == 0 || !same_entity(&m, r - 1, &m, r))
+            ck_assert_msg(t == 0, "%s:%zu: an entity's first row from %ld", name, r + 2, t);
         while (from < u.rows && !same_entity(&u, from, &m, r))
             from++;
+        bool counted = false;
         for (size_t k = 2; k < m.cols; k++) {
             if (entity_col(&m, k))
                 continue;
@@ -283,12 +286,17 @@ static long same_csv(const char *path, const char *name, const char *du, const c
                 n++;
             }
             ck_assert_msg(n > 0, "%s:%zu: no unmerged row from %ld", name, r + 2, t);
+            if (!counted)
+                matched += n;
+            counted = true;
             /* Sums of values printed to 3 decimals agree to their rounding. */
             double got = atof(cell(&m, r, k)), tol = max || last ? 0 : 1e-3 * (double)n;
             ck_assert_msg(fabs(got - want) <= tol, "%s: %s:%zu %s: %s, expected %.3f over %ld %s",
                           path, name, r + 2, m.head[k], cell(&m, r, k), want, wd, unit);
         }
     }
+    ck_assert_msg(matched == u.rows, "%s: %s: %zu of the %zu unmerged rows covered", path, name,
+                  matched, u.rows);
     csv_free(&u);
     csv_free(&m);
     return widest;
