@@ -312,11 +312,8 @@ static int load(args *a, kdsim_scenario *sc, FILE *err)
     ydiag g;
     ydiag_init(&g);
     int rc = kdsim_scenario_load(sc, a->scenario, a->so.sets, a->so.n_sets, &g);
-    if (rc) {
-        ydiag_print(&g, err, "kdsim");
-        fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s",
-                a->scenario);
-    }
+    if (rc)
+        ydiag_report(&g, err, a->scenario);
     ydiag_fini(&g);
     return rc ? KDSIM_EXIT_USAGE : 0;
 }

@@ -507,9 +507,7 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         ydiag_init(&g);
         int rc = kdsim_scenario_load(&sc, scenario, o.sets, o.n_sets, &g);
         if (rc) {
-            ydiag_print(&g, err, "kdsim");
-            fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s",
-                    scenario);
+            ydiag_report(&g, err, scenario);
             ydiag_fini(&g);
             goto done;
         }

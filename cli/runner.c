@@ -45,11 +45,8 @@ static int load(const kdsim_runspec *rs, kdsim_scenario *sc, FILE *err)
     ydiag g;
     ydiag_init(&g);
     int rc = kdsim_scenario_load(sc, rs->scenario, sets, n, &g);
-    if (rc) {
-        ydiag_print(&g, err, "kdsim");
-        fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s",
-                rs->scenario);
-    }
+    if (rc)
+        ydiag_report(&g, err, rs->scenario);
     ydiag_fini(&g);
     free(sets);
     return rc ? 2 : 0;
@@ -353,8 +350,7 @@ int kdsim_scenario_check(const char *file, const char *const *sets, size_t n_set
     ydiag_init(&g);
     int rc = kdsim_scenario_load(&sc, file, sets, n_sets, &g);
     if (rc) {
-        ydiag_print(&g, err, "kdsim");
-        fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s", file);
+        ydiag_report(&g, err, file);
     } else if (warmup >= sc.world.duration) {
         char a[32], b[32];
         fprintf(err, "kdsim: the warm-up (%s) must be shorter than the run (%s)\n",

@@ -534,11 +534,10 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
     ydiag_init(&g);
     int rc = sweep_load(&sw, file, &g);
     if (rc) {
-        ydiag_print(&g, err, "kdsim");
-        fprintf(err, "kdsim: %zu error%s in %s; nothing was run\n", g.n, g.n == 1 ? "" : "s", file);
+        ydiag_report(&g, err, file);
         ydiag_fini(&g);
         sweep_fini(&sw);
-        return rc == SIM_EIO ? KDSIM_EXIT_USAGE : KDSIM_EXIT_USAGE;
+        return KDSIM_EXIT_USAGE;
     }
     ydiag_fini(&g);
     char *default_out = NULL;

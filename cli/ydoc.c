@@ -269,6 +269,14 @@ void ydiag_print(const ydiag *g, FILE *out, const char *prog)
     free(ord);
 }
 
+void ydiag_report(const ydiag *g, FILE *out, const char *file)
+{
+    if (g == NULL || g->n == 0)
+        return;
+    ydiag_print(g, out, "kdsim");
+    fprintf(out, "kdsim: %zu error%s in %s; nothing was run\n", g->n, g->n == 1 ? "" : "s", file);
+}
+
 /* ==== loading ====================================================================== */
 
 /* Report a libyaml failure. Scanner, parser and composer errors have a problem mark

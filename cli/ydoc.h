@@ -49,6 +49,11 @@ void ydiag_add(ydiag *g, const char *file, const yaml_mark_t *mark, const char *
  * --set) print first as `prog: file: path: msg`; ties keep the order of addition. */
 void ydiag_print(const ydiag *g, FILE *out, const char *prog);
 
+/* What every command prints when its input (`file`, with the options applied to it) has
+ * errors: each item as ydiag_print(g, out, "kdsim") does, then the summary line
+ * `kdsim: N error(s) in FILE; nothing was run`. Prints nothing when g has no items. */
+void ydiag_report(const ydiag *g, FILE *out, const char *file);
+
 /* ---- documents -------------------------------------------------------------------- */
 
 typedef struct ydoc {
