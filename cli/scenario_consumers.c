@@ -41,6 +41,34 @@ void kdsim_load_pause(ywalk *w, yaml_node_t *cm, const char *path, sim_time *at,
     }
 }
 
+void kdsim_load_processing(ywalk *w, yaml_node_t *cm, const char *path, sim_dist *per_batch_ms,
+                           double *per_record_ms)
+{
+    char kp[PATH];
+    yaml_node_t *pr = yw_get(w, cm, "processing");
+    if (pr && yw_is_map(w, pr, yw_path(kp, sizeof kp, path, "processing"))) {
+        static const char *const pkeys[] = {"per_batch", "per_record", NULL};
+        yw_check_keys(w, pr, kp, pkeys);
+        yw_dist(w, pr, kp, "per_batch", false, 'd', per_batch_ms);
+        sim_time t;
+        if (yw_duration(w, pr, kp, "per_record", false, 0, SIM_S(60), &t))
+            *per_record_ms = sim_to_ms(t);
+    }
+}
+
+void kdsim_refuse_keys(ywalk *w, yaml_node_t *cm, const char *path, const char *const *keys,
+                       const char *retrieval)
+{
+    char kp[PATH];
+    for (size_t i = 0; keys[i]; i++) {
+        yaml_node_t *n = yw_get(w, cm, keys[i]);
+        if (n)
+            yw_error(w, n, yw_path(kp, sizeof kp, path, keys[i]),
+                     "applies to retrieval: %s only; remove it or set retrieval: %s",
+                     retrieval, retrieval);
+    }
+}
+
 /* ---- polling ---------------------------------------------------------------------- */
 
 static void load_polling(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *path,
@@ -62,16 +90,7 @@ static void load_polling(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const ch
         c->max_records = (uint32_t)u;
     kdsim_load_start(w, cm, path, &c->start, &c->start_time, &c->start_pos);
     yw_dist(w, cm, path, "call_latency", false, 'd', &c->call_latency_ms);
-    char kp[PATH];
-    yaml_node_t *pr = yw_get(w, cm, "processing");
-    if (pr && yw_is_map(w, pr, yw_path(kp, sizeof kp, path, "processing"))) {
-        static const char *const pkeys[] = {"per_batch", "per_record", NULL};
-        yw_check_keys(w, pr, kp, pkeys);
-        yw_dist(w, pr, kp, "per_batch", false, 'd', &c->process_ms);
-        sim_time t;
-        if (yw_duration(w, pr, kp, "per_record", false, 0, SIM_S(60), &t))
-            c->process_ms_per_record = sim_to_ms(t);
-    }
+    kdsim_load_processing(w, cm, path, &c->process_ms, &c->process_ms_per_record);
     yw_duration(w, cm, path, "start", false, 0, MAX_DURATION, &c->begin);
     kdsim_load_pause(w, cm, path, &c->pause_at, &c->pause_for);
 }

@@ -7,20 +7,6 @@
 
 static const char *const RETRIEVALS[] = {"polling", "efo", NULL};
 
-/* Keys that only one retrieval uses: naming one under the other is a mistake. */
-static void refuse(ywalk *w, yaml_node_t *cm, const char *path, const char *const *keys,
-                   const char *retrieval)
-{
-    char kp[PATH];
-    for (size_t i = 0; keys[i]; i++) {
-        yaml_node_t *n = yw_get(w, cm, keys[i]);
-        if (n)
-            yw_error(w, n, yw_path(kp, sizeof kp, path, keys[i]),
-                     "applies to retrieval: %s only; remove it or set retrieval: %s",
-                     retrieval, retrieval);
-    }
-}
-
 void kdsim_load_flink(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *path,
                       kds_consumer_cfg *cc, bool *uses_efo)
 {
@@ -47,13 +33,13 @@ void kdsim_load_flink(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char 
     /* A registered EFO consumer counts toward the stream's 20 (50) consumers. */
     *uses_efo = c->retrieval == KDS_FLINK_EFO;
     if (c->retrieval == KDS_FLINK_EFO) {
-        refuse(w, cm, path, polling_only, "polling");
+        kdsim_refuse_keys(w, cm, path, polling_only, "polling");
         if (yw_str(w, cm, path, "consumer_name", false, &c->consumer_name))
             kdsim_check_name(w, cm, path, c->consumer_name);
         yw_dist(w, cm, path, "push_delay", false, 'd', &c->efo.push_delay_ms);
         yw_dist(w, cm, path, "subscribe_latency", false, 'd', &c->efo.subscribe_ms);
     } else {
-        refuse(w, cm, path, efo_only, "efo");
+        kdsim_refuse_keys(w, cm, path, efo_only, "efo");
         yw_duration(w, cm, path, "poll_interval", false, SIM_MS(1), SIM_HOUR(1),
                     &c->poll_interval);
         uint64_t u;
@@ -63,16 +49,8 @@ void kdsim_load_flink(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char 
     }
     kdsim_load_start(w, cm, path, &c->start, &c->start_time, &c->start_pos);
 
+    kdsim_load_processing(w, cm, path, &c->process_ms, &c->process_ms_per_record);
     char kp[PATH];
-    yaml_node_t *pr = yw_get(w, cm, "processing");
-    if (pr && yw_is_map(w, pr, yw_path(kp, sizeof kp, path, "processing"))) {
-        static const char *const pkeys[] = {"per_batch", "per_record", NULL};
-        yw_check_keys(w, pr, kp, pkeys);
-        yw_dist(w, pr, kp, "per_batch", false, 'd', &c->process_ms);
-        sim_time t;
-        if (yw_duration(w, pr, kp, "per_record", false, 0, SIM_S(60), &t))
-            c->process_ms_per_record = sim_to_ms(t);
-    }
     yw_duration(w, cm, path, "checkpoint_interval", false, SIM_S(1), SIM_DAY(1),
                 &c->checkpoint_interval);
     if (yw_duration(w, cm, path, "checkpoint_duration", false, 0, SIM_DAY(1),

@@ -78,6 +78,17 @@ void kdsim_load_start(ywalk *w, yaml_node_t *cm, const char *path, kds_start_kin
 void kdsim_load_pause(ywalk *w, yaml_node_t *cm, const char *path, sim_time *at,
                       sim_time *len);
 
+/* processing: {per_batch (a distribution, ms), per_record (a duration, 0 to 60 s)}: the
+ * application's time for a batch, into *per_batch_ms and *per_record_ms; keys absent
+ * leave them as they are. */
+void kdsim_load_processing(ywalk *w, yaml_node_t *cm, const char *path, sim_dist *per_batch_ms,
+                           double *per_record_ms);
+
+/* Keys that only one retrieval uses (the NULL-terminated `keys`): each one present in cm
+ * is an error saying it applies to `retrieval` only. */
+void kdsim_refuse_keys(ywalk *w, yaml_node_t *cm, const char *path, const char *const *keys,
+                       const char *retrieval);
+
 /* The `kcl` consumer kind (scenario_kcl.c): a Kinesis Client Library application with
  * its workers and lease table. Sets *uses_efo when it reads through enhanced fan-out. */
 void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *path,

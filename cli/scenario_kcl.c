@@ -18,20 +18,6 @@ static const char *const METRICS[] = {"throughput", "cpu", NULL};
 #define MAX_WORKERS 10000
 #define MAX_WORKER_EVENTS 1000
 
-/* Keys that only one retrieval uses: naming one under the other is a mistake. */
-static void refuse(ywalk *w, yaml_node_t *cm, const char *path, const char *const *keys,
-                   const char *retrieval)
-{
-    char kp[PATH];
-    for (size_t i = 0; keys[i]; i++) {
-        yaml_node_t *n = yw_get(w, cm, keys[i]);
-        if (n)
-            yw_error(w, n, yw_path(kp, sizeof kp, path, keys[i]),
-                     "applies to retrieval: %s only; remove it or set retrieval: %s",
-                     retrieval, retrieval);
-    }
-}
-
 static void load_checkpoint(ywalk *w, yaml_node_t *cm, const char *path, kds_kcl_cfg *c)
 {
     char kp[PATH];
@@ -341,9 +327,9 @@ void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *p
         c->efo = e == 1;
     *uses_efo = c->efo;
     if (c->efo)
-        refuse(w, cm, path, polling_only, "polling");
+        kdsim_refuse_keys(w, cm, path, polling_only, "polling");
     else
-        refuse(w, cm, path, efo_only, "efo");
+        kdsim_refuse_keys(w, cm, path, efo_only, "efo");
 
     /* The initial position of new leases: the KCL takes TRIM_HORIZON, LATEST or
      * AT_TIMESTAMP (its default is LATEST), so start_sequence is not a key here. */
@@ -363,16 +349,7 @@ void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *p
     yw_dist(w, cm, path, "call_latency", false, 'd', &c->call_latency_ms);
     yw_dist(w, cm, path, "push_delay", false, 'd', &c->efo_cfg.push_delay_ms);
     yw_dist(w, cm, path, "subscribe_latency", false, 'd', &c->efo_cfg.subscribe_ms);
-    char kp[PATH];
-    yaml_node_t *pr = yw_get(w, cm, "processing");
-    if (pr && yw_is_map(w, pr, yw_path(kp, sizeof kp, path, "processing"))) {
-        static const char *const pkeys[] = {"per_batch", "per_record", NULL};
-        yw_check_keys(w, pr, kp, pkeys);
-        yw_dist(w, pr, kp, "per_batch", false, 'd', &c->process_ms);
-        sim_time t;
-        if (yw_duration(w, pr, kp, "per_record", false, 0, SIM_S(60), &t))
-            c->process_ms_per_record = sim_to_ms(t);
-    }
+    kdsim_load_processing(w, cm, path, &c->process_ms, &c->process_ms_per_record);
     load_checkpoint(w, cm, path, c);
     load_leases(w, cm, path, c);
     if (yw_enum(w, cm, path, "lease_assignment", false, ASSIGNMENTS, &e))
