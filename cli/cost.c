@@ -9,6 +9,7 @@
 
 #include "kds_billing.h"
 #include "prices.h"
+#include "report_int.h"
 #include "sim_units.h"
 
 /* ---- JSON -------------------------------------------------------------------------- */
@@ -161,17 +162,6 @@ json_t *kdsim_cost_json(const kdsim_scenario *sc, const kds_world *w)
 }
 
 /* ---- text -------------------------------------------------------------------------- */
-
-static double jr(const json_t *o, const char *k)
-{
-    return json_number_value(json_object_get(o, k));
-}
-
-static const char *js(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
 
 /* Dollars (a JSON number rounded to the cent) as "$1,234.56". */
 static char *money(char *buf, size_t n, double usd)

@@ -30,23 +30,6 @@ static void esc(FILE *f, const char *s)
     }
 }
 
-static const char *js(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
-static double jr(const json_t *o, const char *k)
-{
-    return json_number_value(json_object_get(o, k));
-}
-
-static uint64_t ju(const json_t *o, const char *k)
-{
-    json_int_t v = json_integer_value(json_object_get(o, k));
-    return v > 0 ? (uint64_t)v : 0;
-}
-
 /* An integer with thousands separators: 1,234,567. */
 static const char *grouped(char *buf, size_t n, uint64_t v)
 {

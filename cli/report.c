@@ -360,22 +360,6 @@ char *kdsim_report_dump(const json_t *report)
 
 /* ---- text report ------------------------------------------------------------------ */
 
-static uint64_t ju(const json_t *o, const char *k)
-{
-    return (uint64_t)json_integer_value(json_object_get(o, k));
-}
-
-static double jr(const json_t *o, const char *k)
-{
-    return json_number_value(json_object_get(o, k));
-}
-
-static const char *js(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
 /* Print text wrapped at `width` columns on word boundaries; newlines in the text are
  * kept as paragraph breaks. */
 static void wrap_indent(FILE *out, const char *text, int width, int indent);

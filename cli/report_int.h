@@ -3,11 +3,34 @@
 #ifndef REPORT_INT_H
 #define REPORT_INT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
 
 #include "kds_world.h"
+
+/* Readers of the JSON report for the text, cost and HTML writers: member k of object o
+ * as a count (0 when absent, not an integer or negative), as a real (0 when absent or
+ * not a number), or as a string ("" when absent or not a string; borrowed from o). o may
+ * be NULL. The writers read every figure through these, so that a figure missing from
+ * an older report prints as 0 instead of failing. */
+static inline uint64_t ju(const json_t *o, const char *k)
+{
+    json_int_t v = json_integer_value(json_object_get(o, k));
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+static inline double jr(const json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+static inline const char *js(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
 
 /* A real rounded to 3 decimals (null when not finite). New reference. */
 json_t *kdsim_real3(double x);

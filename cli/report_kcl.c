@@ -194,22 +194,6 @@ void kdsim_kcl_json(const kds_consumer *c, json_t *o)
 
 /* ---- text --------------------------------------------------------------------------- */
 
-static uint64_t ju(const json_t *o, const char *k)
-{
-    return (uint64_t)json_integer_value(json_object_get(o, k));
-}
-
-static double jr(const json_t *o, const char *k)
-{
-    return json_number_value(json_object_get(o, k));
-}
-
-static const char *js(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
 void kdsim_kcl_text(const json_t *r, FILE *out)
 {
     const json_t *c;
