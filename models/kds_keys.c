@@ -26,20 +26,6 @@ char *kds_keys_name(const kds_keys_cfg *cfg, uint64_t i, char *buf, size_t n)
     return buf;
 }
 
-/* Entry (in open order) of the open shard holding key. */
-static size_t entry_of(const kds_stream *st, kds_hashkey key)
-{
-    size_t lo = 0, hi = st->n_open;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (st->shards[st->open[mid]]->lo <= key)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static void free_tables(kds_keys *k)
 {
     free(k->share);
@@ -112,11 +98,12 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
         keylen = 36; /* a UUID string, the usual random partition key */
         break;
     case KDS_KEYS_FIXED:
-        k->share[entry_of(st, kds_hashkey_from_md5(cfg->fixed, strlen(cfg->fixed)))] = 1.0;
+        k->share[kds_stream_open_entry(st, kds_hashkey_from_md5(cfg->fixed,
+                                                                strlen(cfg->fixed)))] = 1.0;
         keylen = (double)strlen(cfg->fixed);
         break;
     case KDS_KEYS_EXPLICIT:
-        k->share[entry_of(st, cfg->explicit_key)] = 1.0;
+        k->share[kds_stream_open_entry(st, cfg->explicit_key)] = 1.0;
         keylen = 1; /* the partition key is still required; its content is ignored */
         break;
     case KDS_KEYS_UNIFORM:
@@ -141,7 +128,8 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
             kds_keys_name(cfg, i, name, sizeof name);
             double w = cfg->kind == KDS_KEYS_UNIFORM ? 1.0 / total
                                                      : pow((double)(i + 1), -cfg->zipf_s) / total;
-            k->share[entry_of(st, kds_hashkey_from_md5(name, strlen(name)))] += w;
+            kds_hashkey h = kds_hashkey_from_md5(name, strlen(name));
+            k->share[kds_stream_open_entry(st, h)] += w;
             covered += w;
             keylen += w * (double)strlen(name);
         }

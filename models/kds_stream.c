@@ -295,8 +295,10 @@ void kds_shard_off_append(kds_shard *sh, kds_append_fn fn, void *ctx)
         }
 }
 
-kds_shard *kds_stream_route(const kds_stream *st, kds_hashkey key)
+size_t kds_stream_open_entry(const kds_stream *st, kds_hashkey key)
 {
+    /* The last open shard starting at or below key: the open ranges tile the key space
+     * in order, so it is the one holding key. */
     size_t lo = 0, hi = st->n_open;
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
@@ -305,7 +307,12 @@ kds_shard *kds_stream_route(const kds_stream *st, kds_hashkey key)
         else
             hi = mid;
     }
-    kds_shard *sh = st->shards[st->open[lo]];
+    return lo;
+}
+
+kds_shard *kds_stream_route(const kds_stream *st, kds_hashkey key)
+{
+    kds_shard *sh = st->shards[st->open[kds_stream_open_entry(st, key)]];
     SIM_DEBUG_ASSERT(sh->lo <= key && key <= sh->hi);
     return sh;
 }

@@ -222,6 +222,10 @@ int kds_shard_on_append(kds_shard *sh, kds_append_fn fn, void *ctx);
 /* Remove a registration made with kds_shard_on_append (no-op if absent). */
 void kds_shard_off_append(kds_shard *sh, kds_append_fn fn, void *ctx);
 
+/* The entry of st->open (open shards in hash-key order) whose range holds key: an index
+ * below st->n_open (there is always one). O(log open). */
+size_t kds_stream_open_entry(const kds_stream *st, kds_hashkey key);
+
 /* The open shard whose range holds key (there is always one). O(log open). */
 kds_shard *kds_stream_route(const kds_stream *st, kds_hashkey key);
 
