@@ -174,6 +174,8 @@ static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_
                        p->cfg.api == KDS_API_PUT_RECORD ? "PutRecord" : "PutRecords", count,
                        res.stored, res.throttled, res.failed,
                        r->timed_out ? ", reply lost" : "", r->attempt);
+    if (res.stored > 0)
+        kds_shard_notify_append(sh); /* after the put's trace line, before its pushes' */
     uint32_t fresh = res.stored - res.stored_dups; /* first copies */
     p->stats.records_written += fresh;
     p->stats.duplicates_written += res.stored_dups;

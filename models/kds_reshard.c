@@ -69,8 +69,7 @@ static void close_shard(kds_stream *st, kds_shard *sh)
     /* Subscribers learn of SHARD_END at once, as SubscribeToShard's last event tells an
      * enhanced fan-out consumer (its continuation ends and it names the children):
      * the append listeners run once more and find the shard closed. */
-    for (size_t i = 0; i < sh->n_on_append; i++)
-        sh->on_append[i].fn(sh->on_append[i].ctx, sh);
+    kds_shard_notify_append(sh);
 }
 
 static void notify(kds_stream *st, kds_shard *sh)

@@ -335,6 +335,8 @@ void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t byte
                     uint32_t dups, uint32_t marks, uint32_t src, kds_put_result *out)
 {
     kds_stream_put_metered(st, sh, count, bytes, dups, marks, src, 0, 0, NULL, out);
+    if (out->stored > 0)
+        kds_shard_notify_append(sh);
 }
 
 void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
@@ -420,9 +422,6 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
     if (ss->track_offered) /* a zero add is harmless: the peak is the largest minute */
         sim_series_add_sum(&ss->offered_min, now, (double)(k + throttled));
     ss->records_failed_internal += failed;
-    if (k > 0)
-        for (size_t i = 0; i < sh->n_on_append; i++)
-            sh->on_append[i].fn(sh->on_append[i].ctx, sh);
 }
 
 static void read_throttled(kds_stream *st, kds_shard *sh, sim_time now)

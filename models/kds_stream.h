@@ -263,8 +263,9 @@ static inline uint64_t kds_kib_rounded(uint64_t size)
  * first), `marks` of them marked. Records pass the write budget in order; the first
  * that does not fit and every later one is throttled, as AWS processes a request's
  * records in order. InternalFailure strikes each record with the configured
- * probability. Stored records are appended to the log as one run. `src` identifies the
- * producer. The caller validated sizes against max_record_size. */
+ * probability. Stored records are appended to the log as one run, and the shard's
+ * readers are told (kds_shard_notify_append). `src` identifies the producer. The caller
+ * validated sizes against max_record_size. */
 void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
                     uint32_t dups, uint32_t marks, uint32_t src, kds_put_result *out);
 
@@ -274,10 +275,22 @@ void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t byte
  * average size", which is exact for records of equal size. `rng` (borrowed) draws the
  * InternalFailures: the sender's own stream, so that one producer's failures do not
  * depend on how many puts others made before it (design.md, "Build"); NULL draws from
- * the stream's. */
+ * the stream's. Unlike kds_stream_put it does not tell the shard's readers: when
+ * out->stored > 0 the caller must call kds_shard_notify_append(sh) next, with nothing
+ * in between that changes the stream, after it has said what the put did (its trace
+ * line then comes before the pushes the append causes). */
 void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
                             uint32_t dups, uint32_t marks, uint32_t src, uint64_t units,
                             uint64_t kib_bytes, gsl_rng *rng, kds_put_result *out);
+
+/* Tell every reader registered with kds_shard_on_append that records were just
+ * appended to `sh` (an enhanced fan-out subscription pushes them from here). Inline:
+ * it runs after every stored put. */
+static inline void kds_shard_notify_append(kds_shard *sh)
+{
+    for (size_t i = 0; i < sh->n_on_append; i++)
+        sh->on_append[i].fn(sh->on_append[i].ctx, sh);
+}
 
 /* Add the retention meters for the hour that ends now: bytes retained at ages in
  * (24 h, 7 d] and above 7 d, times the hours since the last call. The run calls it
