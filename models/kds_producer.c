@@ -239,13 +239,11 @@ static void serve(sim *s, void *ctx)
 {
     (void)s;
     request *r = ctx;
-    kds_producer *p = r->p;
     client *chain = r->chain;
     r->chain = NULL;
     serve_request(r);
     if (chain)
         client_flush(chain, chain->next_at);
-    (void)p;
 }
 
 static void serve_request(request *r)
