@@ -544,6 +544,10 @@ static void fetch_body(proc *p)
     if (!kds_stream_read_admit(a->st, sh)) {
         /* The KCL waits one idle interval after a throttled call (no backoff). */
         cs->read_throttled_calls++;
+        if (KDS_TRACING(a->st->trace, "get", w->cfg->name, sh->index))
+            kds_trace_emit(a->st->trace, now, "get", w->cfg->name, sh->index,
+                           "GetRecords: throttled (ReadProvisionedThroughputExceeded), next "
+                           "try in %.0f ms", sim_to_ms(lat + c->idle));
         proc_at(p, now + lat + c->idle, fetch_event);
         return;
     }
@@ -556,7 +560,14 @@ static void fetch_body(proc *p)
     if (tk.records == 0)
         cs->empty_calls++;
     bool caught_up = p->fcur.pos >= sh->log.end_pos;
-    kds_consumer_stats_age(cs, now, caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last));
+    double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
+    kds_consumer_stats_age(cs, now, age);
+    if (KDS_TRACING(a->st->trace, "get", w->cfg->name, sh->index))
+        kds_trace_emit(a->st->trace, now, "get", w->cfg->name, sh->index,
+                       "GetRecords: %" PRIu64 " records, %" PRIu64 " B%s, iterator age %.0f ms, "
+                       "to the record processor at +%.0f ms",
+                       tk.records, tk.bytes, tk.expired ? " (some expired unread)" : "", age,
+                       sim_to_ms(lat));
     if (tk.records > 0) {
         enqueue(p, p->fcur.pos, tk.bytes, (uint32_t)tk.records, now + lat);
         kick(p);

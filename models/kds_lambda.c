@@ -42,6 +42,7 @@ typedef struct batch {
     bool fails;          /* the running invocation will fail */
     bool timed_out;      /* ... because it ran into the function timeout */
     uint64_t fail_pos;   /* first failed record (ReportBatchItemFailures) */
+    sim_time invoked;    /* when the running invocation started (for the trace) */
 } batch;
 
 struct reader {
@@ -313,7 +314,7 @@ static void buf_drop_expired(reader *rd, sim_time now)
 
 /* MaximumRecordAgeInSeconds: the buffered records older than the maximum age are
  * given up (to the destination or discarded) without being handed to the function. */
-static void give_up(kds_lambda *m, reader *rd, batch *b);
+static void give_up(kds_lambda *m, reader *rd, batch *b, const char *why);
 
 static void buf_drop_aged(reader *rd, sim_time now)
 {
@@ -348,7 +349,7 @@ static void buf_drop_aged(reader *rd, sim_time now)
         break;
     }
     if (b)
-        give_up(m, rd, b);
+        give_up(m, rd, b, "older than MaximumRecordAgeInSeconds, never invoked");
 }
 
 /* ---- counting ------------------------------------------------------------------------ */
@@ -378,8 +379,35 @@ static void processed(kds_lambda *m, reader *rd, const batch *b, sim_time done)
     rd->st.records_processed += b->count;
 }
 
-static void give_up(kds_lambda *m, reader *rd, batch *b)
+/* A trace line of kind "invoke" about rd's shard, printf-formatted. A macro: with the
+ * trace off it costs the one test of KDS_TRACING, on paths every invocation takes. */
+#define TRACE_INVOKE(m, rd, ...)                                                             \
+    do {                                                                                     \
+        if (KDS_TRACING((m)->st->trace, "invoke", (m)->base.name, (rd)->sh->index))          \
+            kds_trace_emit((m)->st->trace, sim_now((m)->sim), "invoke", (m)->base.name,      \
+                           (rd)->sh->index, __VA_ARGS__);                                     \
+    } while (0)
+
+/* The on-failure destination's name in the trace. */
+static const char *dest_name(kds_lambda_dest d)
 {
+    switch (d) {
+    case KDS_LAMBDA_DEST_SQS: return "SQS";
+    case KDS_LAMBDA_DEST_SNS: return "SNS";
+    case KDS_LAMBDA_DEST_S3: return "S3";
+    default: return "none";
+    }
+}
+
+/* The mapping is done with b without processing it: `why` (for the trace). */
+static void give_up(kds_lambda *m, reader *rd, batch *b, const char *why)
+{
+    if (m->cfg.on_failure != KDS_LAMBDA_DEST_NONE)
+        TRACE_INVOKE(m, rd, "given up (%s): %" PRIu64 " records sent to the on-failure "
+                     "destination (%s)", why, b->count, dest_name(m->cfg.on_failure));
+    else
+        TRACE_INVOKE(m, rd, "given up (%s): %" PRIu64 " records discarded (no on-failure "
+                     "destination)", why, b->count);
     /* Counted as delivered: the mapping is done with these records. */
     if (!b->handed)
         hand(m, b, sim_now(m->sim));
@@ -404,6 +432,13 @@ static bool too_old(const kds_lambda *m, const batch *b)
     return oldest <= now - m->st->cfg.retention;
 }
 
+/* Why too_old(m, b) holds, for the trace. */
+static const char *too_old_why(const kds_lambda *m)
+{
+    return m->cfg.max_record_age >= 0 ? "older than MaximumRecordAgeInSeconds"
+                                      : "its oldest record expired from the stream";
+}
+
 /* ---- invocations ----------------------------------------------------------------- */
 
 static void complete(sim *s, void *ctx);
@@ -419,7 +454,8 @@ static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
     b->is_retry = is_retry;
     m->ls.invocations++;
     rd->st.invocations++;
-    if (b->retry_attempt) {
+    bool uses_retry = b->retry_attempt;
+    if (uses_retry) {
         m->ls.retries++;
         b->retry_attempt = false;
     }
@@ -432,10 +468,11 @@ static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
     if (age > rd->st.iterator_age_ms_max)
         rd->st.iterator_age_ms_max = age;
 
-    if (KDS_TRACING(m->st->trace, "invoke", m->base.name, rd->sh->index))
-        kds_trace_emit(m->st->trace, now, "invoke", m->base.name, rd->sh->index,
-                       "Invoke: batch of %" PRIu64 " records%s, IteratorAge %.0f ms", b->count,
-                       is_retry ? " (retry)" : "", age);
+    /* From the shard's retry queue: a retry that counts against MaximumRetryAttempts,
+     * or a part of a bisected batch, which does not ("again"; %.0u prints 0 as nothing). */
+    TRACE_INVOKE(m, rd, "Invoke: batch of %" PRIu64 " records%s%.0" PRIu32 "%s, IteratorAge %.0f ms",
+                 b->count, uses_retry ? " (retry " : is_retry ? " (again" : "",
+                 uses_retry ? b->attempts : 0, is_retry ? ")" : "", age);
     double ms = sim_dist_sample(&m->cfg.duration_ms, m->rng) +
                 m->cfg.duration_ms_per_record * (double)b->count;
     double limit = sim_to_ms(m->cfg.timeout);
@@ -443,6 +480,7 @@ static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
     if (b->timed_out)
         ms = limit;
     b->fails = false;
+    b->invoked = now;
     b->fail_pos = b->sl[0].first;
     if (b->marks > 0) {
         /* A poison record fails every batch that holds it; a function that reports
@@ -505,7 +543,7 @@ static void try_retry(reader *rd)
         batch *b = rd->failq;
         if (too_old(m, b)) {
             rd->failq = b->next;
-            give_up(m, rd, b);
+            give_up(m, rd, b, too_old_why(m));
             continue;
         }
         if (m->inflight >= m->cfg.concurrency) {
@@ -528,11 +566,17 @@ static void try_retry(reader *rd)
 static void retry_or_give_up(kds_lambda *m, reader *rd, batch *b)
 {
     if (m->cfg.max_retry_attempts >= 0 && b->attempts >= (uint32_t)m->cfg.max_retry_attempts) {
-        give_up(m, rd, b);
+        give_up(m, rd, b, "MaximumRetryAttempts spent");
         return;
     }
     b->attempts++;
     b->retry_attempt = true;
+    if (m->cfg.max_retry_attempts >= 0)
+        TRACE_INVOKE(m, rd, "%" PRIu64 " records queued for retry %" PRIu32 " of %d", b->count,
+                     b->attempts, m->cfg.max_retry_attempts);
+    else
+        TRACE_INVOKE(m, rd, "%" PRIu64 " records queued for retry %" PRIu32
+                     " (retries until the records expire)", b->count, b->attempts);
     failq_insert(rd, b);
 }
 
@@ -544,14 +588,18 @@ static void failed(kds_lambda *m, reader *rd, batch *b)
     if (m->cfg.report_item_failures && b->fail_pos > b->sl[0].first) {
         /* The function processed the records before the first failed one. */
         batch *rest = batch_split(m, b, b->fail_pos - b->sl[0].first);
+        TRACE_INVOKE(m, rd, "batch item failures: the first %" PRIu64 " records processed, "
+                     "%" PRIu64 " from the first failed one left", b->count, rest->count);
         processed(m, rd, b, now);
         batch_put(m, b);
         b = rest;
         if (too_old(m, b)) {
-            give_up(m, rd, b);
+            give_up(m, rd, b, too_old_why(m));
         } else if (m->cfg.bisect_on_error) {
             /* "The batch is bisected at the returned sequence number": no retry used. */
             m->ls.batches_bisected++;
+            TRACE_INVOKE(m, rd, "bisected at the failed record: %" PRIu64 " records queued "
+                         "again (no retry used)", b->count);
             failq_insert(rd, b);
         } else {
             retry_or_give_up(m, rd, b);
@@ -559,10 +607,12 @@ static void failed(kds_lambda *m, reader *rd, batch *b)
         return;
     }
     if (too_old(m, b)) {
-        give_up(m, rd, b);
+        give_up(m, rd, b, too_old_why(m));
     } else if (m->cfg.bisect_on_error && b->count > 1) {
         batch *half = batch_split(m, b, b->count / 2);
         m->ls.batches_bisected++;
+        TRACE_INVOKE(m, rd, "bisected into %" PRIu64 " and %" PRIu64 " records, queued again "
+                     "(no retry used)", b->count, half->count);
         failq_insert(rd, b);
         failq_insert(rd, half);
     } else {
@@ -583,6 +633,9 @@ static void complete(sim *s, void *ctx)
     else
         rd->inflight--;
     bool ok = !b->fails, was_retry = b->is_retry;
+    TRACE_INVOKE(m, rd, "Invoke: batch of %" PRIu64 " records %s after %.0f ms", b->count,
+                 ok ? "succeeded" : b->timed_out ? "timed out" : "failed (function error)",
+                 sim_to_ms(now - b->invoked));
     if (ok) {
         processed(m, rd, b, now);
         batch_put(m, b);
@@ -817,6 +870,10 @@ static void poll_event(sim *s, void *ctx)
     if (!kds_stream_read_admit(st, rd->sh)) {
         cs->read_throttled_calls++;
         rd->issued = now;
+        if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index))
+            kds_trace_emit(st->trace, now, "get", m->base.name, rd->sh->index,
+                           "GetRecords: throttled (ReadProvisionedThroughputExceeded), next "
+                           "try in %.0f ms", sim_to_ms(lat + m->cfg.poll_interval));
         sim_at(s, now + lat + m->cfg.poll_interval, poll_event, rd);
         return;
     }
@@ -831,6 +888,12 @@ static void poll_event(sim *s, void *ctx)
     cs->bytes_read_shared += tk.bytes;
     if (tk.records == 0)
         cs->empty_calls++;
+    if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index))
+        kds_trace_emit(st->trace, now, "get", m->base.name, rd->sh->index,
+                       "GetRecords: %" PRIu64 " records, %" PRIu64 " B%s, in the buffer at "
+                       "+%.0f ms",
+                       tk.records, tk.bytes, tk.expired ? " (some expired unread)" : "",
+                       sim_to_ms(lat));
     if (rd->cur.pos >= rd->sh->log.end_pos && rd->sh->state != KDS_SHARD_OPEN)
         rd->read_done = true; /* SHARD_END */
     sim_at(s, now + lat, poll_reply, rd);

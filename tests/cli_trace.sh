@@ -163,12 +163,16 @@ got=$(tail -n +2 "$tmp/reshard.trace" | awk '{ print $1, $4, $7, $8, $9, $10 }')
 # invoke: Lambda invokes batches from every shard; the poison record written at 10 min
 # makes its shard's batch fail, and the batch is invoked again (retry) on that shard
 # only, from 600 s on.
+# The Lambda's lines: its GetRecords calls (kind get) and its invocations, their
+# outcomes and what becomes of a failed batch (kind invoke).
+lambda_get='GetRecords: ([0-9]+ records, [0-9]+ B( \(some expired unread\))?, in the buffer at \+[0-9]+ ms|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)'
+lambda_invoke='Invoke: batch of [1-9][0-9]* records(( \((retry [1-9][0-9]*|again)\))?, IteratorAge [0-9]+ ms| (succeeded|failed \(function error\)|timed out) after [0-9]+ ms)|bisected into [1-9][0-9]* and [1-9][0-9]* records, queued again \(no retry used\)|bisected at the failed record: [1-9][0-9]* records queued again \(no retry used\)|batch item failures: the first [1-9][0-9]* records processed, [1-9][0-9]* from the first failed one left|[1-9][0-9]* records queued for retry [1-9][0-9]* (of [0-9]+|\(retries until the records expire\))|given up \([^)]*\): [1-9][0-9]* records (sent to the on-failure destination \((SQS|SNS|S3)\)|discarded \(no on-failure destination\))'
 kind_trace invoke lambda-poison-record 11m invoke
-all_match invoke "${line}invoke +order-processor +shardId-[0-9]{12} Invoke: batch of [1-9][0-9]* records( \(retry\))?, IteratorAge [0-9]+ ms$" \
-    "a Lambda invocation"
-[ "$(grep -v retry "$tmp/invoke.trace" | awk 'NR > 1 { print $4 }' | sort -u | wc -l)" = 4 ] ||
+all_match invoke "${line}invoke +order-processor +shardId-[0-9]{12} ($lambda_invoke)$" \
+    "a Lambda invocation or what became of one"
+[ "$(grep -E 'Invoke: .*records, IteratorAge' "$tmp/invoke.trace" | awk '{ print $4 }' | sort -u | wc -l)" = 4 ] ||
     fail "invoke: expected invocations on all 4 shards"
-retry=$(grep '(retry)' "$tmp/invoke.trace")
+retry=$(grep -E '\(retry [1-9][0-9]*\), IteratorAge' "$tmp/invoke.trace")
 [ -n "$retry" ] || fail "invoke: no retry after the poison record"
 [ "$(echo "$retry" | awk '{ print $4 }' | sort -u | wc -l)" = 1 ] ||
     fail "invoke: retries on more than the poison record's shard"
@@ -203,6 +207,69 @@ grep -Eq '^ +450\.000000  failure +sessionizer +- +job failed: [1-9][0-9]* recor
     fail "flink: no failure of sessionizer at 450 s back to the checkpoint of 420 s"
 grep -Eq '^ +470\.000000  failure +sessionizer +- +job restarted from the checkpoint of 420\.000 s$' "$tmp/flink.trace" ||
     fail "flink: sessionizer did not restart at 470 s from the checkpoint of 420 s"
+
+# put before push: a PutRecords line comes before the enhanced fan-out pushes its
+# append causes (same time, same shard); a push never precedes the put that fed it.
+kind_trace order acme-clickstream 5s put,push
+bad=$(awk 'NR > 1 { k = $1 " " $4 } NR > 1 && $2 == "put" && !(k in put) { put[k] = NR }
+    NR > 1 && $2 == "push" { push[k] = push[k] ? push[k] : NR }
+    END { for (k in push) if ((k in put) && push[k] < put[k]) { print k; exit } }' "$tmp/order.trace")
+grep -q ' push ' "$tmp/order.trace" || fail "order: no push in the flagship's trace"
+[ -z "$bad" ] || fail "order: a push before the PutRecords that fed it (time, shard): $bad"
+
+# Lambda, read by polling: every GetRecords call has a get line, every invocation a
+# start line and, once it ends, an outcome line; what happens to a failed batch
+# (bisected, queued for a retry, given up) has a line each. Their counts are the
+# report's figures, from the same run.
+if ! "$kdsim" run scenarios/lambda-poison-record-bisect.yaml --duration 12m --json \
+    --trace "$tmp/lam.trace" --trace-kinds invoke,get >"$tmp/lam.json" 2>"$tmp/lam.err"; then
+    fail "lam: kdsim run failed: $(head -3 "$tmp/lam.err")"
+fi
+jf() { # jf FILE EXPR: a figure of the first consumer of a JSON report
+    python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['consumers'][0]; print(int($2))" "$1"
+}
+all_match lam "${line}(get|invoke) +order-processor +shardId-[0-9]{12} ($lambda_get|$lambda_invoke)$" \
+    "a Lambda GetRecords call or invocation"
+count() { grep -Ec "$1" "$tmp/lam.trace"; }
+[ "$(count ' get .* GetRecords: ')" = "$(jf "$tmp/lam.json" "c['getrecords_calls']")" ] ||
+    fail "lam: $(count ' get ') get lines, $(jf "$tmp/lam.json" "c['getrecords_calls']") GetRecords calls in the report"
+[ "$(count 'GetRecords: throttled')" = "$(jf "$tmp/lam.json" "c['read_throttled_calls']")" ] ||
+    fail "lam: throttled get lines differ from read_throttled_calls"
+[ "$(count 'Invoke: .*IteratorAge')" = "$(jf "$tmp/lam.json" "c['figures']['invocations']")" ] ||
+    fail "lam: $(count 'Invoke: .*IteratorAge') invocation lines, $(jf "$tmp/lam.json" "c['figures']['invocations']") invocations in the report"
+[ "$(count 'Invoke: .*(failed \(function error\)|timed out) after')" = "$(jf "$tmp/lam.json" "c['figures']['function_errors']")" ] ||
+    fail "lam: failed invocation lines differ from function_errors"
+[ "$(count 'bisected')" = "$(jf "$tmp/lam.json" "c['figures']['batches_bisected']")" ] ||
+    fail "lam: bisect lines differ from batches_bisected"
+[ "$(count '\(retry [1-9][0-9]*\), IteratorAge')" = "$(jf "$tmp/lam.json" "c['figures']['retries']")" ] ||
+    fail "lam: invocations marked as retries differ from the report's retries"
+grep -q '(again), IteratorAge' "$tmp/lam.trace" || fail "lam: no bisected half invoked again"
+n_ends=$(count 'Invoke: .* after [0-9]+ ms$')
+n_starts=$(count 'Invoke: .*IteratorAge')
+[ "$n_ends" -le "$n_starts" ] && [ "$n_ends" -ge $((n_starts - 4)) ] ||
+    fail "lam: $n_ends invocations ended of $n_starts started (one at most per shard in flight)"
+given=$(grep -E 'given up \(' "$tmp/lam.trace" | sed -E 's/.*: ([0-9]+) records .*/\1/' | awk '{ s += $1 } END { print s + 0 }')
+[ "$given" = "$(jf "$tmp/lam.json" "c['figures']['records_to_failure_destination'] + c['figures']['records_discarded']")" ] ||
+    fail "lam: $given records given up in the trace, not the report's"
+[ "$given" -ge 1 ] || fail "lam: the poison record was not given up"
+# The poison record's story, in order: the batch fails, is bisected down to the record,
+# which is retried 3 times and then sent to SQS.
+story=$(grep -E 'failed \(function error\)|bisected|queued for retry|given up' "$tmp/lam.trace" |
+    sed -E 's/^ *[0-9.]+ +invoke +order-processor +shardId-[0-9]+ //; s/Invoke: batch of [0-9]+ records failed.*/failed/; s/bisected into.*/bisected/' |
+    uniq | tr '\n' '|')
+want='failed|bisected|failed|bisected|failed|1 records queued for retry 1 of 3|failed|1 records queued for retry 2 of 3|failed|1 records queued for retry 3 of 3|failed|given up (MaximumRetryAttempts spent): 1 records sent to the on-failure destination (SQS)|'
+[ "$story" = "$want" ] || fail "lam: the poison record's story is: $story"
+
+# A KCL application's workers trace their GetRecords calls: one line a call, naming
+# the worker, as many as the report counts.
+if ! "$kdsim" run scenarios/kcl-worker-crash.yaml --duration 5m --json \
+    --trace "$tmp/kclget.trace" --trace-kinds get >"$tmp/kclget.json" 2>"$tmp/kclget.err"; then
+    fail "kclget: kdsim run failed: $(head -3 "$tmp/kclget.err")"
+fi
+all_match kclget "${line}get +worker-[abc] +shardId-[0-9]{12} GetRecords: ([0-9]+ records, [0-9]+ B( \(some expired unread\))?, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)$" \
+    "a KCL worker's GetRecords call"
+[ "$(($(wc -l <"$tmp/kclget.trace") - 1))" = "$(jf "$tmp/kclget.json" "c['getrecords_calls']")" ] ||
+    fail "kclget: the get lines are not the report's GetRecords calls"
 
 if [ "$failed" -ne 0 ]; then
     echo "$failed check(s) failed"
