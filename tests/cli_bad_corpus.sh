@@ -12,18 +12,9 @@
 # lines above it. README.md is the only other file allowed.
 set -u
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KDSIM SOURCE_DIR" >&2
-    exit 2
-fi
-cd "$2" || exit 1
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
 dir=tests/scenarios/bad
-
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
 
 shopt -s nullglob
 yamls=("$dir"/*.yaml)
@@ -81,5 +72,4 @@ for f in "$dir"/* "$dir"/.[!.]*; do
     fi
 done
 
-echo "cli_bad_corpus: ${#yamls[@]} scenarios, $failed problems"
-[ $failed -eq 0 ]
+cli_finish cli_bad_corpus "${#yamls[@]} scenarios, all checks passed"

@@ -17,13 +17,7 @@ if ! parallel --version 2>/dev/null | grep -q "GNU parallel"; then
     exit 77
 fi
 sweep=$PWD/tests/sweeps/shards.yaml
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
+cli_tmpdir
 
 # One part per job slot, two slots on the "host" ':' (the local machine); --will-cite:
 # GNU parallel asks to be cited in papers that use it, docs/clusters.md does.
@@ -42,8 +36,4 @@ for f in results.csv results.json summary.csv; do
     cmp -s "$tmp/local/$f" "$tmp/merged/$f" || fail "$f: the parts run by GNU parallel differ from one machine's"
 done
 
-if [ $failed -ne 0 ]; then
-    echo "$failed check(s) failed"
-    exit 1
-fi
-echo "cli_cluster_parallel: 4 parts run by GNU parallel, merged, gave the one-machine table"
+cli_finish cli_cluster_parallel "4 parts run by GNU parallel, merged, gave the one-machine table"

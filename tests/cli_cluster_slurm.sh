@@ -49,11 +49,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
 skip() {
     echo "SKIP: $1"
     for log in munged slurmctld slurmd; do
@@ -157,10 +152,8 @@ for f in results.csv results.json summary.csv; do
 done
 
 if [ $failed -ne 0 ]; then
-    echo "$failed check(s) failed"
     for log in slurmctld slurmd; do
         tail -5 "$tmp/$log.log" 2>/dev/null | sed "s/^/    $log: /"
     done
-    exit 1
 fi
-echo "cli_cluster_slurm: a 3-task Slurm job array and a dependent merge job gave the one-machine table"
+cli_finish cli_cluster_slurm "a 3-task Slurm job array and a dependent merge job gave the one-machine table"

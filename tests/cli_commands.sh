@@ -9,17 +9,12 @@ set -u
 . "$(dirname "$0")/testcli.sh"
 cli_start "$@"
 flagship=scenarios/acme-clickstream.yaml
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+cli_tmpdir
 
-failed=0
 got='' version_out='' # set by slurp
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
 
-# k ARGS...: run kdsim; sets rc, writes $tmp/out and $tmp/err
+# k ARGS...: run kdsim; sets rc, writes $tmp/out and $tmp/err (this script's own k, in
+# place of testcli.sh's: the checks of the status follow, with expect)
 k() {
     "$kdsim" "$@" >"$tmp/out" 2>"$tmp/err"
     rc=$?
@@ -249,9 +244,4 @@ want += ", ".join("%s %d" % (e["name"], e["seed"]) for e in r["random"]["streams
 sys.exit(0 if want in text else 1)
 EOF2
 
-if [ $failed -eq 0 ]; then
-    echo "cli_commands: ok"
-else
-    echo "cli_commands: $failed failures"
-fi
-[ $failed -eq 0 ]
+cli_finish cli_commands

@@ -13,14 +13,7 @@ cli_start "$@"
 src=$PWD
 scenario=scenarios/acme-clickstream.yaml
 prices=scenarios/prices/us-east-1-2026-09.yaml
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
+cli_tmpdir
 
 # ok NAME CMD ARGS...: run kdsim CMD ARGS with stdout to $tmp/NAME.out; the exit status
 # must be 0 and stderr empty.
@@ -204,8 +197,4 @@ bad noscen "cost needs a scenario file" cost
 bad out "cost does not take --out" cost "$scenario" --out "$tmp/o"
 [ -e "$tmp/o" ] && fail "cost --out created a folder"
 
-if [ $failed -ne 0 ]; then
-    echo "$failed check(s) failed"
-    exit 1
-fi
-echo "cli_cost: all checks passed"
+cli_finish cli_cost

@@ -11,14 +11,7 @@ set -u
 . "$(dirname "$0")/testcli.sh"
 cli_start "$@"
 scenario=scenarios/acme-clickstream.yaml
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
+cli_tmpdir
 
 # run NAME ARGS...: kdsim run $scenario --duration 2m ARGS, stdout to $tmp/NAME.out;
 # fails the test unless the exit status is 0 and stderr is empty.
@@ -244,9 +237,4 @@ if grep -q '\.report\.json\.tmp' "$tmp/f.err"; then
     fail "--out onto a regular file: the message names the temporary file: $(cat "$tmp/f.err")"
 fi
 
-if [ $failed -eq 0 ]; then
-    echo "cli_determinism: ok"
-else
-    echo "cli_determinism: $failed failures"
-fi
-[ $failed -eq 0 ]
+cli_finish cli_determinism

@@ -13,14 +13,7 @@ set -u
 
 . "$(dirname "$0")/testcli.sh"
 cli_start "$@"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
+cli_tmpdir
 
 # run NAME SCENARIO ARGS...: kdsim run SCENARIO --json ARGS into $tmp/NAME.json; fails
 # the test unless the exit status is 0 and stderr is empty.
@@ -163,9 +156,4 @@ sed -i '/name: app21,/d' "$tmp/efo21.yaml"
 "$kdsim" validate "$tmp/efo21.yaml" >/dev/null 2>"$tmp/efo20.err" ||
     fail "20 EFO flink consumers and a polling one refused: $(cat "$tmp/efo20.err")"
 
-if [ $failed -eq 0 ]; then
-    echo "cli_firehose_flink: ok"
-else
-    echo "cli_firehose_flink: $failed failures"
-fi
-[ $failed -eq 0 ]
+cli_finish cli_firehose_flink

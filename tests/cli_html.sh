@@ -17,21 +17,11 @@
 #
 # usage: bash tests/cli_html.sh KDSIM SOURCE_DIR
 set -u
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KDSIM SOURCE_DIR" >&2
-    exit 2
-fi
-kdsim=$1
-case $kdsim in /*) ;; *) kdsim=$PWD/$kdsim ;; esac
-cd "$2" || exit 1
-tmp=$(mktemp -d) || exit 1
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
 browser_pid=
-trap '[ -n "$browser_pid" ] && kill "$browser_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
+# shellcheck disable=SC2016 # expanded at exit, by the trap
+cli_tmpdir '[ -n "$browser_pid" ] && kill "$browser_pid" 2>/dev/null'
 if ! command -v gnuplot >/dev/null 2>&1; then
     echo "SKIP: gnuplot is not installed (apt-get install gnuplot-nox): report.html would have no plots to check"
     exit 77
@@ -164,8 +154,8 @@ browser=${KDSIM_CHROMIUM:-}
 if [ -z "$browser" ]; then
     echo "SKIP: chromium is not installed (apt-get install chromium): the browser test did not run"
     [ "$failed" -eq 0 ] && exit 77
-    echo "$failed check(s) failed"
-    exit 1
+    cli_finish cli_html
+    exit
 fi
 artefacts=$(dirname "$kdsim")/test-artefacts
 mkdir -p "$artefacts"
@@ -216,8 +206,4 @@ else
     fail "no screenshot (or an empty one)"
 fi
 
-if [ "$failed" -ne 0 ]; then
-    echo "$failed check(s) failed"
-    exit 1
-fi
-echo "cli_html: all checks passed (chromium: $("$browser" --version 2>/dev/null | head -1))"
+cli_finish cli_html "all checks passed (chromium: $("$browser" --version 2>/dev/null | head -1))"

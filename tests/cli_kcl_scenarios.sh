@@ -12,16 +12,13 @@
 set -u
 . "$(dirname "$0")/testcli.sh"
 cli_start "$@"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+cli_tmpdir
 
 run() { # name out-dir args...
     local name=$1 out=$2
     shift 2
     if ! "$kdsim" run "scenarios/$name.yaml" --json --out "$out" "$@" >"$out.json" 2>"$tmp/err"; then
-        echo "FAIL $name: kdsim run failed: $(cat "$tmp/err")"
-        fail=1
+        fail "$name: kdsim run failed: $(cat "$tmp/err")"
     fi
 }
 
@@ -36,7 +33,7 @@ run kcl-rolling-deployment "$tmp/rd"
 run kcl-worker-crash "$tmp/wc2" --duration 6m
 run kcl3-second-worker "$tmp/k3"
 
-python3 - "$tmp" <<'PY' || fail=1
+python3 - "$tmp" <<'PY' || failed=$((failed + 1))
 import csv, json, sys
 tmp = sys.argv[1]
 bad = []
@@ -199,8 +196,7 @@ PY
 
 # The text report has a KCL section.
 if ! "$kdsim" run scenarios/kcl-twelve-workers.yaml --duration 1m 2>&1 | grep -q "^KCL application orders-processor"; then
-    echo "FAIL the text report has no KCL section"
-    fail=1
+    fail "the text report has no KCL section"
 fi
 
 # expect_messages NAME N PATTERN...: `kdsim validate $tmp/NAME.yaml` exits 2 with N
@@ -210,14 +206,13 @@ expect_messages() {
     shift 2
     "$kdsim" validate "$tmp/$name.yaml" 2>"$tmp/$name.err" >/dev/null
     got=$?
-    [ $got -eq 2 ] || { echo "FAIL validate $name.yaml: exit status $got, expected 2"; fail=1; }
+    [ $got -eq 2 ] || fail "validate $name.yaml: exit status $got, expected 2"
     got=$(grep -c "$name.yaml:" "$tmp/$name.err")
-    [ "$got" -eq "$n" ] || { echo "FAIL validate $name.yaml: $got messages, expected $n"; sed 's/^/    got: /' "$tmp/$name.err"; fail=1; }
+    [ "$got" -eq "$n" ] || { fail "validate $name.yaml: $got messages, expected $n"; sed 's/^/    got: /' "$tmp/$name.err"; }
     for want in "$@"; do
         if ! grep -q "$want" "$tmp/$name.err"; then
-            echo "FAIL validate $name.yaml: no message like: $want"
+            fail "validate $name.yaml: no message like: $want"
             sed 's/^/    got: /' "$tmp/$name.err"
-            fail=1
         fi
     done
 }
@@ -279,5 +274,4 @@ expect_messages bad3 5 \
     "bad3.yaml:11:11: consumers\[3\].kcl3: the leader lock is heartbeaten every 120.000 s but lasts 120.000 s" \
     "consumers\[3\].kcl3.dampening"
 
-[ $fail -eq 0 ] && echo "ok"
-exit $fail
+cli_finish cli_kcl_scenarios

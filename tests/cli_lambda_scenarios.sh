@@ -14,14 +14,7 @@ command -v jq >/dev/null || {
     echo "jq is needed"
     exit 1
 }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
+cli_tmpdir
 
 # run NAME SCENARIO ARGS...: kdsim run SCENARIO --json ARGS into $tmp/NAME.json; fails
 # the test unless the exit status is 0 and stderr is empty.
@@ -105,8 +98,4 @@ check bisect "every other record handed to the function processed (but those sti
      - .figures.records_to_failure_destination < 100'
 check bisect "conservation" "$conservation"
 
-if [ "$failed" -ne 0 ]; then
-    echo "$failed check(s) failed"
-    exit 1
-fi
-echo "all Lambda scenario checks passed"
+cli_finish cli_lambda_scenarios

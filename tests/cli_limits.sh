@@ -6,11 +6,9 @@
 # whether building the world or running it outgrew the budget.
 # usage: bash tests/cli_limits.sh KDSIM SRCDIR
 set -u
-kdsim=$1
-cd "$2" || exit 1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
+cli_tmpdir
 f=scenarios/acme-clickstream.yaml
 
 expect() { # want-status description command...
@@ -19,14 +17,13 @@ expect() { # want-status description command...
     timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
     local rc=$?
     if [ "$rc" != "$want" ]; then
-        echo "FAIL $what: exit status $rc, expected $want; stderr: $(head -c 400 "$tmp/err")"
-        fail=1
+        fail "$what: exit status $rc, expected $want; stderr: $(head -c 400 "$tmp/err")"
         return 1
     fi
     return 0
 }
 expect_msg() { # text description
-    grep -qF -- "$1" "$tmp/err" || { echo "FAIL $2: stderr lacks '$1': $(head -c 400 "$tmp/err")"; fail=1; }
+    grep -qF -- "$1" "$tmp/err" || fail "$2: stderr lacks '$1': $(head -c 400 "$tmp/err")"
 }
 
 expect 2 "100 years" "$kdsim" validate "$f" --duration 36500d
@@ -44,7 +41,7 @@ producers 10000 >"$tmp/10000.yaml"
 expect 2 "10,001 producers" "$kdsim" validate "$tmp/10001.yaml"
 expect_msg "at most 10000 producers, got 10001 (use clients: N" "10,001 producers"
 expect 0 "10,000 producers" "$kdsim" validate "$tmp/10000.yaml"
-grep -qF "ok (10000 producers" "$tmp/out" || { echo "FAIL 10,000 producers: $(head -c 400 "$tmp/out")"; fail=1; }
+grep -qF "ok (10000 producers" "$tmp/out" || fail "10,000 producers: $(head -c 400 "$tmp/out")"
 # ...and their clients together at most 1,000,000: 10,000 producers of 100,000 clients
 # each (10^9 senders) would take some 100 GB before the memory guard's first look.
 producers 10000 | sed '/^  - {name: p/s/}$/, clients: 100000}/' >"$tmp/clients.yaml"
@@ -83,7 +80,7 @@ expect_msg "--max-memory" "a bad --max-memory"
 # first event, with a message, exit status 1 and no output folder; `cost` too.
 expect 1 "--max-memory too small" "$kdsim" run "$f" --duration 1h --max-memory 1MiB --out "$tmp/o"
 expect_msg "building the scenario took more than 1 MiB of memory (--max-memory)" "--max-memory too small"
-[ -e "$tmp/o" ] && { echo "FAIL --max-memory too small: wrote $tmp/o"; fail=1; }
+[ -e "$tmp/o" ] && fail "--max-memory too small: wrote $tmp/o"
 expect 1 "cost --max-memory too small" "$kdsim" cost "$f" --max-memory 1MiB
 expect_msg "(--max-memory)" "cost --max-memory too small"
 # A run that grows past its budget stops during the run: a reader stalled for the whole
@@ -100,16 +97,15 @@ consumers:
 EOF2
 expect 1 "--max-memory outgrown during the run" "$kdsim" run "$tmp/grow.yaml" --max-memory 64MiB --out "$tmp/o"
 expect_msg "simulated: it needed more than 64 MiB of memory (--max-memory)" "--max-memory outgrown during the run"
-grep -qF "stopped at 0s" "$tmp/err" && { echo "FAIL --max-memory outgrown during the run: stopped before running"; fail=1; }
-[ -e "$tmp/o" ] && { echo "FAIL --max-memory outgrown during the run: wrote $tmp/o"; fail=1; }
+grep -qF "stopped at 0s" "$tmp/err" && fail "--max-memory outgrown during the run: stopped before running"
+[ -e "$tmp/o" ] && fail "--max-memory outgrown during the run: wrote $tmp/o"
 # With --trace the trace is kept, and the message says so.
 expect 1 "--max-memory outgrown with a trace" "$kdsim" run "$tmp/grow.yaml" --max-memory 64MiB \
     --trace "$tmp/grow.trace" --trace-kinds get
 expect_msg "no report was written; the trace $tmp/grow.trace holds the events up to the stop" \
     "--max-memory outgrown with a trace"
-[ -s "$tmp/grow.trace" ] || { echo "FAIL --max-memory outgrown with a trace: no trace"; fail=1; }
+[ -s "$tmp/grow.trace" ] || fail "--max-memory outgrown with a trace: no trace"
 # ...and a sensible budget lets it finish.
 expect 0 "--max-memory 2 GiB" "$kdsim" run "$f" --duration 2m --max-memory 2GiB
 
-[ $fail -eq 0 ] && echo "cli_limits: all checks passed"
-exit $fail
+cli_finish cli_limits

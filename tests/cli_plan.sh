@@ -12,28 +12,7 @@ set -u
 . "$(dirname "$0")/testcli.sh"
 cli_start "$@"
 scenario=tests/scenarios/plan-small.yaml
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
-
-# k NAME EXPECTED_STATUS ARGS...: as in cli_sweep.sh.
-k() {
-    local name=$1 want=$2
-    shift 2
-    timeout 120 "$kdsim" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    local rc=$?
-    if [ $rc -ne "$want" ]; then
-        fail "kdsim $*: exit status $rc, expected $want"
-        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
-        return 1
-    fi
-    return 0
-}
+cli_tmpdir
 
 k plan 0 plan "$scenario" --slo throttle_pct=0.5 --slo lost=0 --shards 1..4 --replications 2 --json
 k text 0 plan "$scenario" --slo throttle_pct=0.5 --slo lost=0 --shards 1..4 --replications 2
@@ -155,8 +134,4 @@ grep -qF "must be between 1 and 500, got 9999" "$tmp/varyval.err" &&
     grep -qF -- "--vary producers[0].batch.records=9999" "$tmp/varyval.err" ||
     fail "--vary of a bad value: $(cat "$tmp/varyval.err")"
 
-if [ $failed -ne 0 ]; then
-    echo "$failed check(s) failed"
-    exit 1
-fi
-echo "cli_plan: all checks passed"
+cli_finish cli_plan

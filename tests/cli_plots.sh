@@ -14,20 +14,9 @@
 #
 # usage: bash tests/cli_plots.sh KDSIM SOURCE_DIR
 set -u
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KDSIM SOURCE_DIR" >&2
-    exit 2
-fi
-kdsim=$1
-case $kdsim in /*) ;; *) kdsim=$PWD/$kdsim ;; esac
-cd "$2" || exit 1
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
+cli_tmpdir
 have_gnuplot=0
 command -v gnuplot >/dev/null 2>&1 && have_gnuplot=1
 mkdir -p "$tmp/empty" "$tmp/fake"
@@ -202,8 +191,8 @@ ls -a "$tmp/fail/plots" | grep -q '\.tmp' && fail "a failing gnuplot: temporary 
 if [ $have_gnuplot -eq 0 ]; then
     echo "SKIP: gnuplot is not installed (apt-get install gnuplot-nox): the PNG and SVG checks did not run"
     [ "$failed" -eq 0 ] && exit 77
-    echo "$failed check(s) failed"
-    exit 1
+    cli_finish cli_plots
+    exit
 fi
 
 # --- the pictures -------------------------------------------------------------------
@@ -308,8 +297,4 @@ PATH=$tmp/empty "$kdsim" run scenarios/latency-one-poller.yaml --duration 2m \
 grep -qF "budget=256; basis=', by bytes at the mean record size'" "$tmp/big/plots/plots.sh" ||
     fail "capacity plot of 4 KiB records: $(grep -o 'budget=[^;]*; basis=[^;]*' "$tmp/big/plots/plots.sh")"
 
-if [ "$failed" -ne 0 ]; then
-    echo "$failed check(s) failed"
-    exit 1
-fi
-echo "cli_plots: all checks passed"
+cli_finish cli_plots

@@ -11,20 +11,9 @@
 #
 # usage: bash tests/cli_progress.sh KDSIM SOURCE_DIR
 set -u
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KDSIM SOURCE_DIR" >&2
-    exit 2
-fi
-kdsim=$1
-case $kdsim in /*) ;; *) kdsim=$PWD/$kdsim ;; esac
-cd "$2" || exit 1
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
+cli_tmpdir
 if ! command -v script >/dev/null 2>&1; then
     echo "SKIP: script(1) is not installed (util-linux): no terminal to test the progress line on"
     exit 77
@@ -53,8 +42,4 @@ KDSIM_PROGRESS_AFTER=0 "$kdsim" $args >"$tmp/plain.json" 2>"$tmp/plain.err"
 cmp -s "$tmp/tty.json" "$tmp/plain.json" || fail "the JSON report differs when the run goes in slices"
 grep -q 'events/s' "$tmp/tty.json" && fail "the progress line reached the report"
 
-if [ "$failed" -ne 0 ]; then
-    echo "$failed check(s) failed"
-    exit 1
-fi
-echo "cli_progress: all checks passed"
+cli_finish cli_progress

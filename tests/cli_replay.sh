@@ -12,28 +12,7 @@ set -u
 . "$(dirname "$0")/testcli.sh"
 cli_start "$@"
 scenario=scenarios/replay-day.yaml
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
-
-# k NAME EXPECTED_STATUS ARGS...: as in cli_sweep.sh.
-k() {
-    local name=$1 want=$2
-    shift 2
-    timeout 120 "$kdsim" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    local rc=$?
-    if [ $rc -ne "$want" ]; then
-        fail "kdsim $*: exit status $rc, expected $want"
-        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
-        return 1
-    fi
-    return 0
-}
+cli_tmpdir
 
 k poisson 0 run "$scenario" --duration 2h --json
 k even 0 run "$scenario" --duration 2h --set 'producers[0].rate.within_minute=even' --json
@@ -140,8 +119,4 @@ PY
     fi
 fi
 
-if [ $failed -ne 0 ]; then
-    echo "$failed check(s) failed"
-    exit 1
-fi
-echo "cli_replay: all checks passed"
+cli_finish cli_replay

@@ -11,28 +11,7 @@ set -u
 . "$(dirname "$0")/testcli.sh"
 cli_start "$@"
 scenario=scenarios/acme-clickstream.yaml
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
-
-# k NAME EXPECTED_STATUS ARGS...: as in cli_sweep.sh.
-k() {
-    local name=$1 want=$2
-    shift 2
-    timeout 120 "$kdsim" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    local rc=$?
-    if [ $rc -ne "$want" ]; then
-        fail "kdsim $*: exit status $rc, expected $want"
-        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
-        return 1
-    fi
-    return 0
-}
+cli_tmpdir
 
 k reps 0 run "$scenario" --duration 2m --replications 3 --json --jobs 2
 k reps1 0 run "$scenario" --duration 2m --replications 3 --json --jobs 1
@@ -107,8 +86,4 @@ grep -q "warm-up (5m) must be shorter than the run (2m)" "$tmp/long.err" ||
 k badset 2 run "$scenario" --replications 2 --set stream.shards=0
 grep -c "stream.shards" "$tmp/badset.err" | grep -qx 1 || fail "a bad scenario is reported more than once"
 
-if [ $failed -ne 0 ]; then
-    echo "$failed check(s) failed"
-    exit 1
-fi
-echo "cli_replications: all checks passed"
+cli_finish cli_replications

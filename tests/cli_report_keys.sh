@@ -10,15 +10,12 @@ set -u
 
 . "$(dirname "$0")/testcli.sh"
 cli_start "$@"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+cli_tmpdir
 
-failed=0
 for f in scenarios/*.yaml; do
     b=${f##*/}
     if ! "$kdsim" run "$f" --json >"$tmp/${b%.yaml}.json" 2>"$tmp/err"; then
-        echo "FAIL kdsim run $f --json: $(head -3 "$tmp/err")"
-        failed=$((failed + 1))
+        fail "kdsim run $f --json: $(head -3 "$tmp/err")"
     fi
 done
 
@@ -160,9 +157,4 @@ EOF
     failed=$((failed + 1))
 fi
 
-if [ $failed -eq 0 ]; then
-    echo "cli_report_keys: ok"
-else
-    echo "cli_report_keys: $failed failures"
-fi
-[ $failed -eq 0 ]
+cli_finish cli_report_keys

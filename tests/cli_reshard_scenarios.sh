@@ -7,18 +7,15 @@
 # capacity summary.
 # usage: bash tests/cli_reshard_scenarios.sh KDSIM SRCDIR
 set -u
-kdsim=$1
-cd "$2" || exit 1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
+cli_tmpdir
 
 run() { # name out-dir args...
     local name=$1 out=$2
     shift 2
     if ! "$kdsim" run "scenarios/$name.yaml" --out "$out" "$@" >/dev/null 2>"$tmp/err"; then
-        echo "FAIL $name: kdsim run failed: $(cat "$tmp/err")"
-        fail=1
+        fail "$name: kdsim run failed: $(cat "$tmp/err")"
     fi
 }
 
@@ -60,12 +57,11 @@ producers:
 YAML
 for sc in rule hot; do
     if ! "$kdsim" run "$tmp/$sc.yaml" --json >"$tmp/$sc.json" 2>"$tmp/err"; then
-        echo "FAIL $sc: kdsim run failed: $(cat "$tmp/err")"
-        fail=1
+        fail "$sc: kdsim run failed: $(cat "$tmp/err")"
     fi
 done
 
-python3 - "$tmp" <<'PY' || fail=1
+python3 - "$tmp" <<'PY' || failed=$((failed + 1))
 import csv, json, sys
 tmp = sys.argv[1]
 bad = []
@@ -159,5 +155,4 @@ for b in bad:
     print("FAIL", b)
 sys.exit(1 if bad else 0)
 PY
-if [ $fail -eq 0 ]; then echo "cli_reshard_scenarios: all checks passed"; fi
-exit $fail
+cli_finish cli_reshard_scenarios

@@ -5,19 +5,9 @@
 # usage: bash tests/cli_route.sh KDSIM SOURCE_DIR
 set -u
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KDSIM SOURCE_DIR" >&2
-    exit 2
-fi
-kdsim=$1
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
+cli_tmpdir
 
 # route ARGS... -> rc, and $tmp/out, $tmp/err
 route() {
@@ -131,9 +121,4 @@ if true; then
     [ "$rc" -eq 0 ] || fail "route key of 200 'é': exit status $rc, expected 0: $(cat "$tmp/err")"
 fi
 
-if [ $failed -eq 0 ]; then
-    echo "cli_route: ok"
-else
-    echo "cli_route: $failed failures"
-fi
-[ $failed -eq 0 ]
+cli_finish cli_route

@@ -10,20 +10,9 @@
 #
 # usage: bash tests/cli_scenarios.sh KDSIM SOURCE_DIR
 set -u
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KDSIM SOURCE_DIR" >&2
-    exit 2
-fi
-kdsim=$1
-case $kdsim in /*) ;; *) kdsim=$PWD/$kdsim ;; esac
-cd "$2" || exit 1
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
+cli_tmpdir
 have_gnuplot=1
 command -v gnuplot >/dev/null 2>&1 || have_gnuplot=0
 
@@ -102,12 +91,8 @@ else
     done
 fi
 
-if [ "$failed" -ne 0 ]; then
-    echo "$failed check(s) failed"
-    exit 1
-fi
-if [ $have_gnuplot -eq 0 ]; then
+if [ "$failed" -eq 0 ] && [ $have_gnuplot -eq 0 ]; then
     echo "SKIP: gnuplot is not installed (apt-get install gnuplot-nox): the plots were not checked"
     exit 77
 fi
-echo "cli_scenarios: ${#names[@]} scenarios ran and drew their plots"
+cli_finish cli_scenarios "${#names[@]} scenarios ran and drew their plots"

@@ -13,29 +13,7 @@ set -u
 . "$(dirname "$0")/testcli.sh"
 cli_start "$@"
 sweep=tests/sweeps/shards.yaml
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
-
-# k NAME EXPECTED_STATUS ARGS...: run kdsim ARGS (at most 120 s), output in $tmp/NAME.out
-# and .err; fail unless the exit status is EXPECTED_STATUS.
-k() {
-    local name=$1 want=$2
-    shift 2
-    timeout 120 "$kdsim" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    local rc=$?
-    if [ $rc -ne "$want" ]; then
-        fail "kdsim $*: exit status $rc, expected $want"
-        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
-        return 1
-    fi
-    return 0
-}
+cli_tmpdir
 
 # The same sweep three ways.
 k serial 0 sweep "$sweep" --jobs 1 --out "$tmp/serial"
@@ -203,8 +181,4 @@ grep -q "in point 1 of .*stream.shards=0" "$tmp/badvalue.err" ||
 k badpart 2 sweep "$sweep" --part 4/3
 k nofile 2 sweep
 
-if [ $failed -ne 0 ]; then
-    echo "$failed check(s) failed"
-    exit 1
-fi
-echo "cli_sweep: all checks passed"
+cli_finish cli_sweep

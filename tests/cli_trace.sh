@@ -10,20 +10,9 @@
 #
 # usage: bash tests/cli_trace.sh KDSIM SOURCE_DIR
 set -u
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KDSIM SOURCE_DIR" >&2
-    exit 2
-fi
-kdsim=$1
-case $kdsim in /*) ;; *) kdsim=$PWD/$kdsim ;; esac
-cd "$2" || exit 1
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-fail() {
-    echo "FAIL $1"
-    failed=$((failed + 1))
-}
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
+cli_tmpdir
 
 # hot-shard: the scraper bot's key overloads shardId-000000000002, whose one-second
 # bucket runs dry after about 10 s, so 20 s show stored and throttled records.
@@ -271,8 +260,4 @@ all_match kclget "${line}get +worker-[abc] +shardId-[0-9]{12} GetRecords: ([0-9]
 [ "$(($(wc -l <"$tmp/kclget.trace") - 1))" = "$(jf "$tmp/kclget.json" "c['getrecords_calls']")" ] ||
     fail "kclget: the get lines are not the report's GetRecords calls"
 
-if [ "$failed" -ne 0 ]; then
-    echo "$failed check(s) failed"
-    exit 1
-fi
-echo "cli_trace: all checks passed"
+cli_finish cli_trace
