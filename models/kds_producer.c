@@ -3,6 +3,7 @@
  * lost replies. */
 #include "kds_producer.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,12 @@ static void serve_request(request *r);
 /* Serve one part: put it into its shard and remember what failed. Inline: it runs for
  * every part of every request, and a fresh request's parts come through spread_emit,
  * which is little more than a call to it. */
+/* The API the producer calls, as the trace names it. */
+static const char *api_name(const kds_producer *p)
+{
+    return p->cfg.api == KDS_API_PUT_RECORD ? "PutRecord" : "PutRecords";
+}
+
 static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_t bytes,
                               uint32_t stored_before, uint32_t marks, uint64_t units,
                               uint64_t kib)
@@ -171,7 +178,7 @@ static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_
     if (KDS_TRACING(p->st->trace, "put", p->cfg.name, sh->index))
         kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, sh->index,
                        "%s: %u records -> %u stored, %u throttled, %u failed%s (attempt %u)",
-                       p->cfg.api == KDS_API_PUT_RECORD ? "PutRecord" : "PutRecords", count,
+                       api_name(p), count,
                        res.stored, res.throttled, res.failed,
                        r->timed_out ? ", reply lost" : "", r->attempt);
     if (res.stored > 0)
@@ -291,8 +298,13 @@ static void serve_request(request *r)
         bytes += r->parts[i].bytes;
         never_stored += r->parts[i].count - r->parts[i].stored_before;
     }
+    const char *api = api_name(p);
     if (r->attempt >= p->cfg.max_attempts) {
         p->stats.records_given_up += never_stored;
+        if (KDS_TRACING(p->st->trace, "put", p->cfg.name, -1))
+            kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, -1,
+                           "%s: %" PRIu32 " records given up after attempt %" PRIu32 " of %" PRIu32,
+                           api, never_stored, r->attempt, p->cfg.max_attempts);
         req_put(p, r);
         return;
     }
@@ -308,6 +320,10 @@ static void serve_request(request *r)
         if (left > 0)
             wait += left;
     }
+    if (KDS_TRACING(p->st->trace, "put", p->cfg.name, -1))
+        kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, -1,
+                       "%s: %" PRIu32 " records resent in %.0f ms (attempt %" PRIu32 " of %" PRIu32
+                       ")", api, n, sim_to_ms(wait), r->attempt, p->cfg.max_attempts);
     send(p, r, wait);
 }
 

@@ -313,7 +313,9 @@ START_TEST(test_timeout_runs_from_the_send)
         unsigned a;
         const char *at = strstr(l, "(attempt ");
         const char *nl = strchr(l, '\n');
-        if (at && (!nl || at < nl) && strstr(l, " put ") && sscanf(l, "%lf", &ts) == 1 &&
+        const char *outcome = strstr(l, " -> "); /* a shard's put, not a resend's line */
+        if (at && (!nl || at < nl) && outcome && (!nl || outcome < nl) && strstr(l, " put ") &&
+            sscanf(l, "%lf", &ts) == 1 &&
             sscanf(at, "(attempt %u)", &a) == 1) {
             t[n] = ts;
             att[n++] = a;

@@ -206,6 +206,38 @@ bad=$(awk 'NR > 1 { k = $1 " " $4 } NR > 1 && $2 == "put" && !(k in put) { put[k
 grep -q ' push ' "$tmp/order.trace" || fail "order: no push in the flagship's trace"
 [ -z "$bad" ] || fail "order: a push before the PutRecords that fed it (time, shard): $bad"
 
+# A producer's retries and give-ups: a line for the request, shard -, each time failed
+# records are resent or given up; per producer, the records of those lines sum to the
+# report's records_retried and records_given_up (hot-key: the fleet retries up to 3
+# attempts, device-42 never retries).
+if ! "$kdsim" run scenarios/hot-key.yaml --duration 60s --json --trace "$tmp/retry.trace" \
+    --trace-kinds put >"$tmp/retry.json" 2>"$tmp/retry.err"; then
+    fail "retry: kdsim run failed: $(head -3 "$tmp/retry.err")"
+fi
+bad=$(grep -E "$line"'put +[a-z0-9-]+ +- ' "$tmp/retry.trace" |
+    grep -Ev "${line}put +(fleet|device-42) +- +PutRecords: ([1-9][0-9]* records resent in [0-9]+ ms \(attempt [2-9] of 3\)|[1-9][0-9]* records given up after attempt (1 of 1|3 of 3))$" | head -1)
+[ -z "$bad" ] || fail "retry: a malformed retry or give-up line: $bad"
+python3 - "$tmp/retry.json" "$tmp/retry.trace" <<'PY' || failed=$((failed + 1))
+import json, sys
+rep = {p["name"]: p for p in json.load(open(sys.argv[1]))["producers"]}
+got = {}
+for ln in open(sys.argv[2]).readlines()[1:]:
+    f = ln.split()
+    if f[1] == "put" and f[3] == "-":
+        key = (f[2], {"resent": "records_retried", "given": "records_given_up"}[f[7]])
+        got[key] = got.get(key, 0) + int(f[5])
+bad = []
+for name, p in rep.items():
+    for fig in ("records_retried", "records_given_up"):
+        if got.get((name, fig), 0) != p[fig]:
+            bad.append(f"{name} {fig}: trace {got.get((name, fig), 0)}, report {p[fig]}")
+if not got.get(("fleet", "records_retried")) or not got.get(("device-42", "records_given_up")):
+    bad.append("no retries of the fleet or no give-ups of device-42 in 60 s")
+for b in bad:
+    print("FAIL retry:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # Lambda, read by polling: every GetRecords call has a get line, every invocation a
 # start line and, once it ends, an outcome line; what happens to a failed batch
 # (bisected, queued for a retry, given up) has a line each. Their counts are the
