@@ -346,9 +346,21 @@ static void deliver(proc *p, uint64_t upto, sim_time now)
 
 /* ---- holding and dropping leases -------------------------------------------------- */
 
-/* Remove held lease `h` of worker `w` (lost, self-expired, deleted). */
-static void drop_held(worker *w, held *h)
+/* A trace line of kind "lease" from worker w about its lease h: `what`, printf-formatted. */
+#define TRACE_HELD(w, h, ...)                                                                \
+    do {                                                                                     \
+        kcl *a_ = (w)->app;                                                                  \
+        uint32_t sh_ = a_->table->items[(h)->lease].shard;                                   \
+        if (KDS_TRACING(a_->st->trace, "lease", (w)->label, sh_))                            \
+            kds_trace_emit(a_->st->trace, sim_now(a_->sim), "lease", (w)->label, sh_,        \
+                           __VA_ARGS__);                                                     \
+    } while (0)
+
+/* Remove held lease `h` of worker `w` (lost, self-expired, handed over, deleted): `why`
+ * says which, in the trace. */
+static void drop_held(worker *w, held *h, const char *why)
 {
+    TRACE_HELD(w, h, "lease %s", why);
     proc *p = h->p;
     size_t i = (size_t)(h - w->held);
     w->held[i] = w->held[--w->n_held];
@@ -387,7 +399,7 @@ static ck_result checkpoint(proc *p, kds_ckpt_kind kind, uint64_t pos)
     case KDS_DDB_CONDITION_FAILED:
     default:
         w->sum.leases_lost++;
-        drop_held(w, h);
+        drop_held(w, h, "lost: a checkpoint found another worker's leaseCounter");
         return CK_GONE;
     }
 }
@@ -544,8 +556,8 @@ static void fetch_body(proc *p)
     if (!kds_stream_read_admit(a->st, sh)) {
         /* The KCL waits one idle interval after a throttled call (no backoff). */
         cs->read_throttled_calls++;
-        if (KDS_TRACING(a->st->trace, "get", w->cfg->name, sh->index))
-            kds_trace_emit(a->st->trace, now, "get", w->cfg->name, sh->index,
+        if (KDS_TRACING(a->st->trace, "get", w->label, sh->index))
+            kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
                            "GetRecords: throttled (ReadProvisionedThroughputExceeded), next "
                            "try in %.0f ms", sim_to_ms(lat + c->idle));
         proc_at(p, now + lat + c->idle, fetch_event);
@@ -562,8 +574,8 @@ static void fetch_body(proc *p)
     bool caught_up = p->fcur.pos >= sh->log.end_pos;
     double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
     kds_consumer_stats_age(cs, now, age);
-    if (KDS_TRACING(a->st->trace, "get", w->cfg->name, sh->index))
-        kds_trace_emit(a->st->trace, now, "get", w->cfg->name, sh->index,
+    if (KDS_TRACING(a->st->trace, "get", w->label, sh->index))
+        kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
                        "GetRecords: %" PRIu64 " records, %" PRIu64 " B%s, iterator age %.0f ms, "
                        "to the record processor at +%.0f ms",
                        tk.records, tk.bytes, tk.expired ? " (some expired unread)" : "", age,
@@ -933,8 +945,8 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_
     a->replay_expected += replay;
     size_t mi = a->n_moves++;
     sl->last_move = mi;
-    if (KDS_TRACING(a->st->trace, "lease", w->cfg->name, l->shard))
-        kds_trace_emit(a->st->trace, now, "lease", w->cfg->name, l->shard,
+    if (KDS_TRACING(a->st->trace, "lease", w->label, l->shard))
+        kds_trace_emit(a->st->trace, now, "lease", w->label, l->shard,
                        "lease %s (%s)%s%s; %" PRIu64 " records processed after its last "
                        "checkpoint will be delivered again",
                        cause == KDS_KCL_STEAL ? "stolen" : "taken",
@@ -1146,9 +1158,10 @@ static void handoff_end(worker *w, held *h, bool forced)
             w->sum.handoffs_timed_out++;
         break;
     case KDS_DDB_CONDITION_FAILED:
-        break;
+        drop_held(w, h, "lost during its handoff: another worker's leaseCounter");
+        return;
     }
-    drop_held(w, h);
+    drop_held(w, h, forced ? "handed over (the graceful handoff timed out)" : "handed over");
 }
 
 /* The handoff handler's check (every handoff_poll): ask the processor to shut down; it
@@ -1257,7 +1270,8 @@ static void renew_pass(worker *w)
         if (now - h->renewed > a->cfg.failover) {
             /* Expired on my own clock: given up without trying. */
             w->sum.leases_self_expired++;
-            drop_held(w, h);
+            drop_held(w, h, "given up: not renewed for failoverTimeMillis on this worker's "
+                            "clock");
             continue;
         }
         w->sum.renewals++;
@@ -1270,12 +1284,14 @@ static void renew_pass(worker *w)
             break;
         case KDS_DDB_THROTTLED:
             w->sum.renewals_throttled++; /* not retried in this pass */
+            TRACE_HELD(w, h, "lease renewal throttled by the lease table; not retried in "
+                             "this pass");
             break;
         case KDS_DDB_CONDITION_FAILED:
             if (handoff_noticed(w, h, now))
                 break;
             w->sum.leases_lost++;
-            drop_held(w, h);
+            drop_held(w, h, "lost: a renewal found another worker's leaseCounter");
             break;
         }
     }
@@ -1326,7 +1342,9 @@ static void cleanup_event(sim *s, void *ctx)
                 ok = false;
         }
         if (ok && kds_lease_delete(t, h->lease) == KDS_DDB_OK) {
-            drop_held(w, h); /* moves the last entry here: look at k again */
+            /* drop_held moves the last entry here: look at k again. */
+            drop_held(w, h, "deleted: its shard is at SHARD_END and every child has "
+                            "checkpointed");
             continue;
         }
         k++;
@@ -2097,6 +2115,7 @@ static void free_kcl(kds_consumer *base)
         free(w->log_t);
         free(w->log_n);
         free(w->per_min);
+        free(w->label);
     }
     free(a->workers);
     free(a->wevs);
@@ -2237,6 +2256,14 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
         char name[200];
         snprintf(name, sizeof name, "consumer/%s/worker/%s", cfg->name, w->cfg->name);
         w->rng = sim_rng(s, name);
+        /* Two applications may name their workers alike (w1, w2): the trace says whose. */
+        size_t n = strlen(cfg->name) + 1 + strlen(w->cfg->name) + 1;
+        w->label = malloc(n);
+        if (!w->label) {
+            free_kcl(&a->base);
+            return NULL;
+        }
+        snprintf(w->label, n, "%s/%s", cfg->name, w->cfg->name);
         if (w->cfg->start >= 0)
             schedule(a, w, (kds_kcl_event){KDS_KCL_EV_START, w->cfg->start, 0, -1});
         for (size_t k = 0; k < w->cfg->n_events; k++)

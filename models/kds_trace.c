@@ -15,13 +15,31 @@ static bool in_list(const char *const *list, const char *s)
     return false;
 }
 
+/* Whether `entity` is one of the names, or, for "APPLICATION/WORKER" (a KCL worker),
+ * whether either part is: a filter by the application keeps all its workers' lines. */
+static bool names_match(const char *const *names, const char *entity)
+{
+    if (in_list(names, entity))
+        return true;
+    const char *slash = entity ? strchr(entity, '/') : NULL;
+    if (!slash)
+        return false;
+    if (in_list(names, slash + 1))
+        return true;
+    size_t n = (size_t)(slash - entity);
+    for (size_t i = 0; names[i]; i++)
+        if (strlen(names[i]) == n && strncmp(names[i], entity, n) == 0)
+            return true;
+    return false;
+}
+
 bool kds_trace_wants(const kds_trace *t, const char *kind, const char *entity, int64_t shard)
 {
     if (!t)
         return false;
     if (!in_list(t->kinds, kind))
         return false;
-    if (t->names && !in_list(t->names, entity))
+    if (t->names && !names_match(t->names, entity))
         return false;
     if (t->shard >= 0 && shard != t->shard)
         return false;

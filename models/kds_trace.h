@@ -21,12 +21,16 @@
 typedef struct kds_trace {
     FILE *out;                /* borrowed */
     const char *const *kinds; /* NULL-terminated list of kinds to keep, or NULL for all */
-    const char *const *names; /* entities (producer, consumer, worker names) to keep */
+    const char *const *names; /* entities (producer, consumer, worker names) to keep; a
+                               * KCL worker's entity is APPLICATION/WORKER, and either part
+                               * selects it */
     int64_t shard;            /* shard index to keep, or -1 for all */
     uint64_t lines;           /* lines written */
 } kds_trace;
 
-/* Whether a line of this kind, entity and shard (-1: none) passes the filters. */
+/* Whether a line of this kind, entity and shard (-1: none) passes the filters: its kind
+ * among `kinds`, its entity among `names` (for "A/B", A or B will do), its shard the
+ * one kept. A NULL list keeps everything. */
 bool kds_trace_wants(const kds_trace *t, const char *kind, const char *entity, int64_t shard);
 
 /* Write one line if it passes the filters: `what` is printf-formatted. */

@@ -123,10 +123,17 @@ all_match flinkpush "${line}push +sessionizer +shardId-[0-9]{12} SubscribeToShar
 
 # lease: the first worker to start takes the six leases, the others steal theirs
 # until each holds two; worker-c crashes at 4 min and its leases are taken by expiry
-# from it afterwards, never before.
+# from it afterwards, never before. A worker's lines name it APPLICATION/WORKER; the
+# holder of a stolen lease finds it lost at its next renewal (a crashed one never does).
 kind_trace lease kcl-worker-crash 8m lease
-all_match lease "${line}lease +worker-[abc] +shardId-[0-9]{12} lease (taken \((take|expiry)\)|stolen \(steal\))( from worker-[abc])?; [0-9]+ records processed after its last checkpoint will be delivered again$" \
-    "a lease taken or stolen"
+all_match lease "${line}lease +orders-processor/worker-[abc] +shardId-[0-9]{12} lease ((taken \((take|expiry)\)|stolen \(steal\))( from worker-[abc])?; [0-9]+ records processed after its last checkpoint will be delivered again|lost: a (renewal|checkpoint) found another worker's leaseCounter)$" \
+    "a lease taken, stolen or lost"
+[ "$(grep -c 'lease lost: ' "$tmp/lease.trace")" = "$(grep -c 'lease stolen (steal)' "$tmp/lease.trace")" ] ||
+    fail "lease: each stolen lease should be lost once by its holder"
+# Each loss follows its theft: same shard, the worker it was stolen from.
+bad=$(awk '/lease stolen \(steal\) from/ { match($0, /from worker-[abc]/); stolen[$4] = substr($0, RSTART + 5, RLENGTH - 5) }
+    /lease lost: / { split($3, e, "/"); if (stolen[$4] != e[2]) { print $1, $3, $4; exit } delete stolen[$4] }' "$tmp/lease.trace")
+[ -z "$bad" ] || fail "lease: a loss that follows no theft of that lease from that worker: $bad"
 [ "$(grep -c 'lease taken (take);' "$tmp/lease.trace")" = 6 ] ||
     fail "lease: expected the 6 leases taken when free: $(grep -m1 'lease taken' "$tmp/lease.trace")"
 grep -q 'lease stolen (steal) from worker-' "$tmp/lease.trace" || fail "lease: no lease stolen"
@@ -287,9 +294,50 @@ if ! "$kdsim" run scenarios/kcl-worker-crash.yaml --duration 5m --json \
     --trace "$tmp/kclget.trace" --trace-kinds get >"$tmp/kclget.json" 2>"$tmp/kclget.err"; then
     fail "kclget: kdsim run failed: $(head -3 "$tmp/kclget.err")"
 fi
-all_match kclget "${line}get +worker-[abc] +shardId-[0-9]{12} GetRecords: ([0-9]+ records, [0-9]+ B( \(some expired unread\))?, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)$" \
+all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([0-9]+ records, [0-9]+ B( \(some expired unread\))?, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)$" \
     "a KCL worker's GetRecords call"
 [ "$(($(wc -l <"$tmp/kclget.trace") - 1))" = "$(jf "$tmp/kclget.json" "c['getrecords_calls']")" ] ||
     fail "kclget: the get lines are not the report's GetRecords calls"
 
+
+# Two applications with workers of the same names (kcl-small-lease-table: w1 to w3 in
+# both): the holder's side of the lease table's churn, per APPLICATION/WORKER, is the
+# report's figures of that application's worker: renewals throttled, leases given up
+# on the worker's own clock, leases lost. --trace-names picks an application or a worker.
+if ! "$kdsim" run scenarios/kcl-small-lease-table.yaml --duration 10m --json \
+    --trace "$tmp/churn.trace" --trace-kinds lease >"$tmp/churn.json" 2>"$tmp/churn.err"; then
+    fail "churn: kdsim run failed: $(head -3 "$tmp/churn.err")"
+fi
+python3 - "$tmp/churn.json" "$tmp/churn.trace" <<'PY' || failed=$((failed + 1))
+import json, sys
+want, got = {}, {}
+for c in json.load(open(sys.argv[1]))["consumers"]:
+    for w in c["workers"]:
+        for fig in ("renewals_throttled", "leases_self_expired", "leases_lost"):
+            want[(c["name"] + "/" + w["name"], fig)] = w[fig]
+for ln in open(sys.argv[2]).readlines()[1:]:
+    f = ln.split(None, 4)
+    what = f[4]
+    fig = ("renewals_throttled" if what.startswith("lease renewal throttled by the lease table")
+           else "leases_self_expired" if what.startswith("lease given up: not renewed for failoverTimeMillis")
+           else "leases_lost" if what.startswith("lease lost: ") else None)
+    if fig:
+        got[(f[2], fig)] = got.get((f[2], fig), 0) + 1
+bad = [f"{k[0]} {k[1]}: trace {got.get(k, 0)}, report {v}" for k, v in sorted(want.items())
+       if got.get(k, 0) != v]
+bad += [f"{k[0]}: lines for a worker the report does not have" for k in got if k not in want]
+if not any(v for k, v in want.items() if k[1] == "renewals_throttled"):
+    bad.append("no renewal throttled in 10 min of a small lease table")
+for b in bad:
+    print("FAIL churn:", b)
+sys.exit(1 if bad else 0)
+PY
+"$kdsim" run scenarios/kcl-small-lease-table.yaml --duration 2m --json --trace "$tmp/app.trace" \
+    --trace-names orders-small-table >/dev/null 2>&1
+[ "$(awk 'NR > 1 { print $3 }' "$tmp/app.trace" | sort -u | tr '\n' ' ')" = "orders-small-table/w1 orders-small-table/w2 orders-small-table/w3 " ] ||
+    fail "--trace-names orders-small-table: not exactly that application's three workers"
+"$kdsim" run scenarios/kcl-small-lease-table.yaml --duration 2m --json --trace "$tmp/w1.trace" \
+    --trace-names w1 >/dev/null 2>&1
+[ "$(awk 'NR > 1 { print $3 }' "$tmp/w1.trace" | sort -u | tr '\n' ' ')" = "orders-on-demand/w1 orders-small-table/w1 " ] ||
+    fail "--trace-names w1: not the w1 of both applications"
 cli_finish cli_trace
