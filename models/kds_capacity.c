@@ -349,6 +349,8 @@ static void fire(sim *s, void *ctx)
         break;
     }
     }
+    if (e->kind == KDS_OP_MODE_SWITCH) /* the other requests trace themselves */
+        kds_reshard_trace(st, kds_reshard_last(st));
 }
 
 kds_capacity *kds_capacity_new(sim *s, kds_stream *st, const kds_capacity_cfg *cfg)

@@ -1,6 +1,7 @@
 /* kds_reshard.c - SplitShard, MergeShards and UpdateShardCount (kds_reshard.h). */
 #include "kds_reshard.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,9 @@ static void close_shard(kds_stream *st, kds_shard *sh)
 {
     sh->state = KDS_SHARD_CLOSED;
     sh->closed = sim_now(st->sim);
+    if (KDS_TRACING(st->trace, "reshard", st->cfg.name, sh->index))
+        kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, sh->index,
+                       "closed: no more writes; its records stay readable until they expire");
     /* Subscribers learn of SHARD_END at once, as SubscribeToShard's last event tells an
      * enhanced fan-out consumer (its continuation ends and it names the children):
      * the append listeners run once more and find the shard closed. */
@@ -268,8 +272,8 @@ static kds_api_status find_open(kds_stream *st, kds_reshard_op *op, uint32_t ind
     return KDS_API_OK;
 }
 
-kds_api_status kds_reshard_split(kds_stream *st, uint32_t shard, kds_hashkey key,
-                                 const char *cause)
+static kds_api_status split_request(kds_stream *st, uint32_t shard, kds_hashkey key,
+                                    const char *cause)
 {
     kds_reshard_op *op = kds__reshard_log(st, KDS_OP_SPLIT, cause);
     op->shard = shard;
@@ -294,7 +298,7 @@ kds_api_status kds_reshard_split(kds_stream *st, uint32_t shard, kds_hashkey key
     return KDS_API_OK;
 }
 
-kds_api_status kds_reshard_merge(kds_stream *st, uint32_t a, uint32_t b, const char *cause)
+static kds_api_status merge_request(kds_stream *st, uint32_t a, uint32_t b, const char *cause)
 {
     kds_reshard_op *op = kds__reshard_log(st, KDS_OP_MERGE, cause);
     op->shard = a;
@@ -315,7 +319,7 @@ kds_api_status kds_reshard_merge(kds_stream *st, uint32_t a, uint32_t b, const c
     return KDS_API_OK;
 }
 
-kds_api_status kds_reshard_update_count(kds_stream *st, uint32_t target, const char *cause)
+static kds_api_status update_count_request(kds_stream *st, uint32_t target, const char *cause)
 {
     kds_reshard_op *op = kds__reshard_log(st, KDS_OP_UPDATE_COUNT, cause);
     op->target = target;
@@ -353,4 +357,67 @@ kds_api_status kds_reshard_update_count(kds_stream *st, uint32_t target, const c
 const kds_reshard_op *kds_reshard_last(const kds_stream *st)
 {
     return st->n_ops ? st->ops[st->n_ops - 1] : NULL;
+}
+
+void kds_reshard_trace(kds_stream *st, const kds_reshard_op *op)
+{
+    int64_t shard = op->kind == KDS_OP_SPLIT || op->kind == KDS_OP_MERGE ? (int64_t)op->shard : -1;
+    if (!KDS_TRACING(st->trace, "reshard", st->cfg.name, shard))
+        return;
+    char what[160], a[32], b[32], k[KDS_HASHKEY_DEC_LEN];
+    sim_time updating = st->cfg.reshard_duration;
+    switch (op->kind) {
+    case KDS_OP_SPLIT:
+        snprintf(what, sizeof what, "SplitShard of %s at NewStartingHashKey %s",
+                 kds_shard_id(a, sizeof a, op->shard), kds_hashkey_to_dec(k, op->key));
+        break;
+    case KDS_OP_MERGE:
+        snprintf(what, sizeof what, "MergeShards of %s and %s",
+                 kds_shard_id(a, sizeof a, op->shard), kds_shard_id(b, sizeof b, op->other));
+        break;
+    case KDS_OP_UPDATE_COUNT:
+        snprintf(what, sizeof what, "UpdateShardCount to %" PRIu32, op->target);
+        updating = st->cfg.update_count_duration;
+        break;
+    case KDS_OP_MODE_SWITCH:
+    default:
+        snprintf(what, sizeof what, "switch to %s", kds_mode_name((kds_mode)op->target));
+        updating = 0;
+        break;
+    }
+    if (op->status != KDS_API_OK)
+        kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, shard,
+                       "%s (%s): refused, %s: %s", what, op->cause,
+                       kds_api_status_name(op->status), op->message);
+    else if (updating > 0)
+        kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, shard,
+                       "%s (%s): accepted; the stream is UPDATING for %.0f s, writes still go "
+                       "to the old shards", what, op->cause, sim_to_s(updating));
+    else
+        kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, shard,
+                       "%s (%s): done; the stream keeps its shards", what, op->cause);
+}
+
+/* The requests a stream's owner makes (the scenario's or a rule's), each traced with its
+ * outcome. */
+kds_api_status kds_reshard_split(kds_stream *st, uint32_t shard, kds_hashkey key,
+                                 const char *cause)
+{
+    kds_api_status s = split_request(st, shard, key, cause);
+    kds_reshard_trace(st, kds_reshard_last(st));
+    return s;
+}
+
+kds_api_status kds_reshard_merge(kds_stream *st, uint32_t a, uint32_t b, const char *cause)
+{
+    kds_api_status s = merge_request(st, a, b, cause);
+    kds_reshard_trace(st, kds_reshard_last(st));
+    return s;
+}
+
+kds_api_status kds_reshard_update_count(kds_stream *st, uint32_t target, const char *cause)
+{
+    kds_api_status s = update_count_request(st, target, cause);
+    kds_reshard_trace(st, kds_reshard_last(st));
+    return s;
 }

@@ -69,6 +69,11 @@ kds_api_status kds_reshard_merge(kds_stream *st, uint32_t a, uint32_t b, const c
  * at most max_shards; provisioned streams only. */
 kds_api_status kds_reshard_update_count(kds_stream *st, uint32_t target, const char *cause);
 
+/* Write op's trace line (kind "reshard"): the request, who made it (its cause) and its
+ * outcome, accepted (for how long the stream is UPDATING) or refused (the error and
+ * why). The three requests above call it; a mode switch's caller does. */
+void kds_reshard_trace(kds_stream *st, const kds_reshard_op *op);
+
 /* The last request (for its message). NULL when none. */
 const kds_reshard_op *kds_reshard_last(const kds_stream *st);
 

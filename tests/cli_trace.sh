@@ -142,19 +142,27 @@ grep -q 'lease stolen (steal) from worker-' "$tmp/lease.trace" || fail "lease: n
 early=$(awk '/\(expiry\)/ && $1 < 240' "$tmp/lease.trace" | head -1)
 [ -z "$early" ] || fail "lease: a lease expired before the crash at 240 s: $early"
 
-# reshard: UpdateShardCount from 2 to 4 shards at 31 min completes after its 5-minute
-# UPDATING period, at 2,160 s: four new shards, two per parent, in order.
+# reshard: UpdateShardCount from 2 to 4 shards at 31 min is accepted at once and
+# completes after its 5-minute UPDATING period, at 2,160 s: each parent closes, then
+# its two children appear, in order.
 kind_trace reshard reshard-idle-children 37m reshard
-all_match reshard "${line}reshard +events +shardId-00000000000[2-5] new shard \[[0-9]+, [0-9]+\], parent shardId-00000000000[01]$" \
-    "a new shard with its range and parent"
+all_match reshard "${line}reshard +events +(shardId-00000000000[2-5] new shard \[[0-9]+, [0-9]+\], parent shardId-00000000000[01]|shardId-00000000000[01] closed: no more writes; its records stay readable until they expire|- +UpdateShardCount to 4 \(scenario\): accepted; the stream is UPDATING for 300 s, writes still go to the old shards)$" \
+    "a new shard, a closed one or the request"
+[ "$(awk 'NR > 1 { print $1, $4, $5 }' "$tmp/reshard.trace" | tr '\n' '|')" = "1860.000000 - UpdateShardCount|2160.000000 shardId-000000000000 closed:|2160.000000 shardId-000000000002 new|2160.000000 shardId-000000000003 new|2160.000000 shardId-000000000001 closed:|2160.000000 shardId-000000000004 new|2160.000000 shardId-000000000005 new|" ] ||
+    fail "reshard: not the request at 1860 s, then each parent closed before its children: $(awk 'NR > 1 { print $1, $4, $5 }' "$tmp/reshard.trace" | tr '\n' '|')"
 # The even quarters of [0, 2^128 - 1], the first two from shard 0's half, the others
 # from shard 1's.
 want="2160.000000 shardId-000000000002 [0, 85070591730234615865843651857942052863], parent shardId-000000000000
 2160.000000 shardId-000000000003 [85070591730234615865843651857942052864, 170141183460469231731687303715884105727], parent shardId-000000000000
 2160.000000 shardId-000000000004 [170141183460469231731687303715884105728, 255211775190703847597530955573826158591], parent shardId-000000000001
 2160.000000 shardId-000000000005 [255211775190703847597530955573826158592, 340282366920938463463374607431768211455], parent shardId-000000000001"
-got=$(tail -n +2 "$tmp/reshard.trace" | awk '{ print $1, $4, $7, $8, $9, $10 }')
+got=$(grep ' new shard ' "$tmp/reshard.trace" | awk '{ print $1, $4, $7, $8, $9, $10 }')
 [ "$got" = "$want" ] || fail "reshard: expected the 4 children at 2160 s, got: $got"
+# A refused request says why, as the report's stream.reshards does.
+"$kdsim" run scenarios/reshard-idle-children.yaml --duration 32m --trace "$tmp/refused.trace" \
+    --trace-kinds reshard --set 'stream.resharding.events[0].update_shard_count=9' >/dev/null 2>&1
+[ "$(tail -n +2 "$tmp/refused.trace")" = "   1860.000000  reshard    events               -                    UpdateShardCount to 9 (scenario): refused, InvalidArgumentException: target 9 is not allowed from 2 open shards: UpdateShardCount goes at most to double and at least to half, and must change the count" ] ||
+    fail "reshard: the refused UpdateShardCount to 9 is not traced with its error: $(tail -n +2 "$tmp/refused.trace")"
 
 # invoke: Lambda invokes batches from every shard; the poison record written at 10 min
 # makes its shard's batch fail, and the batch is invoked again (retry) on that shard
