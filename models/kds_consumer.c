@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kds_stream.h"
+#include "kds_trace.h"
 
 int kds_consumer_stats_init(kds_consumer_stats *cs)
 {
@@ -92,19 +93,26 @@ bool kds_parents_done(const kds_stream *st, const kds_shard *child,
     return true;
 }
 
-void kds_consumer_stats_child(kds_consumer_stats *cs, sim_time wait)
+void kds_consumer_child_started(kds_consumer *c, const kds_stream *st, const kds_shard *child,
+                                sim_time wait)
 {
+    kds_consumer_stats *cs = &c->st;
     double ms = sim_to_ms(wait);
     cs->children_started++;
     cs->child_wait_ms_sum += ms;
     if (ms > cs->child_wait_ms_max)
         cs->child_wait_ms_max = ms;
+    if (KDS_TRACING(st->trace, "reshard", c->name, child->index))
+        kds_trace_emit(st->trace, sim_now(st->sim), "reshard", c->name, child->index,
+                       "starts reading this child shard, its parents read to their end, "
+                       "after waiting %.3f s", ms / 1000.0);
 }
 
-void kds_consumer_stats_child_since(kds_consumer_stats *cs, const kds_shard *child,
-                                    sim_time begin, sim_time now)
+void kds_consumer_child_started_since(kds_consumer *c, const kds_stream *st,
+                                      const kds_shard *child, sim_time begin, sim_time now)
 {
-    kds_consumer_stats_child(cs, now - (child->created > begin ? child->created : begin));
+    kds_consumer_child_started(c, st, child,
+                               now - (child->created > begin ? child->created : begin));
 }
 
 void kds_consumer_settle(kds_consumer_stats *cs, const kds_log *l, kds_cursor *cur,

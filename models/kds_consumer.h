@@ -107,14 +107,6 @@ bool kds_parents_done(const struct kds_stream *st, const struct kds_shard *child
 void kds_consumer_settle(kds_consumer_stats *cs, const kds_log *l, kds_cursor *cur,
                          uint64_t start_pos);
 
-/* Record that a child shard started reading after waiting `wait` ns for its parents. */
-void kds_consumer_stats_child(kds_consumer_stats *cs, sim_time wait);
-
-/* The same for `child` starting to read at `now`, for a consumer that reads from
- * `begin` on: the wait runs from the child's creation, or from `begin` when the child
- * is older than the consumer (it was not kept waiting before anything read). */
-void kds_consumer_stats_child_since(kds_consumer_stats *cs, const struct kds_shard *child,
-                                    sim_time begin, sim_time now);
 
 /* The KCL's parentShardPollIntervalMillis: how often a blocked child checks (10 s). */
 #define KDS_PARENT_POLL SIM_S(10)
@@ -156,6 +148,19 @@ struct kds_consumer {
     const char *name;        /* borrowed from the config */
     kds_consumer_stats st;
 };
+
+/* Consumer c starts reading shard `child` of stream `st` (both borrowed) after waiting
+ * `wait` ns for its parents to be read to their end: counted in c's statistics
+ * (children_started, the child waits) and traced (kind "reshard", on the child). */
+void kds_consumer_child_started(kds_consumer *c, const struct kds_stream *st,
+                                const struct kds_shard *child, sim_time wait);
+
+/* The same for `child` starting at `now`, for a consumer that reads from `begin` on: the
+ * wait runs from the child's creation, or from `begin` when the child is older than the
+ * consumer (it was not kept waiting before anything read). */
+void kds_consumer_child_started_since(kds_consumer *c, const struct kds_stream *st,
+                                      const struct kds_shard *child, sim_time begin,
+                                      sim_time now);
 
 struct kds_stream;
 struct kds_shard;

@@ -350,7 +350,7 @@ static void child_gate(sim *s, void *ctx)
         return;
     }
     cw->started = true;
-    kds_consumer_stats_child(&c->base.st, now - cw->created);
+    kds_consumer_child_started(&c->base, c->st, cw->sh, now - cw->created);
     add_sub(c, cw->sh, cw->start, cw->start_pos);
 }
 

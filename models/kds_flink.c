@@ -309,7 +309,7 @@ static void start_discovered(kds_flink *f, reader *rd)
 {
     const kds_shard *sh = rd->sh;
     if (!rd->ever_started && (reader_of(f, sh->parent) || reader_of(f, sh->adjacent_parent))) {
-        kds_consumer_stats_child_since(&f->base.st, sh, f->begin, sim_now(f->sim));
+        kds_consumer_child_started_since(&f->base, f->st, sh, f->begin, sim_now(f->sim));
         if (rd->waited)
             f->fs.child_starts_delayed++;
     }

@@ -729,7 +729,7 @@ static void init_body(proc *p)
         break;
     }
     if (!sl->started && (l->parents[0] >= 0 || l->parents[1] >= 0))
-        kds_consumer_stats_child(&a->base.st, now - sl->sh->created);
+        kds_consumer_child_started(&a->base, a->st, sl->sh, now - sl->sh->created);
     account_start(a, sl, p->pcur.pos);
     p->fcur = p->pcur;
     if (!a->cfg.efo)

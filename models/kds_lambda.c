@@ -987,7 +987,7 @@ static void settle(reader *rd)
         /* A shard none of whose parents the mapping reads starts as soon as it can (in
          * enabled_event or on_new_shard), so one that starts only now is a child that
          * waited for this parent, from its creation or the mapping's start. */
-        kds_consumer_stats_child_since(&m->base.st, c->sh, m->enabled_at, sim_now(m->sim));
+        kds_consumer_child_started_since(&m->base, m->st, c->sh, m->enabled_at, sim_now(m->sim));
         reader_start(c, KDS_START_TRIM_HORIZON);
     }
 }

@@ -97,7 +97,7 @@ static void poll(sim *s, void *ctx)
             return;
         }
         rd->blocked = 0;
-        kds_consumer_stats_child(cs, now - rd->created);
+        kds_consumer_child_started(&p->base, p->st, rd->sh, now - rd->created);
         kds_log_seek_head(&rd->sh->log, &rd->cur);
         rd->start_pos = rd->cur.pos;
     }

@@ -146,10 +146,11 @@ early=$(awk '/\(expiry\)/ && $1 < 240' "$tmp/lease.trace" | head -1)
 # completes after its 5-minute UPDATING period, at 2,160 s: each parent closes, then
 # its two children appear, in order.
 kind_trace reshard reshard-idle-children 37m reshard
-all_match reshard "${line}reshard +events +(shardId-00000000000[2-5] new shard \[[0-9]+, [0-9]+\], parent shardId-00000000000[01]|shardId-00000000000[01] closed: no more writes; its records stay readable until they expire|- +UpdateShardCount to 4 \(scenario\): accepted; the stream is UPDATING for 300 s, writes still go to the old shards)$" \
+grep -v ' reshard    \(live\|nightly-job\) ' "$tmp/reshard.trace" >"$tmp/reshard-stream.trace"
+all_match reshard-stream "${line}reshard +events +(shardId-00000000000[2-5] new shard \[[0-9]+, [0-9]+\], parent shardId-00000000000[01]|shardId-00000000000[01] closed: no more writes; its records stay readable until they expire|- +UpdateShardCount to 4 \(scenario\): accepted; the stream is UPDATING for 300 s, writes still go to the old shards)$" \
     "a new shard, a closed one or the request"
-[ "$(awk 'NR > 1 { print $1, $4, $5 }' "$tmp/reshard.trace" | tr '\n' '|')" = "1860.000000 - UpdateShardCount|2160.000000 shardId-000000000000 closed:|2160.000000 shardId-000000000002 new|2160.000000 shardId-000000000003 new|2160.000000 shardId-000000000001 closed:|2160.000000 shardId-000000000004 new|2160.000000 shardId-000000000005 new|" ] ||
-    fail "reshard: not the request at 1860 s, then each parent closed before its children: $(awk 'NR > 1 { print $1, $4, $5 }' "$tmp/reshard.trace" | tr '\n' '|')"
+[ "$(awk 'NR > 1 { print $1, $4, $5 }' "$tmp/reshard-stream.trace" | tr '\n' '|')" = "1860.000000 - UpdateShardCount|2160.000000 shardId-000000000000 closed:|2160.000000 shardId-000000000002 new|2160.000000 shardId-000000000003 new|2160.000000 shardId-000000000001 closed:|2160.000000 shardId-000000000004 new|2160.000000 shardId-000000000005 new|" ] ||
+    fail "reshard: not the request at 1860 s, then each parent closed before its children: $(awk 'NR > 1 { print $1, $4, $5 }' "$tmp/reshard-stream.trace" | tr '\n' '|')"
 # The even quarters of [0, 2^128 - 1], the first two from shard 0's half, the others
 # from shard 1's.
 want="2160.000000 shardId-000000000002 [0, 85070591730234615865843651857942052863], parent shardId-000000000000
@@ -158,6 +159,23 @@ want="2160.000000 shardId-000000000002 [0, 8507059173023461586584365185794205286
 2160.000000 shardId-000000000005 [255211775190703847597530955573826158592, 340282366920938463463374607431768211455], parent shardId-000000000001"
 got=$(grep ' new shard ' "$tmp/reshard.trace" | awk '{ print $1, $4, $7, $8, $9, $10 }')
 [ "$got" = "$want" ] || fail "reshard: expected the 4 children at 2160 s, got: $got"
+# Readers start the children once the parents are read to their end: the live reader
+# within a parent poll (10 s), the nightly job, 30 minutes behind, only after about
+# 15 minutes; one line per child and reader, as many as the report's children_started.
+if ! "$kdsim" run scenarios/reshard-idle-children.yaml --duration 52m --json \
+    --trace "$tmp/children.trace" --trace-kinds reshard >"$tmp/children.json" 2>"$tmp/children.err"; then
+    fail "children: kdsim run failed: $(head -3 "$tmp/children.err")"
+fi
+starts=$(grep -E ' reshard +(live|nightly-job) ' "$tmp/children.trace")
+bad=$(echo "$starts" | grep -Ev "${line}reshard +(live|nightly-job) +shardId-00000000000[2-5] starts reading this child shard, its parents read to their end, after waiting [0-9]+\.[0-9]{3} s$" | head -1)
+[ -z "$bad" ] || fail "children: a malformed child start: $bad"
+[ "$(echo "$starts" | awk '$3 == "live" && $(NF - 1) + 0 < 11' | wc -l)" = 4 ] ||
+    fail "children: the live reader did not start the 4 children within 11 s"
+[ "$(echo "$starts" | awk '$3 == "nightly-job" && $(NF - 1) + 0 > 800' | wc -l)" = 4 ] ||
+    fail "children: the nightly job did not wait over 800 s for each of the 4 children"
+[ "$(echo "$starts" | wc -l)" = "$(python3 -c "import json,sys; print(sum(c['children_started'] for c in json.load(open(sys.argv[1]))['consumers']))" "$tmp/children.json")" ] ||
+    fail "children: the child starts traced are not the report's children_started"
+
 # A refused request says why, as the report's stream.reshards does.
 "$kdsim" run scenarios/reshard-idle-children.yaml --duration 32m --trace "$tmp/refused.trace" \
     --trace-kinds reshard --set 'stream.resharding.events[0].update_shard_count=9' >/dev/null 2>&1
