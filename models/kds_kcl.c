@@ -574,12 +574,14 @@ static void fetch_body(proc *p)
     bool caught_up = p->fcur.pos >= sh->log.end_pos;
     double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
     kds_consumer_stats_age(cs, now, age);
-    if (KDS_TRACING(a->st->trace, "get", w->label, sh->index))
+    if (KDS_TRACING(a->st->trace, "get", w->label, sh->index)) {
+        char ex[48];
         kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
                        "GetRecords: %" PRIu64 " records, %" PRIu64 " B%s, iterator age %.0f ms, "
                        "to the record processor at +%.0f ms",
-                       tk.records, tk.bytes, tk.expired ? " (some expired unread)" : "", age,
+                       tk.records, tk.bytes, kds_trace_expired(ex, sizeof ex, tk.expired), age,
                        sim_to_ms(lat));
+    }
     if (tk.records > 0) {
         enqueue(p, p->fcur.pos, tk.bytes, (uint32_t)tk.records, now + lat);
         kick(p);

@@ -470,7 +470,8 @@ static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
 
     /* From the shard's retry queue: a retry that counts against MaximumRetryAttempts,
      * or a part of a bisected batch, which does not ("again"; %.0u prints 0 as nothing). */
-    TRACE_INVOKE(m, rd, "Invoke: batch of %" PRIu64 " records%s%.0" PRIu32 "%s, IteratorAge %.0f ms",
+    TRACE_INVOKE(m, rd,
+                 "Invoke: batch of %" PRIu64 " records%s%.0" PRIu32 "%s, IteratorAge %.0f ms",
                  b->count, uses_retry ? " (retry " : is_retry ? " (again" : "",
                  uses_retry ? b->attempts : 0, is_retry ? ")" : "", age);
     double ms = sim_dist_sample(&m->cfg.duration_ms, m->rng) +
@@ -888,12 +889,14 @@ static void poll_event(sim *s, void *ctx)
     cs->bytes_read_shared += tk.bytes;
     if (tk.records == 0)
         cs->empty_calls++;
-    if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index))
+    if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index)) {
+        char ex[48];
         kds_trace_emit(st->trace, now, "get", m->base.name, rd->sh->index,
                        "GetRecords: %" PRIu64 " records, %" PRIu64 " B%s, in the buffer at "
                        "+%.0f ms",
-                       tk.records, tk.bytes, tk.expired ? " (some expired unread)" : "",
+                       tk.records, tk.bytes, kds_trace_expired(ex, sizeof ex, tk.expired),
                        sim_to_ms(lat));
+    }
     if (rd->cur.pos >= rd->sh->log.end_pos && rd->sh->state != KDS_SHARD_OPEN)
         rd->read_done = true; /* SHARD_END */
     sim_at(s, now + lat, poll_reply, rd);

@@ -144,12 +144,14 @@ static void poll(sim *s, void *ctx)
     bool caught_up = rd->cur.pos >= rd->sh->log.end_pos;
     double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
     kds_consumer_stats_age(cs, now, age);
-    if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index))
+    if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index)) {
+        char ex[48];
         kds_trace_emit(p->st->trace, now, "get", c->name, rd->sh->index,
                        "GetRecords: %" PRIu64 " records, %" PRIu64 " B%s, iterator age %.0f ms, "
                        "processed by +%.0f ms",
-                       tk.records, tk.bytes, tk.expired ? " (some expired unread)" : "", age,
+                       tk.records, tk.bytes, kds_trace_expired(ex, sizeof ex, tk.expired), age,
                        sim_to_ms(done - now));
+    }
     if (caught_up && rd->sh->state != KDS_SHARD_OPEN) {
         rd->done = 1; /* SHARD_END */
         return;

@@ -64,3 +64,12 @@ void kds_trace_emit(kds_trace *t, sim_time now, const char *kind, const char *en
     fputc('\n', t->out);
     t->lines++;
 }
+
+char *kds_trace_expired(char *buf, size_t n, uint64_t expired)
+{
+    if (expired > 0)
+        snprintf(buf, n, " (%" PRIu64 " expired unread before them)", expired);
+    else if (n > 0)
+        buf[0] = '\0';
+    return buf;
+}

@@ -37,6 +37,11 @@ bool kds_trace_wants(const kds_trace *t, const char *kind, const char *entity, i
 void kds_trace_emit(kds_trace *t, sim_time now, const char *kind, const char *entity,
                     int64_t shard, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* What a GetRecords line says of the records that expired before the reader reached
+ * them (the iterator had fallen behind the trim horizon): " (N expired unread before
+ * them)" in buf (48 bytes at least), or "" when none did. Returns buf. */
+char *kds_trace_expired(char *buf, size_t n, uint64_t expired);
+
 /* The usual guard at a call site: tracing on and this line wanted. */
 #define KDS_TRACING(t, kind, entity, shard) ((t) && kds_trace_wants((t), (kind), (entity), (shard)))
 

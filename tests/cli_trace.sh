@@ -105,6 +105,11 @@ all_match() {
     [ -z "$bad" ] || fail "$1: a line that is not $3: $bad"
 }
 line='^ *[0-9]+\.[0-9]{6}  '
+# jf FILE EXPR: a figure of a JSON report as an integer; c is its first consumer, and
+# json and sys are there for other picks.
+jf() {
+    python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['consumers'][0]; print(int($2))" "$1"
+}
 
 # push: five EFO consumers at the tip of a 4-shard stream; every push reaches the tip,
 # so MillisBehindLatest is 0 (pushes of a caught-up subscription).
@@ -187,7 +192,7 @@ bad=$(echo "$starts" | grep -Ev "${line}reshard +(live|nightly-job) +shardId-000
 # only, from 600 s on.
 # The Lambda's lines: its GetRecords calls (kind get) and its invocations, their
 # outcomes and what becomes of a failed batch (kind invoke).
-lambda_get='GetRecords: ([0-9]+ records, [0-9]+ B( \(some expired unread\))?, in the buffer at \+[0-9]+ ms|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)'
+lambda_get='GetRecords: ([0-9]+ records, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, in the buffer at \+[0-9]+ ms|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)'
 lambda_invoke='Invoke: batch of [1-9][0-9]* records(( \((retry [1-9][0-9]*|again)\))?, IteratorAge [0-9]+ ms| (succeeded|failed \(function error\)|timed out) after [0-9]+ ms)|bisected into [1-9][0-9]* and [1-9][0-9]* records, queued again \(no retry used\)|bisected at the failed record: [1-9][0-9]* records queued again \(no retry used\)|batch item failures: the first [1-9][0-9]* records processed, [1-9][0-9]* from the first failed one left|[1-9][0-9]* records queued for retry [1-9][0-9]* (of [0-9]+|\(retries until the records expire\))|given up \([^)]*\): [1-9][0-9]* records (sent to the on-failure destination \((SQS|SNS|S3)\)|discarded \(no on-failure destination\))'
 kind_trace invoke lambda-poison-record 11m invoke
 all_match invoke "${line}invoke +order-processor +shardId-[0-9]{12} ($lambda_invoke)$" \
@@ -271,6 +276,22 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
+# A reader back after more than the retention period: its GetRecords lines say how many
+# records expired before it reached them, and they add up to the report's
+# records_expired_unread (stalled-reader-retention: about 360,000 for `stalled`).
+if ! "$kdsim" run scenarios/stalled-reader-retention.yaml --json --trace "$tmp/stalled.trace" \
+    --trace-kinds get >"$tmp/stalled.json" 2>"$tmp/stalled.err"; then
+    fail "stalled: kdsim run failed: $(head -3 "$tmp/stalled.err")"
+fi
+for c in stalled healthy; do
+    lost=$(grep -E " get +$c " "$tmp/stalled.trace" | grep -E 'expired unread' |
+        sed -E 's/.* \(([0-9]+) expired unread before them\).*/\1/' | awk '{ s += $1 } END { print s + 0 }')
+    [ "$lost" = "$(jf "$tmp/stalled.json" "[x for x in json.load(open(sys.argv[1]))['consumers'] if x['name'] == '$c'][0]['records_expired_unread']")" ] ||
+        fail "stalled: $c's GetRecords lines tell of $lost records expired unread, not the report's"
+done
+[ "$(grep -c 'expired unread before them' "$tmp/stalled.trace")" -gt 0 ] ||
+    fail "stalled: no GetRecords line tells of records expired unread"
+
 # Lambda, read by polling: every GetRecords call has a get line, every invocation a
 # start line and, once it ends, an outcome line; what happens to a failed batch
 # (bisected, queued for a retry, given up) has a line each. Their counts are the
@@ -279,9 +300,6 @@ if ! "$kdsim" run scenarios/lambda-poison-record-bisect.yaml --duration 12m --js
     --trace "$tmp/lam.trace" --trace-kinds invoke,get >"$tmp/lam.json" 2>"$tmp/lam.err"; then
     fail "lam: kdsim run failed: $(head -3 "$tmp/lam.err")"
 fi
-jf() { # jf FILE EXPR: a figure of the first consumer of a JSON report
-    python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['consumers'][0]; print(int($2))" "$1"
-}
 all_match lam "${line}(get|invoke) +order-processor +shardId-[0-9]{12} ($lambda_get|$lambda_invoke)$" \
     "a Lambda GetRecords call or invocation"
 count() { grep -Ec "$1" "$tmp/lam.trace"; }
@@ -320,7 +338,7 @@ if ! "$kdsim" run scenarios/kcl-worker-crash.yaml --duration 5m --json \
     --trace "$tmp/kclget.trace" --trace-kinds get >"$tmp/kclget.json" 2>"$tmp/kclget.err"; then
     fail "kclget: kdsim run failed: $(head -3 "$tmp/kclget.err")"
 fi
-all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([0-9]+ records, [0-9]+ B( \(some expired unread\))?, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)$" \
+all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([0-9]+ records, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)$" \
     "a KCL worker's GetRecords call"
 [ "$(($(wc -l <"$tmp/kclget.trace") - 1))" = "$(jf "$tmp/kclget.json" "c['getrecords_calls']")" ] ||
     fail "kclget: the get lines are not the report's GetRecords calls"
