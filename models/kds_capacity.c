@@ -2,13 +2,24 @@
  * scaling (kds_capacity.h). */
 #include "kds_capacity.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kds_stream_int.h"
+#include "kds_trace.h"
 #include "sim_err.h"
+
+/* A trace line of kind "reshard" from the service's on-demand scaling of stream st, about
+ * `shard` (-1: the stream), printf-formatted. */
+#define TRACE_SCALING(st, shard, ...)                                                        \
+    do {                                                                                     \
+        if (KDS_TRACING((st)->trace, "reshard", (st)->cfg.name, (shard)))                    \
+            kds_trace_emit((st)->trace, sim_now((st)->sim), "reshard", (st)->cfg.name,       \
+                           (shard), __VA_ARGS__);                                            \
+    } while (0)
 
 #define HOURS_30D 720
 
@@ -135,6 +146,8 @@ static void grow(sim *s, void *ctx)
     size_t target = shards_needed(c);
     if (target <= c->st->n_open)
         return;
+    TRACE_SCALING(c->st, -1, "on-demand scaling: grows from %zu to %zu open shards",
+                  c->st->n_open, target);
     kds_reshard_op *op = kds__reshard_log(c->st, KDS_OP_UPDATE_COUNT, KDS_CAUSE_ON_DEMAND);
     op->target = (uint32_t)target;
     while (c->st->n_open < target) {
@@ -168,6 +181,7 @@ static void split_hot(sim *s, void *ctx)
     if ((double)(c->st->n_open + 1) * (double)c->st->cfg.write_bytes_per_s >
         (double)c->cfg.od.ceiling_bytes)
         return;
+    TRACE_SCALING(c->st, (int64_t)idx, "on-demand scaling: splits this hot shard in the middle");
     kds_reshard_op *op = kds__reshard_log(c->st, KDS_OP_SPLIT, "on-demand hot shard");
     op->shard = idx;
     op->key = middle(sh);
@@ -192,6 +206,9 @@ static void shrink(kds_capacity *c, const double *rate_b_by_shard)
     }
     if (best == SIZE_MAX || best_rate > (double)c->cfg.od.hot_shard_bytes / 2)
         return;
+    TRACE_SCALING(st, -1, "on-demand scaling: capacity in excess; merges the two adjacent "
+                          "shards with the least traffic, from %zu to %zu open shards",
+                  st->n_open, st->n_open - 1);
     kds_reshard_op *op = kds__reshard_log(st, KDS_OP_MERGE, KDS_CAUSE_ON_DEMAND);
     op->shard = st->open[best];
     op->other = st->open[best + 1];
@@ -252,6 +269,11 @@ static void check(sim *s, void *ctx)
             }
             c->hot_queue[c->hot_head + c->hot_n++] = sh->index;
             t->hot_pending = true;
+            TRACE_SCALING(st, (int64_t)sh->index,
+                          "on-demand scaling: this shard was offered %.0f KiB/s of writes in "
+                          "the last minute, above %.0f KiB/s: it will be split in %.0f s",
+                          rb / 1024.0, (double)c->cfg.od.hot_shard_bytes / 1024.0,
+                          sim_to_s(c->cfg.od.hot_shard_delay));
             sim_after(s, c->cfg.od.hot_shard_delay, split_hot, c);
         }
     }
@@ -273,6 +295,12 @@ static void check(sim *s, void *ctx)
             c->excess_since = -1;
             if (!c->grow_pending) {
                 c->grow_pending = true;
+                TRACE_SCALING(st, -1,
+                              "on-demand scaling: %g times the peak write rate offered in the "
+                              "last 30 days needs %zu shards, the stream has %zu: it grows in "
+                              "%.0f s",
+                              c->cfg.od.peak_factor, need, st->n_open,
+                              sim_to_s(c->cfg.od.scale_delay));
                 sim_after(s, c->cfg.od.scale_delay, grow, c);
             }
         } else if (need < st->n_open) {

@@ -181,6 +181,40 @@ bad=$(echo "$starts" | grep -Ev "${line}reshard +(live|nightly-job) +shardId-000
 [ "$(echo "$starts" | wc -l)" = "$(python3 -c "import json,sys; print(sum(c['children_started'] for c in json.load(open(sys.argv[1]))['consumers']))" "$tmp/children.json")" ] ||
     fail "children: the child starts traced are not the report's children_started"
 
+# On-demand scaling (on-demand-burst): the service's decisions and actions are traced,
+# as many as the report's stream.capacity counts (scale-ups, hot-shard splits,
+# scale-downs), and each hot-shard split or growth comes its scale delay (900 s) after
+# the line that decided it.
+if ! "$kdsim" run scenarios/on-demand-burst.yaml --json --trace "$tmp/od.trace" \
+    --trace-kinds reshard >"$tmp/od.json" 2>"$tmp/od.err"; then
+    fail "od: kdsim run failed: $(head -3 "$tmp/od.err")"
+fi
+python3 - "$tmp/od.json" "$tmp/od.trace" <<'PY' || failed=$((failed + 1))
+import json, re, sys
+cap = json.load(open(sys.argv[1]))["stream"]["capacity"]
+lines = [ln.split(None, 4) for ln in open(sys.argv[2]).readlines()[1:]]
+od = [(float(f[0]), f[3], f[4].strip()) for f in lines if f[4].startswith("on-demand scaling: ")]
+def count(prefix):
+    return sum(1 for t, sh, w in od if w.startswith("on-demand scaling: " + prefix))
+bad = []
+for prefix, fig in (("grows from", "on_demand_scale_ups"), ("splits this hot shard", "on_demand_hot_shard_splits"),
+                    ("capacity in excess", "on_demand_scale_downs")):
+    if count(prefix) != cap[fig]:
+        bad.append(f"{count(prefix)} lines '{prefix}', the report's {fig} is {cap[fig]}")
+if cap["on_demand_scale_ups"] == 0 or cap["on_demand_hot_shard_splits"] == 0:
+    bad.append("no growth or no hot-shard split in on-demand-burst")
+decided = {}
+for t, sh, w in od:
+    if "it will be split in 900 s" in w or "it grows in 900 s" in w:
+        decided.setdefault(sh, []).append(t)
+    elif w.startswith("on-demand scaling: splits this hot shard") or w.startswith("on-demand scaling: grows from"):
+        if not decided.get(sh) or abs(t - decided[sh].pop(0) - 900) > 1e-6:
+            bad.append(f"an action at {t} s on {sh} not 900 s after its decision")
+for b in bad:
+    print("FAIL od:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # A refused request says why, as the report's stream.reshards does.
 "$kdsim" run scenarios/reshard-idle-children.yaml --duration 32m --trace "$tmp/refused.trace" \
     --trace-kinds reshard --set 'stream.resharding.events[0].update_shard_count=9' >/dev/null 2>&1
