@@ -74,7 +74,7 @@ static const char *usage_of(const char *cmd)
     "                     reshard, and those of the consumer kinds)\n"                     \
     "    --trace-shard ID keep only lines about this shard (shardId-000000000002 or 2)\n"  \
     "    --trace-names N  keep only these producers, consumers or workers (a KCL\n"        \
-    "                     worker is APPLICATION/WORKER; either part selects it)\n"         \
+    "                     worker is CONSUMER/WORKER; either part selects it)\n"            \
     "    --prices FILE    bill with this price file instead of the scenario's\n"           \
     "                     billing.prices (default scenarios/prices/us-east-1-2026-09.yaml)\n" \
     "    with --replications N or --warmup T: independent replications with confidence\n"  \

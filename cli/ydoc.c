@@ -271,10 +271,9 @@ void ydiag_print(const ydiag *g, FILE *out, const char *prog)
 
 void ydiag_report(const ydiag *g, FILE *out, const char *file)
 {
-    if (g == NULL || g->n == 0)
-        return;
+    size_t n = g ? g->n : 0;
     ydiag_print(g, out, "kdsim");
-    fprintf(out, "kdsim: %zu error%s in %s; nothing was run\n", g->n, g->n == 1 ? "" : "s", file);
+    fprintf(out, "kdsim: %zu error%s in %s; nothing was run\n", n, n == 1 ? "" : "s", file);
 }
 
 /* ==== loading ====================================================================== */

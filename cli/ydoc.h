@@ -51,7 +51,8 @@ void ydiag_print(const ydiag *g, FILE *out, const char *prog);
 
 /* What every command prints when its input (`file`, with the options applied to it) has
  * errors: each item as ydiag_print(g, out, "kdsim") does, then the summary line
- * `kdsim: N error(s) in FILE; nothing was run`. Prints nothing when g has no items. */
+ * `kdsim: N error(s) in FILE; nothing was run` (always: a failed load says so even if
+ * it added no item). */
 void ydiag_report(const ydiag *g, FILE *out, const char *file);
 
 /* ---- documents -------------------------------------------------------------------- */

@@ -141,11 +141,16 @@ static void grow(sim *s, void *ctx)
     kds_capacity *c = ctx;
     (void)s;
     c->grow_pending = false;
-    if (!on_demand(c->st))
+    if (!on_demand(c->st)) {
+        TRACE_SCALING(c->st, -1, "on-demand scaling: no growth: the stream is provisioned now");
         return;
+    }
     size_t target = shards_needed(c);
-    if (target <= c->st->n_open)
+    if (target <= c->st->n_open) {
+        TRACE_SCALING(c->st, -1, "on-demand scaling: no growth: %zu open shards are enough now",
+                      c->st->n_open);
         return;
+    }
     TRACE_SCALING(c->st, -1, "on-demand scaling: grows from %zu to %zu open shards",
                   c->st->n_open, target);
     kds_reshard_op *op = kds__reshard_log(c->st, KDS_OP_UPDATE_COUNT, KDS_CAUSE_ON_DEMAND);
@@ -174,13 +179,19 @@ static void split_hot(sim *s, void *ctx)
     (void)s;
     track(c, idx)->hot_pending = false;
     kds_shard *sh = c->st->shards[idx];
-    if (!on_demand(c->st) || sh->state != KDS_SHARD_OPEN || sh->hi - sh->lo < 4)
-        return;
+    const char *why = !on_demand(c->st)              ? "the stream is provisioned now"
+                      : sh->state != KDS_SHARD_OPEN ? "the shard has closed since"
+                      : sh->hi - sh->lo < 4         ? "its hash-key range is too narrow"
+                                                    : NULL;
     /* A split adds a shard's write budget: not past the Region's ceiling, which caps
      * a hot-shard split as it caps growth for demand (shards_needed). */
-    if ((double)(c->st->n_open + 1) * (double)c->st->cfg.write_bytes_per_s >
-        (double)c->cfg.od.ceiling_bytes)
+    if (!why && (double)(c->st->n_open + 1) * (double)c->st->cfg.write_bytes_per_s >
+                    (double)c->cfg.od.ceiling_bytes)
+        why = "the Region's write ceiling is reached";
+    if (why) {
+        TRACE_SCALING(c->st, (int64_t)idx, "on-demand scaling: no hot-shard split: %s", why);
         return;
+    }
     TRACE_SCALING(c->st, (int64_t)idx, "on-demand scaling: splits this hot shard in the middle");
     kds_reshard_op *op = kds__reshard_log(c->st, KDS_OP_SPLIT, "on-demand hot shard");
     op->shard = idx;
@@ -206,8 +217,9 @@ static void shrink(kds_capacity *c, const double *rate_b_by_shard)
     }
     if (best == SIZE_MAX || best_rate > (double)c->cfg.od.hot_shard_bytes / 2)
         return;
-    TRACE_SCALING(st, -1, "on-demand scaling: capacity in excess; merges the two adjacent "
-                          "shards with the least traffic, from %zu to %zu open shards",
+    TRACE_SCALING(st, -1, "on-demand scaling: capacity in excess for the scale-down delay; "
+                          "merges the two adjacent shards with the least traffic, from %zu to "
+                          "%zu open shards",
                   st->n_open, st->n_open - 1);
     kds_reshard_op *op = kds__reshard_log(st, KDS_OP_MERGE, KDS_CAUSE_ON_DEMAND);
     op->shard = st->open[best];
@@ -271,7 +283,7 @@ static void check(sim *s, void *ctx)
             t->hot_pending = true;
             TRACE_SCALING(st, (int64_t)sh->index,
                           "on-demand scaling: this shard was offered %.0f KiB/s of writes in "
-                          "the last minute, above %.0f KiB/s: it will be split in %.0f s",
+                          "the last minute, above %.0f KiB/s: a split is due in %.0f s",
                           rb / 1024.0, (double)c->cfg.od.hot_shard_bytes / 1024.0,
                           sim_to_s(c->cfg.od.hot_shard_delay));
             sim_after(s, c->cfg.od.hot_shard_delay, split_hot, c);
@@ -295,10 +307,13 @@ static void check(sim *s, void *ctx)
             c->excess_since = -1;
             if (!c->grow_pending) {
                 c->grow_pending = true;
+                /* The need is the largest of several terms (shards_needed): the line
+                 * names them all rather than guess which one set it. */
                 TRACE_SCALING(st, -1,
-                              "on-demand scaling: %g times the peak write rate offered in the "
-                              "last 30 days needs %zu shards, the stream has %zu: it grows in "
-                              "%.0f s",
+                              "on-demand scaling: the capacity it keeps (%g times the peak "
+                              "offered in its window, at least its minimum and warm throughput, "
+                              "at most the Region's ceiling) needs %zu shards, the stream has "
+                              "%zu: growth is due in %.0f s",
                               c->cfg.od.peak_factor, need, st->n_open,
                               sim_to_s(c->cfg.od.scale_delay));
                 sim_after(s, c->cfg.od.scale_delay, grow, c);

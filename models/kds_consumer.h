@@ -107,7 +107,6 @@ bool kds_parents_done(const struct kds_stream *st, const struct kds_shard *child
 void kds_consumer_settle(kds_consumer_stats *cs, const kds_log *l, kds_cursor *cur,
                          uint64_t start_pos);
 
-
 /* The KCL's parentShardPollIntervalMillis: how often a blocked child checks (10 s). */
 #define KDS_PARENT_POLL SIM_S(10)
 
@@ -161,9 +160,6 @@ void kds_consumer_child_started(kds_consumer *c, const struct kds_stream *st,
 void kds_consumer_child_started_since(kds_consumer *c, const struct kds_stream *st,
                                       const struct kds_shard *child, sim_time begin,
                                       sim_time now);
-
-struct kds_stream;
-struct kds_shard;
 
 /* What every consumer model's constructor does first, on its zeroed (calloc'd) model:
  * set the header (`ops`, `name`, borrowed), store in *rng the consumer's random stream

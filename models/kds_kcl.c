@@ -346,14 +346,17 @@ static void deliver(proc *p, uint64_t upto, sim_time now)
 
 /* ---- holding and dropping leases -------------------------------------------------- */
 
-/* A trace line of kind "lease" from worker w about its lease h: `what`, printf-formatted. */
+/* A trace line of kind "lease" from worker w about its lease h: `what`, printf-formatted.
+ * The lease's shard is looked up only when tracing is on. */
 #define TRACE_HELD(w, h, ...)                                                                \
     do {                                                                                     \
         kcl *a_ = (w)->app;                                                                  \
-        uint32_t sh_ = a_->table->items[(h)->lease].shard;                                   \
-        if (KDS_TRACING(a_->st->trace, "lease", (w)->label, sh_))                            \
-            kds_trace_emit(a_->st->trace, sim_now(a_->sim), "lease", (w)->label, sh_,        \
-                           __VA_ARGS__);                                                     \
+        if (a_->st->trace) {                                                                 \
+            uint32_t sh_ = a_->table->items[(h)->lease].shard;                               \
+            if (kds_trace_wants(a_->st->trace, "lease", (w)->label, sh_))                    \
+                kds_trace_emit(a_->st->trace, sim_now(a_->sim), "lease", (w)->label, sh_,    \
+                               __VA_ARGS__);                                                 \
+        }                                                                                    \
     } while (0)
 
 /* Remove held lease `h` of worker `w` (lost, self-expired, handed over, deleted): `why`
@@ -574,13 +577,22 @@ static void fetch_body(proc *p)
     bool caught_up = p->fcur.pos >= sh->log.end_pos;
     double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
     kds_consumer_stats_age(cs, now, age);
+    /* No word of expired records here: the application counts a record lost when its
+     * processor, not the fetcher, finds it gone (account_expired, by the high-water mark
+     * of what it ever processed). */
     if (KDS_TRACING(a->st->trace, "get", w->label, sh->index)) {
-        char ex[48];
-        kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
-                       "GetRecords: %" PRIu64 " records, %" PRIu64 " B%s, iterator age %.0f ms, "
-                       "to the record processor at +%.0f ms",
-                       tk.records, tk.bytes, kds_trace_expired(ex, sizeof ex, tk.expired), age,
-                       sim_to_ms(lat));
+        if (tk.records > 0)
+            kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
+                           "GetRecords: %" PRIu64 " records, %" PRIu64 " B, iterator age %.0f "
+                           "ms, to the record processor at +%.0f ms",
+                           tk.records, tk.bytes, age, sim_to_ms(lat));
+        else if (caught_up && sh->state != KDS_SHARD_OPEN)
+            kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
+                           "GetRecords: 0 records, SHARD_END");
+        else
+            kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
+                           "GetRecords: 0 records; next call in %.0f ms",
+                           sim_to_ms(lat + c->idle));
     }
     if (tk.records > 0) {
         enqueue(p, p->fcur.pos, tk.bytes, (uint32_t)tk.records, now + lat);
@@ -949,11 +961,11 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_
     sl->last_move = mi;
     if (KDS_TRACING(a->st->trace, "lease", w->label, l->shard))
         kds_trace_emit(a->st->trace, now, "lease", w->label, l->shard,
-                       "lease %s (%s)%s%s; %" PRIu64 " records processed after its last "
+                       "lease %s (%s)%s%s%s%s; %" PRIu64 " records processed after its last "
                        "checkpoint will be delivered again",
-                       cause == KDS_KCL_STEAL ? "stolen" : "taken",
-                       kds_kcl_cause_name(cause), m->from ? " from " : "", m->from ? m->from : "",
-                       replay);
+                       cause == KDS_KCL_STEAL ? "stolen" : "taken", kds_kcl_cause_name(cause),
+                       m->from ? " from " : "", m->from ? m->from_app : "", m->from ? "/" : "",
+                       m->from ? m->from : "", replay);
 
     if (w->n_held == w->cap_held) {
         w->cap_held = w->cap_held ? w->cap_held * 2 : 8;
@@ -1160,7 +1172,7 @@ static void handoff_end(worker *w, held *h, bool forced)
             w->sum.handoffs_timed_out++;
         break;
     case KDS_DDB_CONDITION_FAILED:
-        drop_held(w, h, "lost during its handoff: another worker's leaseCounter");
+        drop_held(w, h, "dropped during its handoff: another worker's leaseCounter");
         return;
     }
     drop_held(w, h, forced ? "handed over (the graceful handoff timed out)" : "handed over");
@@ -2109,7 +2121,7 @@ static void free_kcl(kds_consumer *base)
         free(sl);
     }
     free(a->slots);
-    for (size_t i = 0; i < a->n_workers; i++) {
+    for (size_t i = 0; a->workers && i < a->n_workers; i++) {
         worker *w = &a->workers[i];
         free(w->held);
         free(w->seen_counter);
@@ -2258,14 +2270,17 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
         char name[200];
         snprintf(name, sizeof name, "consumer/%s/worker/%s", cfg->name, w->cfg->name);
         w->rng = sim_rng(s, name);
-        /* Two applications may name their workers alike (w1, w2): the trace says whose. */
+        /* Two consumers may name their workers alike (w1, w2): the trace says whose. */
         size_t n = strlen(cfg->name) + 1 + strlen(w->cfg->name) + 1;
         w->label = malloc(n);
         if (!w->label) {
-            free_kcl(&a->base);
+            free_kcl(&a->base); /* nothing is scheduled before every worker is made */
             return NULL;
         }
         snprintf(w->label, n, "%s/%s", cfg->name, w->cfg->name);
+    }
+    for (size_t i = 0; i < cfg->n_workers; i++) {
+        worker *w = &a->workers[i];
         if (w->cfg->start >= 0)
             schedule(a, w, (kds_kcl_event){KDS_KCL_EV_START, w->cfg->start, 0, -1});
         for (size_t k = 0; k < w->cfg->n_events; k++)

@@ -86,7 +86,7 @@ struct worker {
     kcl *app;
     size_t index;
     const kds_kcl_worker_cfg *cfg; /* borrowed */
-    char *label;                   /* owned: "APPLICATION/WORKER", its name in the trace */
+    char *label;                   /* owned: "CONSUMER/WORKER", its name in the trace */
     gsl_rng *rng;                  /* sim-owned */
     wstate state;
     sim_time pause_until;          /* stalled until, ns */

@@ -301,15 +301,29 @@ static void batch_take(batch *b, reader *rd, uint64_t part)
     }
 }
 
+/* A trace line of kind "invoke" about rd's shard, printf-formatted. A macro: with the
+ * trace off it costs the one test of KDS_TRACING, on paths every invocation takes. */
+#define TRACE_INVOKE(m, rd, ...)                                                         \
+    do {                                                                                 \
+        if (KDS_TRACING((m)->st->trace, "invoke", (m)->base.name, (rd)->sh->index))      \
+            kds_trace_emit((m)->st->trace, sim_now((m)->sim), "invoke", (m)->base.name,  \
+                           (rd)->sh->index, __VA_ARGS__);                                \
+    } while (0)
+
 /* Records left in the buffer past the retention period are lost (the mapping held
  * them while the shard waited; the stream no longer has them). */
 static void buf_drop_expired(reader *rd, sim_time now)
 {
     sim_time cutoff = now - rd->m->st->cfg.retention;
+    uint64_t lost = 0;
     while (rd->b_n > 0 && buf_at(rd, 0)->sl.t_last <= cutoff) {
-        rd->expired += buf_at(rd, 0)->sl.count;
+        lost += buf_at(rd, 0)->sl.count;
         buf_pop(rd);
     }
+    rd->expired += lost;
+    if (lost > 0)
+        TRACE_INVOKE(rd->m, rd, "%" PRIu64 " buffered records expired from the stream before "
+                     "they were invoked: lost", lost);
 }
 
 /* MaximumRecordAgeInSeconds: the buffered records older than the maximum age are
@@ -378,15 +392,6 @@ static void processed(kds_lambda *m, reader *rd, const batch *b, sim_time done)
     m->ls.records_processed += b->count;
     rd->st.records_processed += b->count;
 }
-
-/* A trace line of kind "invoke" about rd's shard, printf-formatted. A macro: with the
- * trace off it costs the one test of KDS_TRACING, on paths every invocation takes. */
-#define TRACE_INVOKE(m, rd, ...)                                                             \
-    do {                                                                                     \
-        if (KDS_TRACING((m)->st->trace, "invoke", (m)->base.name, (rd)->sh->index))          \
-            kds_trace_emit((m)->st->trace, sim_now((m)->sim), "invoke", (m)->base.name,      \
-                           (rd)->sh->index, __VA_ARGS__);                                     \
-    } while (0)
 
 /* The on-failure destination's name in the trace. */
 static const char *dest_name(kds_lambda_dest d)
@@ -573,8 +578,8 @@ static void retry_or_give_up(kds_lambda *m, reader *rd, batch *b)
     b->attempts++;
     b->retry_attempt = true;
     if (m->cfg.max_retry_attempts >= 0)
-        TRACE_INVOKE(m, rd, "%" PRIu64 " records queued for retry %" PRIu32 " of %d", b->count,
-                     b->attempts, m->cfg.max_retry_attempts);
+        TRACE_INVOKE(m, rd, "%" PRIu64 " records queued for retry %" PRIu32 " of %" PRId32,
+                     b->count, b->attempts, m->cfg.max_retry_attempts);
     else
         TRACE_INVOKE(m, rd, "%" PRIu64 " records queued for retry %" PRIu32
                      " (retries until the records expire)", b->count, b->attempts);
@@ -890,7 +895,7 @@ static void poll_event(sim *s, void *ctx)
     if (tk.records == 0)
         cs->empty_calls++;
     if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index)) {
-        char ex[48];
+        char ex[64];
         kds_trace_emit(st->trace, now, "get", m->base.name, rd->sh->index,
                        "GetRecords: %" PRIu64 " records, %" PRIu64 " B%s, in the buffer at "
                        "+%.0f ms",

@@ -145,7 +145,7 @@ static void poll(sim *s, void *ctx)
     double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
     kds_consumer_stats_age(cs, now, age);
     if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index)) {
-        char ex[48];
+        char ex[64];
         kds_trace_emit(p->st->trace, now, "get", c->name, rd->sh->index,
                        "GetRecords: %" PRIu64 " records, %" PRIu64 " B%s, iterator age %.0f ms, "
                        "processed by +%.0f ms",

@@ -158,15 +158,15 @@ static sim_time round_trip(kds_producer *p)
 static void serve(sim *s, void *ctx);
 static void serve_request(request *r);
 
-/* Serve one part: put it into its shard and remember what failed. Inline: it runs for
- * every part of every request, and a fresh request's parts come through spread_emit,
- * which is little more than a call to it. */
 /* The API the producer calls, as the trace names it. */
 static const char *api_name(const kds_producer *p)
 {
     return p->cfg.api == KDS_API_PUT_RECORD ? "PutRecord" : "PutRecords";
 }
 
+/* Serve one part: put it into its shard and remember what failed. Inline: it runs for
+ * every part of every request, and a fresh request's parts come through spread_emit,
+ * which is little more than a call to it. */
 static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_t bytes,
                               uint32_t stored_before, uint32_t marks, uint64_t units,
                               uint64_t kib)

@@ -11,6 +11,7 @@
 #include "kds_stream_int.h"
 #include "kds_trace.h"
 #include "sim_err.h"
+#include "sim_units.h"
 
 const char *kds_api_status_name(kds_api_status s)
 {
@@ -366,6 +367,7 @@ void kds_reshard_trace(kds_stream *st, const kds_reshard_op *op)
         return;
     char what[160], a[32], b[32], k[KDS_HASHKEY_DEC_LEN];
     sim_time updating = st->cfg.reshard_duration;
+    char dur[32];
     switch (op->kind) {
     case KDS_OP_SPLIT:
         snprintf(what, sizeof what, "SplitShard of %s at NewStartingHashKey %s",
@@ -389,13 +391,17 @@ void kds_reshard_trace(kds_stream *st, const kds_reshard_op *op)
         kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, shard,
                        "%s (%s): refused, %s: %s", what, op->cause,
                        kds_api_status_name(op->status), op->message);
-    else if (updating > 0)
-        kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, shard,
-                       "%s (%s): accepted; the stream is UPDATING for %.0f s, writes still go "
-                       "to the old shards", what, op->cause, sim_to_s(updating));
-    else
+    else if (op->kind == KDS_OP_MODE_SWITCH)
         kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, shard,
                        "%s (%s): done; the stream keeps its shards", what, op->cause);
+    else if (updating > 0)
+        kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, shard,
+                       "%s (%s): accepted; the stream is UPDATING for %s, writes still go "
+                       "to the old shards", what, op->cause,
+                       sim_fmt_duration(dur, sizeof dur, updating));
+    else
+        kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, shard,
+                       "%s (%s): accepted and applied at once", what, op->cause);
 }
 
 /* The requests a stream's owner makes (the scenario's or a rule's), each traced with its

@@ -71,7 +71,10 @@ kds_api_status kds_reshard_update_count(kds_stream *st, uint32_t target, const c
 
 /* Write op's trace line (kind "reshard"): the request, who made it (its cause) and its
  * outcome, accepted (for how long the stream is UPDATING) or refused (the error and
- * why). The three requests above call it; a mode switch's caller does. */
+ * why). op (non-NULL, one of st's logged operations) and st are borrowed; nothing is
+ * written when tracing is off or the line is filtered out. A split's or merge's line is
+ * about its first shard, the stream's others about no shard. The three requests above
+ * call it; a mode switch's caller does. */
 void kds_reshard_trace(kds_stream *st, const kds_reshard_op *op);
 
 /* The last request (for its message). NULL when none. */

@@ -15,8 +15,8 @@ static bool in_list(const char *const *list, const char *s)
     return false;
 }
 
-/* Whether `entity` is one of the names, or, for "APPLICATION/WORKER" (a KCL worker),
- * whether either part is: a filter by the application keeps all its workers' lines. */
+/* Whether `entity` is one of the names, or, for "CONSUMER/WORKER" (a KCL worker),
+ * whether either part is: a filter by the consumer keeps all its workers' lines. */
 static bool names_match(const char *const *names, const char *entity)
 {
     if (in_list(names, entity))

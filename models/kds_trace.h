@@ -22,7 +22,7 @@ typedef struct kds_trace {
     FILE *out;                /* borrowed */
     const char *const *kinds; /* NULL-terminated list of kinds to keep, or NULL for all */
     const char *const *names; /* entities (producer, consumer, worker names) to keep; a
-                               * KCL worker's entity is APPLICATION/WORKER, and either part
+                               * KCL worker's entity is CONSUMER/WORKER, and either part
                                * selects it */
     int64_t shard;            /* shard index to keep, or -1 for all */
     uint64_t lines;           /* lines written */
@@ -39,7 +39,7 @@ void kds_trace_emit(kds_trace *t, sim_time now, const char *kind, const char *en
 
 /* What a GetRecords line says of the records that expired before the reader reached
  * them (the iterator had fallen behind the trim horizon): " (N expired unread before
- * them)" in buf (48 bytes at least), or "" when none did. Returns buf. */
+ * them)" in buf (64 bytes hold any count), or "" when none did. Returns buf. */
 char *kds_trace_expired(char *buf, size_t n, uint64_t expired);
 
 /* The usual guard at a call site: tracing on and this line wanted. */

@@ -5,8 +5,12 @@
 # by kind, shard and name keep only what they name; the trace changes nothing in the
 # report; `--trace -` writes to stderr. The other kinds (README's trace section,
 # models/kds_trace.h) appear where the shipped scenarios make them, with their fields:
-# `push` (enhanced fan-out), `lease` (the KCL), `reshard` (new shards), `invoke`
-# (Lambda), `s3` (Firehose), `checkpoint` and `failure` (Flink).
+# `push` (enhanced fan-out, after the put that fed it), `lease` (the KCL, both sides),
+# `reshard` (requests, closings, new shards, children started, on-demand scaling),
+# `invoke` (Lambda), `s3` (Firehose), `checkpoint` and `failure` (Flink). Where a report
+# counts what the lines tell (GetRecords calls, invocations, retries, records given up
+# or expired, lease losses, child starts, scaling actions), the lines add up to the
+# report's figures from the same run, and that run's report is the one without --trace.
 #
 # usage: bash tests/cli_trace.sh KDSIM SOURCE_DIR
 set -u
@@ -131,18 +135,18 @@ all_match flinkpush "${line}push +sessionizer +shardId-[0-9]{12} SubscribeToShar
 # from it afterwards, never before. A worker's lines name it APPLICATION/WORKER; the
 # holder of a stolen lease finds it lost at its next renewal (a crashed one never does).
 kind_trace lease kcl-worker-crash 8m lease
-all_match lease "${line}lease +orders-processor/worker-[abc] +shardId-[0-9]{12} lease ((taken \((take|expiry)\)|stolen \(steal\))( from worker-[abc])?; [0-9]+ records processed after its last checkpoint will be delivered again|lost: a (renewal|checkpoint) found another worker's leaseCounter)$" \
+all_match lease "${line}lease +orders-processor/worker-[abc] +shardId-[0-9]{12} lease ((taken \((take|expiry)\)|stolen \(steal\))( from orders-processor/worker-[abc])?; [0-9]+ records processed after its last checkpoint will be delivered again|lost: a (renewal|checkpoint) found another worker's leaseCounter)$" \
     "a lease taken, stolen or lost"
 [ "$(grep -c 'lease lost: ' "$tmp/lease.trace")" = "$(grep -c 'lease stolen (steal)' "$tmp/lease.trace")" ] ||
     fail "lease: each stolen lease should be lost once by its holder"
 # Each loss follows its theft: same shard, the worker it was stolen from.
-bad=$(awk '/lease stolen \(steal\) from/ { match($0, /from worker-[abc]/); stolen[$4] = substr($0, RSTART + 5, RLENGTH - 5) }
-    /lease lost: / { split($3, e, "/"); if (stolen[$4] != e[2]) { print $1, $3, $4; exit } delete stolen[$4] }' "$tmp/lease.trace")
+bad=$(awk '/lease stolen \(steal\) from/ { match($0, /from [^;]*/); stolen[$4] = substr($0, RSTART + 5, RLENGTH - 5) }
+    /lease lost: / { if (stolen[$4] != $3) { print $1, $3, $4; exit } delete stolen[$4] }' "$tmp/lease.trace")
 [ -z "$bad" ] || fail "lease: a loss that follows no theft of that lease from that worker: $bad"
 [ "$(grep -c 'lease taken (take);' "$tmp/lease.trace")" = 6 ] ||
     fail "lease: expected the 6 leases taken when free: $(grep -m1 'lease taken' "$tmp/lease.trace")"
-grep -q 'lease stolen (steal) from worker-' "$tmp/lease.trace" || fail "lease: no lease stolen"
-[ "$(grep -c 'lease taken (expiry) from worker-c;' "$tmp/lease.trace")" = 2 ] ||
+grep -q 'lease stolen (steal) from orders-processor/worker-' "$tmp/lease.trace" || fail "lease: no lease stolen"
+[ "$(grep -c 'lease taken (expiry) from orders-processor/worker-c;' "$tmp/lease.trace")" = 2 ] ||
     fail "lease: expected worker-c's 2 leases taken by expiry"
 early=$(awk '/\(expiry\)/ && $1 < 240' "$tmp/lease.trace" | head -1)
 [ -z "$early" ] || fail "lease: a lease expired before the crash at 240 s: $early"
@@ -151,8 +155,8 @@ early=$(awk '/\(expiry\)/ && $1 < 240' "$tmp/lease.trace" | head -1)
 # completes after its 5-minute UPDATING period, at 2,160 s: each parent closes, then
 # its two children appear, in order.
 kind_trace reshard reshard-idle-children 37m reshard
-grep -v ' reshard    \(live\|nightly-job\) ' "$tmp/reshard.trace" >"$tmp/reshard-stream.trace"
-all_match reshard-stream "${line}reshard +events +(shardId-00000000000[2-5] new shard \[[0-9]+, [0-9]+\], parent shardId-00000000000[01]|shardId-00000000000[01] closed: no more writes; its records stay readable until they expire|- +UpdateShardCount to 4 \(scenario\): accepted; the stream is UPDATING for 300 s, writes still go to the old shards)$" \
+awk 'NR == 1 || $3 == "events"' "$tmp/reshard.trace" >"$tmp/reshard-stream.trace"
+all_match reshard-stream "${line}reshard +events +(shardId-00000000000[2-5] new shard \[[0-9]+, [0-9]+\], parent shardId-00000000000[01]|shardId-00000000000[01] closed: no more writes; its records stay readable until they expire|- +UpdateShardCount to 4 \(scenario\): accepted; the stream is UPDATING for 5m, writes still go to the old shards)$" \
     "a new shard, a closed one or the request"
 [ "$(awk 'NR > 1 { print $1, $4, $5 }' "$tmp/reshard-stream.trace" | tr '\n' '|')" = "1860.000000 - UpdateShardCount|2160.000000 shardId-000000000000 closed:|2160.000000 shardId-000000000002 new|2160.000000 shardId-000000000003 new|2160.000000 shardId-000000000001 closed:|2160.000000 shardId-000000000004 new|2160.000000 shardId-000000000005 new|" ] ||
     fail "reshard: not the request at 1860 s, then each parent closed before its children: $(awk 'NR > 1 { print $1, $4, $5 }' "$tmp/reshard-stream.trace" | tr '\n' '|')"
@@ -205,7 +209,7 @@ if cap["on_demand_scale_ups"] == 0 or cap["on_demand_hot_shard_splits"] == 0:
     bad.append("no growth or no hot-shard split in on-demand-burst")
 decided = {}
 for t, sh, w in od:
-    if "it will be split in 900 s" in w or "it grows in 900 s" in w:
+    if "a split is due in 900 s" in w or "growth is due in 900 s" in w:
         decided.setdefault(sh, []).append(t)
     elif w.startswith("on-demand scaling: splits this hot shard") or w.startswith("on-demand scaling: grows from"):
         if not decided.get(sh) or abs(t - decided[sh].pop(0) - 900) > 1e-6:
@@ -218,7 +222,7 @@ PY
 # A refused request says why, as the report's stream.reshards does.
 "$kdsim" run scenarios/reshard-idle-children.yaml --duration 32m --trace "$tmp/refused.trace" \
     --trace-kinds reshard --set 'stream.resharding.events[0].update_shard_count=9' >/dev/null 2>&1
-[ "$(tail -n +2 "$tmp/refused.trace")" = "   1860.000000  reshard    events               -                    UpdateShardCount to 9 (scenario): refused, InvalidArgumentException: target 9 is not allowed from 2 open shards: UpdateShardCount goes at most to double and at least to half, and must change the count" ] ||
+[ "$(tail -n +2 "$tmp/refused.trace" | sed -E 's/^ *([0-9.]+) +reshard +events +- +/\1 /')" = "1860.000000 UpdateShardCount to 9 (scenario): refused, InvalidArgumentException: target 9 is not allowed from 2 open shards: UpdateShardCount goes at most to double and at least to half, and must change the count" ] ||
     fail "reshard: the refused UpdateShardCount to 9 is not traced with its error: $(tail -n +2 "$tmp/refused.trace")"
 
 # invoke: Lambda invokes batches from every shard; the poison record written at 10 min
@@ -227,7 +231,7 @@ PY
 # The Lambda's lines: its GetRecords calls (kind get) and its invocations, their
 # outcomes and what becomes of a failed batch (kind invoke).
 lambda_get='GetRecords: ([0-9]+ records, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, in the buffer at \+[0-9]+ ms|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)'
-lambda_invoke='Invoke: batch of [1-9][0-9]* records(( \((retry [1-9][0-9]*|again)\))?, IteratorAge [0-9]+ ms| (succeeded|failed \(function error\)|timed out) after [0-9]+ ms)|bisected into [1-9][0-9]* and [1-9][0-9]* records, queued again \(no retry used\)|bisected at the failed record: [1-9][0-9]* records queued again \(no retry used\)|batch item failures: the first [1-9][0-9]* records processed, [1-9][0-9]* from the first failed one left|[1-9][0-9]* records queued for retry [1-9][0-9]* (of [0-9]+|\(retries until the records expire\))|given up \([^)]*\): [1-9][0-9]* records (sent to the on-failure destination \((SQS|SNS|S3)\)|discarded \(no on-failure destination\))'
+lambda_invoke='Invoke: batch of [1-9][0-9]* records(( \((retry [1-9][0-9]*|again)\))?, IteratorAge [0-9]+ ms| (succeeded|failed \(function error\)|timed out) after [0-9]+ ms)|bisected into [1-9][0-9]* and [1-9][0-9]* records, queued again \(no retry used\)|bisected at the failed record: [1-9][0-9]* records queued again \(no retry used\)|batch item failures: the first [1-9][0-9]* records processed, [1-9][0-9]* from the first failed one left|[1-9][0-9]* records queued for retry [1-9][0-9]* (of [0-9]+|\(retries until the records expire\))|given up \([^)]*\): [1-9][0-9]* records (sent to the on-failure destination \((SQS|SNS|S3)\)|discarded \(no on-failure destination\))|[1-9][0-9]* buffered records expired from the stream before they were invoked: lost'
 kind_trace invoke lambda-poison-record 11m invoke
 all_match invoke "${line}invoke +order-processor +shardId-[0-9]{12} ($lambda_invoke)$" \
     "a Lambda invocation or what became of one"
@@ -272,11 +276,14 @@ grep -Eq '^ +470\.000000  failure +sessionizer +- +job restarted from the checkp
 # put before push: a PutRecords line comes before the enhanced fan-out pushes its
 # append causes (same time, same shard); a push never precedes the put that fed it.
 kind_trace order acme-clickstream 5s put,push
-bad=$(awk 'NR > 1 { k = $1 " " $4 } NR > 1 && $2 == "put" && !(k in put) { put[k] = NR }
+order=$(awk 'NR > 1 { k = $1 " " $4 } NR > 1 && $2 == "put" && !(k in put) { put[k] = NR }
     NR > 1 && $2 == "push" { push[k] = push[k] ? push[k] : NR }
-    END { for (k in push) if ((k in put) && push[k] < put[k]) { print k; exit } }' "$tmp/order.trace")
-grep -q ' push ' "$tmp/order.trace" || fail "order: no push in the flagship's trace"
-[ -z "$bad" ] || fail "order: a push before the PutRecords that fed it (time, shard): $bad"
+    END { n = 0; for (k in push) if (k in put) { n++; if (push[k] < put[k]) { print "bad " k; exit } }
+          print "pairs " n }' "$tmp/order.trace")
+case $order in
+"pairs "[1-9]*) ;;
+*) fail "order: a push before the PutRecords that fed it, or no put and push at one time and shard: $order" ;;
+esac
 
 # A producer's retries and give-ups: a line for the request, shard -, each time failed
 # records are resent or given up; per producer, the records of those lines sum to the
@@ -362,7 +369,7 @@ given=$(grep -E 'given up \(' "$tmp/lam.trace" | sed -E 's/.*: ([0-9]+) records 
 # which is retried 3 times and then sent to SQS.
 story=$(grep -E 'failed \(function error\)|bisected|queued for retry|given up' "$tmp/lam.trace" |
     sed -E 's/^ *[0-9.]+ +invoke +order-processor +shardId-[0-9]+ //; s/Invoke: batch of [0-9]+ records failed.*/failed/; s/bisected into.*/bisected/' |
-    uniq | tr '\n' '|')
+    tr '\n' '|')
 want='failed|bisected|failed|bisected|failed|1 records queued for retry 1 of 3|failed|1 records queued for retry 2 of 3|failed|1 records queued for retry 3 of 3|failed|given up (MaximumRetryAttempts spent): 1 records sent to the on-failure destination (SQS)|'
 [ "$story" = "$want" ] || fail "lam: the poison record's story is: $story"
 
@@ -372,7 +379,7 @@ if ! "$kdsim" run scenarios/kcl-worker-crash.yaml --duration 5m --json \
     --trace "$tmp/kclget.trace" --trace-kinds get >"$tmp/kclget.json" 2>"$tmp/kclget.err"; then
     fail "kclget: kdsim run failed: $(head -3 "$tmp/kclget.err")"
 fi
-all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([0-9]+ records, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)$" \
+all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([1-9][0-9]* records, [0-9]+ B, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms|0 records; next call in [0-9]+ ms|0 records, SHARD_END|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)$" \
     "a KCL worker's GetRecords call"
 [ "$(($(wc -l <"$tmp/kclget.trace") - 1))" = "$(jf "$tmp/kclget.json" "c['getrecords_calls']")" ] ||
     fail "kclget: the get lines are not the report's GetRecords calls"
@@ -418,4 +425,22 @@ PY
     --trace-names w1 >/dev/null 2>&1
 [ "$(awk 'NR > 1 { print $3 }' "$tmp/w1.trace" | sort -u | tr '\n' ' ')" = "orders-on-demand/w1 orders-small-table/w1 " ] ||
     fail "--trace-names w1: not the w1 of both applications"
+
+# The traced runs above changed nothing: each report is the one of the same run without
+# --trace (every kind of line, from producers, Lambda, the KCL, resharding, on-demand
+# scaling and expiry, is a window only).
+plain() { # plain NAME ARGS...: `kdsim run ARGS --json` against $tmp/NAME.json
+    local name=$1
+    shift
+    "$kdsim" run "$@" --json >"$tmp/$name.plain.json" 2>/dev/null
+    cmp -s "$tmp/$name.json" "$tmp/$name.plain.json" || fail "$name: the report changes with --trace"
+}
+plain lam scenarios/lambda-poison-record-bisect.yaml --duration 12m
+plain kclget scenarios/kcl-worker-crash.yaml --duration 5m
+plain retry scenarios/hot-key.yaml --duration 60s
+plain stalled scenarios/stalled-reader-retention.yaml
+plain children scenarios/reshard-idle-children.yaml --duration 52m
+plain od scenarios/on-demand-burst.yaml
+plain churn scenarios/kcl-small-lease-table.yaml --duration 10m
+
 cli_finish cli_trace
