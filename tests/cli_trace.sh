@@ -426,6 +426,38 @@ PY
 [ "$(awk 'NR > 1 { print $3 }' "$tmp/w1.trace" | sort -u | tr '\n' ' ')" = "orders-on-demand/w1 orders-small-table/w1 " ] ||
     fail "--trace-names w1: not the w1 of both applications"
 
+# KCL 3.x (kcl3-second-worker): the leader moves leases to the second worker by graceful
+# handoff; the giving worker's "handed over" lines are the report's handoffs_out, per
+# worker, and a taker's line names the lease's previous owner as CONSUMER/WORKER.
+if ! "$kdsim" run scenarios/kcl3-second-worker.yaml --json --trace "$tmp/handoff.trace" \
+    --trace-kinds lease >"$tmp/handoff.json" 2>"$tmp/handoff.err"; then
+    fail "handoff: kdsim run failed: $(head -3 "$tmp/handoff.err")"
+fi
+python3 - "$tmp/handoff.json" "$tmp/handoff.trace" <<'PY' || failed=$((failed + 1))
+import json, sys
+want = {}
+for c in json.load(open(sys.argv[1]))["consumers"]:
+    for w in c["workers"]:
+        if "handoffs_out" in w:
+            want[c["name"] + "/" + w["name"]] = (w["handoffs_out"], w["handoffs_timed_out"])
+got, forced, bad = {}, {}, []
+for ln in open(sys.argv[2]).readlines()[1:]:
+    f = ln.split(None, 4)
+    if f[4].startswith("lease handed over"):
+        got[f[2]] = got.get(f[2], 0) + 1
+        forced[f[2]] = forced.get(f[2], 0) + ("timed out" in f[4])
+    if " from " in f[4] and not f[4].split(" from ")[1].startswith(f[2].split("/")[0] + "/"):
+        bad.append("a previous owner not named CONSUMER/WORKER: " + ln.strip())
+for name, (n, t) in want.items():
+    if (got.get(name, 0), forced.get(name, 0)) != (n, t):
+        bad.append(f"{name}: {got.get(name, 0)} handed over ({forced.get(name, 0)} forced) in the trace, report {n} ({t})")
+if not any(n for n, t in want.values()):
+    bad.append("no handoff in kcl3-second-worker")
+for b in bad:
+    print("FAIL handoff:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # The traced runs above changed nothing: each report is the one of the same run without
 # --trace (every kind of line, from producers, Lambda, the KCL, resharding, on-demand
 # scaling and expiry, is a window only).
@@ -442,5 +474,6 @@ plain stalled scenarios/stalled-reader-retention.yaml
 plain children scenarios/reshard-idle-children.yaml --duration 52m
 plain od scenarios/on-demand-burst.yaml
 plain churn scenarios/kcl-small-lease-table.yaml --duration 10m
+plain handoff scenarios/kcl3-second-worker.yaml
 
 cli_finish cli_trace
