@@ -426,6 +426,25 @@ PY
 [ "$(awk 'NR > 1 { print $3 }' "$tmp/w1.trace" | sort -u | tr '\n' ' ')" = "orders-on-demand/w1 orders-small-table/w1 " ] ||
     fail "--trace-names w1: not the w1 of both applications"
 
+# Lambda with its defaults (lambda-poison-record: retries until the records expire, no
+# destination): the poison batch is given up when its oldest record expires, and the
+# records the mapping buffered behind it expire too; the give-ups add up to
+# records_discarded, the buffered and the read-past expiries to records_expired_unread.
+if ! "$kdsim" run scenarios/lambda-poison-record.yaml --json --trace "$tmp/expiry.trace" \
+    --trace-kinds invoke,get >"$tmp/expiry.json" 2>"$tmp/expiry.err"; then
+    fail "expiry: kdsim run failed: $(head -3 "$tmp/expiry.err")"
+fi
+sum_of() { # sum_of REGEX SED: the sum of the numbers SED extracts from the lines matching REGEX
+    grep -E "$1" "$tmp/expiry.trace" | sed -E "$2" | awk '{ s += $1 } END { print s + 0 }'
+}
+given=$(sum_of 'given up \(its oldest record expired from the stream\): [0-9]+ records discarded' 's/.*: ([0-9]+) records discarded.*/\1/')
+buffered=$(sum_of ' buffered records expired from the stream before they were invoked' 's/.* ([0-9]+) buffered records expired.*/\1/')
+read_past=$(sum_of 'expired unread before them' 's/.*\(([0-9]+) expired unread before them\).*/\1/')
+[ "$given" -gt 0 ] && [ "$given" = "$(jf "$tmp/expiry.json" "c['figures']['records_discarded']")" ] ||
+    fail "expiry: $given records given up as expired in the trace, not the report's records_discarded"
+[ "$buffered" -gt 0 ] && [ $((buffered + read_past)) = "$(jf "$tmp/expiry.json" "c['records_expired_unread']")" ] ||
+    fail "expiry: $buffered buffered and $read_past read-past expiries in the trace, not the report's records_expired_unread"
+
 # KCL 3.x (kcl3-second-worker): the leader moves leases to the second worker by graceful
 # handoff; the giving worker's "handed over" lines are the report's handoffs_out, per
 # worker, and a taker's line names the lease's previous owner as CONSUMER/WORKER.
@@ -475,5 +494,6 @@ plain children scenarios/reshard-idle-children.yaml --duration 52m
 plain od scenarios/on-demand-burst.yaml
 plain churn scenarios/kcl-small-lease-table.yaml --duration 10m
 plain handoff scenarios/kcl3-second-worker.yaml
+plain expiry scenarios/lambda-poison-record.yaml
 
 cli_finish cli_trace
