@@ -15,11 +15,7 @@
 /* A trace line of kind "reshard" from the service's on-demand scaling of stream st, about
  * `shard` (-1: the stream), printf-formatted. */
 #define TRACE_SCALING(st, shard, ...)                                                        \
-    do {                                                                                     \
-        if (KDS_TRACING((st)->trace, "reshard", (st)->cfg.name, (shard)))                    \
-            kds_trace_emit((st)->trace, sim_now((st)->sim), "reshard", (st)->cfg.name,       \
-                           (shard), __VA_ARGS__);                                            \
-    } while (0)
+    KDS_TRACE((st)->trace, sim_now((st)->sim), "reshard", (st)->cfg.name, (shard), __VA_ARGS__)
 
 #define HOURS_30D 720
 

@@ -351,12 +351,9 @@ static void deliver(proc *p, uint64_t upto, sim_time now)
 #define TRACE_HELD(w, h, ...)                                                                \
     do {                                                                                     \
         kcl *a_ = (w)->app;                                                                  \
-        if (a_->st->trace) {                                                                 \
-            uint32_t sh_ = a_->table->items[(h)->lease].shard;                               \
-            if (kds_trace_wants(a_->st->trace, "lease", (w)->label, sh_))                    \
-                kds_trace_emit(a_->st->trace, sim_now(a_->sim), "lease", (w)->label, sh_,    \
-                               __VA_ARGS__);                                                 \
-        }                                                                                    \
+        if (a_->st->trace)                                                                   \
+            KDS_TRACE(a_->st->trace, sim_now(a_->sim), "lease", (w)->label,                  \
+                      a_->table->items[(h)->lease].shard, __VA_ARGS__);                      \
     } while (0)
 
 /* Remove held lease `h` of worker `w` (lost, self-expired, handed over, deleted): `why`
@@ -959,13 +956,16 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_
     a->replay_expected += replay;
     size_t mi = a->n_moves++;
     sl->last_move = mi;
-    if (KDS_TRACING(a->st->trace, "lease", w->label, l->shard))
+    if (KDS_TRACING(a->st->trace, "lease", w->label, l->shard)) {
+        char from[256] = ""; /* the previous owner, named as the trace names workers */
+        if (m->from)
+            snprintf(from, sizeof from, " from %s/%s", m->from_app, m->from);
         kds_trace_emit(a->st->trace, now, "lease", w->label, l->shard,
-                       "lease %s (%s)%s%s%s%s; %" PRIu64 " records processed after its last "
+                       "lease %s (%s)%s; %" PRIu64 " records processed after its last "
                        "checkpoint will be delivered again",
                        cause == KDS_KCL_STEAL ? "stolen" : "taken", kds_kcl_cause_name(cause),
-                       m->from ? " from " : "", m->from ? m->from_app : "", m->from ? "/" : "",
-                       m->from ? m->from : "", replay);
+                       from, replay);
+    }
 
     if (w->n_held == w->cap_held) {
         w->cap_held = w->cap_held ? w->cap_held * 2 : 8;

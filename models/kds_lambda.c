@@ -301,14 +301,11 @@ static void batch_take(batch *b, reader *rd, uint64_t part)
     }
 }
 
-/* A trace line of kind "invoke" about rd's shard, printf-formatted. A macro: with the
- * trace off it costs the one test of KDS_TRACING, on paths every invocation takes. */
-#define TRACE_INVOKE(m, rd, ...)                                                         \
-    do {                                                                                 \
-        if (KDS_TRACING((m)->st->trace, "invoke", (m)->base.name, (rd)->sh->index))      \
-            kds_trace_emit((m)->st->trace, sim_now((m)->sim), "invoke", (m)->base.name,  \
-                           (rd)->sh->index, __VA_ARGS__);                                \
-    } while (0)
+/* A trace line of kind "invoke" about rd's shard, printf-formatted (KDS_TRACE: one test
+ * when the trace is off, on paths every invocation takes). */
+#define TRACE_INVOKE(m, rd, ...)                                                             \
+    KDS_TRACE((m)->st->trace, sim_now((m)->sim), "invoke", (m)->base.name, (rd)->sh->index,  \
+              __VA_ARGS__)
 
 /* Records left in the buffer past the retention period are lost (the mapping held
  * them while the shard waited; the stream no longer has them). */
@@ -473,12 +470,18 @@ static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
     if (age > rd->st.iterator_age_ms_max)
         rd->st.iterator_age_ms_max = age;
 
-    /* From the shard's retry queue: a retry that counts against MaximumRetryAttempts,
-     * or a part of a bisected batch, which does not ("again"; %.0u prints 0 as nothing). */
-    TRACE_INVOKE(m, rd,
-                 "Invoke: batch of %" PRIu64 " records%s%.0" PRIu32 "%s, IteratorAge %.0f ms",
-                 b->count, uses_retry ? " (retry " : is_retry ? " (again" : "",
-                 uses_retry ? b->attempts : 0, is_retry ? ")" : "", age);
+    if (KDS_TRACING(m->st->trace, "invoke", m->base.name, rd->sh->index)) {
+        /* From the shard's retry queue: a retry that counts against
+         * MaximumRetryAttempts, or a part of a bisected batch, which does not. */
+        char from_queue[32] = "";
+        if (uses_retry)
+            snprintf(from_queue, sizeof from_queue, " (retry %" PRIu32 ")", b->attempts);
+        else if (is_retry)
+            snprintf(from_queue, sizeof from_queue, " (again)");
+        kds_trace_emit(m->st->trace, now, "invoke", m->base.name, rd->sh->index,
+                       "Invoke: batch of %" PRIu64 " records%s, IteratorAge %.0f ms", b->count,
+                       from_queue, age);
+    }
     double ms = sim_dist_sample(&m->cfg.duration_ms, m->rng) +
                 m->cfg.duration_ms_per_record * (double)b->count;
     double limit = sim_to_ms(m->cfg.timeout);

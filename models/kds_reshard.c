@@ -384,7 +384,6 @@ void kds_reshard_trace(kds_stream *st, const kds_reshard_op *op)
     case KDS_OP_MODE_SWITCH:
     default:
         snprintf(what, sizeof what, "switch to %s", kds_mode_name((kds_mode)op->target));
-        updating = 0;
         break;
     }
     if (op->status != KDS_API_OK)

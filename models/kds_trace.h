@@ -45,4 +45,13 @@ char *kds_trace_expired(char *buf, size_t n, uint64_t expired);
 /* The usual guard at a call site: tracing on and this line wanted. */
 #define KDS_TRACING(t, kind, entity, shard) ((t) && kds_trace_wants((t), (kind), (entity), (shard)))
 
+/* The guard and the line together: kds_trace_emit(t, now, kind, entity, shard, fmt, ...)
+ * when KDS_TRACING holds, the arguments after the guard's evaluated only then. With the
+ * trace off (t NULL) it costs one test. */
+#define KDS_TRACE(t, now, kind, entity, shard, ...)                                          \
+    do {                                                                                     \
+        if (KDS_TRACING((t), (kind), (entity), (shard)))                                     \
+            kds_trace_emit((t), (now), (kind), (entity), (shard), __VA_ARGS__);              \
+    } while (0)
+
 #endif
