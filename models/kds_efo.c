@@ -88,9 +88,9 @@ static inline bool push_now(kds_efo_sub *sub)
         if (KDS_TRACING(sub->st->trace, "push", sub->name, sub->sh->index))
             kds_trace_emit(sub->st->trace, now, "push", sub->name,
                            sub->sh->index,
-                           "SubscribeToShardEvent: %" PRIu64 " records, %" PRIu64
+                           "SubscribeToShardEvent: %" PRIu64 " record%s, %" PRIu64
                            " B, arrives at +%.0f ms, MillisBehindLatest %.0f",
-                           tk.records, tk.bytes, sim_to_ms(at - now),
+                           tk.records, kds_trace_s(tk.records), tk.bytes, sim_to_ms(at - now),
                            caught_up ? 0.0 : sim_to_ms(now - tk.t_last));
         sub->deliver(sub->owner, sub, sl, n_sl, at);
     }

@@ -194,9 +194,9 @@ static void written(kds_firehose *f, object *o, sim_time now)
         fs->delivery_delay_ms_max = delay;
     if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1))
         kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
-                       "PutObject: %" PRIu64 " records, %" PRIu64 " B (closed by %s) written, "
+                       "PutObject: %" PRIu64 " record%s, %" PRIu64 " B (closed by %s) written, "
                        "oldest record %.0f ms old",
-                       o->recs.records, o->recs.bytes, o->by_size ? "size" : "interval", delay);
+                       o->recs.records, kds_trace_s(o->recs.records), o->recs.bytes, o->by_size ? "size" : "interval", delay);
 }
 
 static bool destination_fails(kds_firehose *f, sim_time now)
@@ -225,8 +225,8 @@ static void put_done(sim *s, void *ctx)
         /* RetryOptions.DurationInSeconds spent: the object is given up. */
         if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1))
             kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
-                           "PutObject failed; retry duration spent: %" PRIu64 " records lost",
-                           o->recs.records);
+                           "PutObject failed; retry duration spent: %" PRIu64 " record%s lost",
+                           o->recs.records, kds_trace_s(o->recs.records));
         f->fs.objects_given_up++;
         lose(f, o->recs.records);
         object_free(o);
@@ -234,8 +234,8 @@ static void put_done(sim *s, void *ctx)
     }
     if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1))
         kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
-                       "PutObject: %" PRIu64 " records failed, retry in %.0f ms",
-                       o->recs.records, sim_to_ms(f->cfg.retry_interval));
+                       "PutObject: %" PRIu64 " record%s failed, retry in %.0f ms",
+                       o->recs.records, kds_trace_s(o->recs.records), sim_to_ms(f->cfg.retry_interval));
     sim_after(s, f->cfg.retry_interval, retry, o);
 }
 
@@ -282,9 +282,9 @@ static void drop_expired(kds_firehose *f, object *o, sim_time now)
         lose(f, lost);
         if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1))
             kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
-                           "%" PRIu64 " records of a failed object expired from the stream: "
+                           "%" PRIu64 " record%s of a failed object expired from the stream: "
                            "lost",
-                           lost);
+                           lost, kds_trace_s(lost));
     }
 }
 
@@ -485,8 +485,8 @@ static void poll(sim *s, void *ctx)
     rd->at_end = caught_up && rd->sh->state != KDS_SHARD_OPEN;
     if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index))
         kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
-                       "GetRecords%s: %" PRIu64 " records, %" PRIu64 " B%s",
-                       rd->backup ? " (backup)" : "", tk.records, tk.bytes,
+                       "GetRecords%s: %" PRIu64 " record%s, %" PRIu64 " B%s",
+                       rd->backup ? " (backup)" : "", tk.records, kds_trace_s(tk.records), tk.bytes,
                        rd->backup ? "" : ", into the buffer");
     if (rd->backup) {
         /* The backup copy goes to the backup bucket; only its reads matter here. */

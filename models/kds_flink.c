@@ -228,9 +228,9 @@ static void poll(sim *s, void *ctx)
     kds_consumer_stats_age(cs, now, age);
     if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index))
         kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
-                       "GetRecords: %" PRIu64 " records, %" PRIu64 " B, iterator age %.0f ms, "
+                       "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B, iterator age %.0f ms, "
                        "processed by +%.0f ms",
-                       tk.records, tk.bytes, age, sim_to_ms(done - now));
+                       tk.records, kds_trace_s(tk.records), tk.bytes, age, sim_to_ms(done - now));
     if (caught_up && rd->sh->state != KDS_SHARD_OPEN) {
         rd->state = R_DONE; /* SHARD_END: the children may start */
         return;
@@ -517,9 +517,9 @@ static void fail(sim *s, void *ctx)
     f->fs.last_checkpoint_age_ms = sim_to_ms(now - f->last_ckpt);
     if (KDS_TRACING(f->st->trace, "failure", f->cfg.name, -1))
         kds_trace_emit(f->st->trace, now, "failure", f->cfg.name, -1,
-                       "job failed: %" PRIu64 " records processed since the checkpoint of "
+                       "job failed: %" PRIu64 " record%s processed since the checkpoint of "
                        "%.3f s will be replayed; restart in %.0f ms",
-                       since, sim_to_s(f->last_ckpt), sim_to_ms(f->cfg.restart_delay));
+                       since, kds_trace_s(since), sim_to_s(f->last_ckpt), sim_to_ms(f->cfg.restart_delay));
     f->down = true;
     f->down_at = now;
     sim_after(s, f->cfg.restart_delay, restart, f);

@@ -580,9 +580,9 @@ static void fetch_body(proc *p)
     if (KDS_TRACING(a->st->trace, "get", w->label, sh->index)) {
         if (tk.records > 0)
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
-                           "GetRecords: %" PRIu64 " records, %" PRIu64 " B, iterator age %.0f "
+                           "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B, iterator age %.0f "
                            "ms, to the record processor at +%.0f ms",
-                           tk.records, tk.bytes, age, sim_to_ms(lat));
+                           tk.records, kds_trace_s(tk.records), tk.bytes, age, sim_to_ms(lat));
         else if (caught_up && sh->state != KDS_SHARD_OPEN)
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
                            "GetRecords: 0 records, SHARD_END");
@@ -961,10 +961,10 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_
         if (m->from)
             snprintf(from, sizeof from, " from %s/%s", m->from_app, m->from);
         kds_trace_emit(a->st->trace, now, "lease", w->label, l->shard,
-                       "lease %s (%s)%s; %" PRIu64 " records processed after its last "
+                       "lease %s (%s)%s; %" PRIu64 " record%s processed after its last "
                        "checkpoint will be delivered again",
                        cause == KDS_KCL_STEAL ? "stolen" : "taken", kds_kcl_cause_name(cause),
-                       from, replay);
+                       from, replay, kds_trace_s(replay));
     }
 
     if (w->n_held == w->cap_held) {

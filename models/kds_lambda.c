@@ -319,8 +319,8 @@ static void buf_drop_expired(reader *rd, sim_time now)
     }
     rd->expired += lost;
     if (lost > 0)
-        TRACE_INVOKE(rd->m, rd, "%" PRIu64 " buffered records expired from the stream before "
-                     "they were invoked: lost", lost);
+        TRACE_INVOKE(rd->m, rd, "%" PRIu64 " buffered record%s expired from the stream before "
+                     "%s invoked: lost", lost, kds_trace_s(lost), lost == 1 ? "it was" : "they were");
 }
 
 /* MaximumRecordAgeInSeconds: the buffered records older than the maximum age are
@@ -405,11 +405,11 @@ static const char *dest_name(kds_lambda_dest d)
 static void give_up(kds_lambda *m, reader *rd, batch *b, const char *why)
 {
     if (m->cfg.on_failure != KDS_LAMBDA_DEST_NONE)
-        TRACE_INVOKE(m, rd, "given up (%s): %" PRIu64 " records sent to the on-failure "
-                     "destination (%s)", why, b->count, dest_name(m->cfg.on_failure));
+        TRACE_INVOKE(m, rd, "given up (%s): %" PRIu64 " record%s sent to the on-failure "
+                     "destination (%s)", why, b->count, kds_trace_s(b->count), dest_name(m->cfg.on_failure));
     else
-        TRACE_INVOKE(m, rd, "given up (%s): %" PRIu64 " records discarded (no on-failure "
-                     "destination)", why, b->count);
+        TRACE_INVOKE(m, rd, "given up (%s): %" PRIu64 " record%s discarded (no on-failure "
+                     "destination)", why, b->count, kds_trace_s(b->count));
     /* Counted as delivered: the mapping is done with these records. */
     if (!b->handed)
         hand(m, b, sim_now(m->sim));
@@ -479,8 +479,8 @@ static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
         else if (is_retry)
             snprintf(from_queue, sizeof from_queue, " (again)");
         kds_trace_emit(m->st->trace, now, "invoke", m->base.name, rd->sh->index,
-                       "Invoke: batch of %" PRIu64 " records%s, IteratorAge %.0f ms", b->count,
-                       from_queue, age);
+                       "Invoke: batch of %" PRIu64 " record%s%s, IteratorAge %.0f ms", b->count,
+                       kds_trace_s(b->count), from_queue, age);
     }
     double ms = sim_dist_sample(&m->cfg.duration_ms, m->rng) +
                 m->cfg.duration_ms_per_record * (double)b->count;
@@ -581,11 +581,12 @@ static void retry_or_give_up(kds_lambda *m, reader *rd, batch *b)
     b->attempts++;
     b->retry_attempt = true;
     if (m->cfg.max_retry_attempts >= 0)
-        TRACE_INVOKE(m, rd, "%" PRIu64 " records queued for retry %" PRIu32 " of %" PRId32,
-                     b->count, b->attempts, m->cfg.max_retry_attempts);
+        TRACE_INVOKE(m, rd, "%" PRIu64 " record%s queued for retry %" PRIu32 " of %" PRId32,
+                     b->count, kds_trace_s(b->count), b->attempts, m->cfg.max_retry_attempts);
     else
-        TRACE_INVOKE(m, rd, "%" PRIu64 " records queued for retry %" PRIu32
-                     " (retries until the records expire)", b->count, b->attempts);
+        TRACE_INVOKE(m, rd, "%" PRIu64 " record%s queued for retry %" PRIu32
+                     " (retries until the records expire)", b->count, kds_trace_s(b->count),
+                     b->attempts);
     failq_insert(rd, b);
 }
 
@@ -597,8 +598,9 @@ static void failed(kds_lambda *m, reader *rd, batch *b)
     if (m->cfg.report_item_failures && b->fail_pos > b->sl[0].first) {
         /* The function processed the records before the first failed one. */
         batch *rest = batch_split(m, b, b->fail_pos - b->sl[0].first);
-        TRACE_INVOKE(m, rd, "batch item failures: the first %" PRIu64 " records processed, "
-                     "%" PRIu64 " from the first failed one left", b->count, rest->count);
+        TRACE_INVOKE(m, rd, "batch item failures: the first %" PRIu64 " record%s processed, "
+                     "%" PRIu64 " from the first failed one left", b->count, kds_trace_s(b->count),
+                     rest->count);
         processed(m, rd, b, now);
         batch_put(m, b);
         b = rest;
@@ -607,8 +609,8 @@ static void failed(kds_lambda *m, reader *rd, batch *b)
         } else if (m->cfg.bisect_on_error) {
             /* "The batch is bisected at the returned sequence number": no retry used. */
             m->ls.batches_bisected++;
-            TRACE_INVOKE(m, rd, "bisected at the failed record: %" PRIu64 " records queued "
-                         "again (no retry used)", b->count);
+            TRACE_INVOKE(m, rd, "bisected at the failed record: %" PRIu64 " record%s queued "
+                         "again (no retry used)", b->count, kds_trace_s(b->count));
             failq_insert(rd, b);
         } else {
             retry_or_give_up(m, rd, b);
@@ -642,8 +644,8 @@ static void complete(sim *s, void *ctx)
     else
         rd->inflight--;
     bool ok = !b->fails, was_retry = b->is_retry;
-    TRACE_INVOKE(m, rd, "Invoke: batch of %" PRIu64 " records %s after %.0f ms", b->count,
-                 ok ? "succeeded" : b->timed_out ? "timed out" : "failed (function error)",
+    TRACE_INVOKE(m, rd, "Invoke: batch of %" PRIu64 " record%s %s after %.0f ms", b->count,
+                 kds_trace_s(b->count), ok ? "succeeded" : b->timed_out ? "timed out" : "failed (function error)",
                  sim_to_ms(now - b->invoked));
     if (ok) {
         processed(m, rd, b, now);
@@ -900,9 +902,9 @@ static void poll_event(sim *s, void *ctx)
     if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index)) {
         char ex[64];
         kds_trace_emit(st->trace, now, "get", m->base.name, rd->sh->index,
-                       "GetRecords: %" PRIu64 " records, %" PRIu64 " B%s, in the buffer at "
+                       "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, in the buffer at "
                        "+%.0f ms",
-                       tk.records, tk.bytes, kds_trace_expired(ex, sizeof ex, tk.expired),
+                       tk.records, kds_trace_s(tk.records), tk.bytes, kds_trace_expired(ex, sizeof ex, tk.expired),
                        sim_to_ms(lat));
     }
     if (rd->cur.pos >= rd->sh->log.end_pos && rd->sh->state != KDS_SHARD_OPEN)

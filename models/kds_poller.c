@@ -147,9 +147,9 @@ static void poll(sim *s, void *ctx)
     if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index)) {
         char ex[64];
         kds_trace_emit(p->st->trace, now, "get", c->name, rd->sh->index,
-                       "GetRecords: %" PRIu64 " records, %" PRIu64 " B%s, iterator age %.0f ms, "
+                       "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, iterator age %.0f ms, "
                        "processed by +%.0f ms",
-                       tk.records, tk.bytes, kds_trace_expired(ex, sizeof ex, tk.expired), age,
+                       tk.records, kds_trace_s(tk.records), tk.bytes, kds_trace_expired(ex, sizeof ex, tk.expired), age,
                        sim_to_ms(done - now));
     }
     if (caught_up && rd->sh->state != KDS_SHARD_OPEN) {

@@ -177,8 +177,8 @@ static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_
                            p->rng, &res);
     if (KDS_TRACING(p->st->trace, "put", p->cfg.name, sh->index))
         kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, sh->index,
-                       "%s: %u records -> %u stored, %u throttled, %u failed%s (attempt %u)",
-                       api_name(p), count,
+                       "%s: %u record%s -> %u stored, %u throttled, %u failed%s (attempt %u)",
+                       api_name(p), count, kds_trace_s(count),
                        res.stored, res.throttled, res.failed,
                        r->timed_out ? ", reply lost" : "", r->attempt);
     if (res.stored > 0)
@@ -303,8 +303,8 @@ static void serve_request(request *r)
         p->stats.records_given_up += never_stored;
         if (KDS_TRACING(p->st->trace, "put", p->cfg.name, -1))
             kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, -1,
-                           "%s: %" PRIu32 " records given up after attempt %" PRIu32 " of %" PRIu32,
-                           api, never_stored, r->attempt, p->cfg.max_attempts);
+                           "%s: %" PRIu32 " record%s given up after attempt %" PRIu32 " of %" PRIu32,
+                           api, never_stored, kds_trace_s(never_stored), r->attempt, p->cfg.max_attempts);
         req_put(p, r);
         return;
     }
@@ -322,8 +322,8 @@ static void serve_request(request *r)
     }
     if (KDS_TRACING(p->st->trace, "put", p->cfg.name, -1))
         kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, -1,
-                       "%s: %" PRIu32 " records resent in %.0f ms (attempt %" PRIu32 " of %" PRIu32
-                       ")", api, n, sim_to_ms(wait), r->attempt, p->cfg.max_attempts);
+                       "%s: %" PRIu32 " record%s resent in %.0f ms (attempt %" PRIu32 " of %" PRIu32
+                       ")", api, n, kds_trace_s(n), sim_to_ms(wait), r->attempt, p->cfg.max_attempts);
     send(p, r, wait);
 }
 

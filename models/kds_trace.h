@@ -42,6 +42,13 @@ void kds_trace_emit(kds_trace *t, sim_time now, const char *kind, const char *en
  * them)" in buf (64 bytes hold any count), or "" when none did. Returns buf. */
 char *kds_trace_expired(char *buf, size_t n, uint64_t expired);
 
+/* The ending of a counted noun in a line: "" for a count of one, "s" otherwise, as in
+ * "%" PRIu64 " record%s", n, kds_trace_s(n). */
+static inline const char *kds_trace_s(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 /* The usual guard at a call site: tracing on and this line wanted. */
 #define KDS_TRACING(t, kind, entity, shard) ((t) && kds_trace_wants((t), (kind), (entity), (shard)))
 
