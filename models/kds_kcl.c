@@ -1172,6 +1172,9 @@ static void handoff_end(worker *w, held *h, bool forced)
             w->sum.handoffs_timed_out++;
         break;
     case KDS_DDB_CONDITION_FAILED:
+        /* Another worker's write (the leader assigned the lease as expired while this
+         * worker was paused) came first: lost, as a refused renewal or checkpoint. */
+        w->sum.leases_lost++;
         drop_held(w, h, "dropped during its handoff: another worker's leaseCounter");
         return;
     }

@@ -289,7 +289,7 @@ typedef struct kds_kcl_worker_summary {
     double idle_s;               /* time running while holding no lease, s */
     uint64_t renewals, renewals_throttled;
     uint64_t leases_taken, leases_stolen; /* all takes (steals included), steals */
-    uint64_t leases_lost;        /* renewal or checkpoint found another owner */
+    uint64_t leases_lost;        /* renewal, checkpoint or handoff found another owner */
     uint64_t leases_self_expired;/* dropped by itself after failing to renew */
     uint64_t scans, scans_throttled;  /* taker passes (2.x) or LAM runs as leader (3.x) */
     uint64_t audits;             /* shard-sync auditor runs as the leader (a Scan each) */
