@@ -337,7 +337,9 @@ static void assign_expired(worker *w, fleet *f, sim_time now)
         int32_t to = receiver(f, -1);
         if (to < 0)
             break;
-        int32_t prev = t->items[v[k].i].owner;
+        /* The worker that held it: mid-handoff, the old owner (checkpointOwner). */
+        const kds_lease *l = &t->items[v[k].i];
+        int32_t prev = l->ckpt_owner >= 0 ? l->ckpt_owner : l->owner;
         kds_kcl_cause cause = prev < 0 ? KDS_KCL_TAKE
                               : t->owners[prev].state == KDS_OWNER_STOPPED ? KDS_KCL_SHUTDOWN
                                                                            : KDS_KCL_EXPIRY;

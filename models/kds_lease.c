@@ -305,7 +305,10 @@ static kds_ddb_status leader_write(kds_lease_table *t, size_t i, int32_t expecte
     }
     if (l->owner != to)
         l->owner_switches++;
-    l->moved_from = l->owner;
+    /* Mid-handoff, the worker still holding the lease is its checkpointOwner, not the
+     * owner named to take it next: an assignment that ends the handoff moves it from the
+     * former. */
+    l->moved_from = !handoff && l->ckpt_owner >= 0 ? l->ckpt_owner : l->owner;
     l->move_cause = cause;
     l->ckpt_owner = handoff ? l->owner : -1;
     l->owner = to;

@@ -2,7 +2,8 @@
  * writes on leaseCounter (renew, take, checkpoint), ownerSwitchesSinceCheckpoint,
  * creation and deletion, the capacity each request consumes, provisioned read and
  * write capacity that throttles (with and without burst), on-demand that does not,
- * owners, the balance the taker converges to, and shared references.
+ * owners, the KCL 3.x leader's handoffs and assignments, the balance the taker converges
+ * to, and shared references.
  */
 #include <check.h>
 #include <stdint.h>
@@ -117,6 +118,38 @@ START_TEST(conditional_writes)
     ck_assert_int_eq(kds_lease_find(t, 3), -1);
     ck_assert_int_eq(kds_lease_renew(t, 0, 5, -1), KDS_DDB_CONDITION_FAILED);
     ck_assert_int_eq(kds_lease_delete(t, 0), KDS_DDB_CONDITION_FAILED);
+    fx_fini(&f);
+}
+END_TEST
+
+/* The KCL 3.x leader's writes: a handoff names the old owner checkpointOwner and leaves
+ * the counter; a second handoff mid-way fails; an assignment ends it, increments the
+ * counter, and moves the lease from the worker that still held it (the checkpointOwner),
+ * not from the owner named to take it next. */
+START_TEST(leader_writes)
+{
+    fixture f;
+    fx_init(&f, KDS_LEASE_ON_DEMAND, 10, 10, 300);
+    kds_lease_table *t = f.t;
+    ck_assert_int_eq(kds_lease_create(t, 0, -1, -1, KDS_CKPT_TRIM_HORIZON, 0, NULL), KDS_DDB_OK);
+    int32_t a = kds_lease_owner_add(t, "app", "a", 1), b = kds_lease_owner_add(t, "app", "b", 1),
+            c = kds_lease_owner_add(t, "app", "c", 1);
+    ck_assert_int_eq(kds_lease_take(t, 0, 0, a), KDS_DDB_OK);
+    uint64_t n = t->items[0].counter;
+    ck_assert_int_eq(kds_lease_handoff(t, 0, a, b, 0), KDS_DDB_OK);
+    ck_assert_int_eq(t->items[0].owner, b);
+    ck_assert_int_eq(t->items[0].ckpt_owner, a);
+    ck_assert_int_eq(t->items[0].moved_from, a);
+    ck_assert_uint_eq(t->items[0].counter, n);
+    ck_assert_int_eq(kds_lease_handoff(t, 0, b, c, 0), KDS_DDB_CONDITION_FAILED);
+    ck_assert_int_eq(kds_lease_assign(t, 0, b, c, 0), KDS_DDB_OK);
+    ck_assert_int_eq(t->items[0].owner, c);
+    ck_assert_int_eq(t->items[0].ckpt_owner, -1);
+    ck_assert_int_eq(t->items[0].moved_from, a);
+    ck_assert_uint_eq(t->items[0].counter, n + 1);
+    /* With no handoff in progress, the owner is whom it moves from. */
+    ck_assert_int_eq(kds_lease_assign(t, 0, c, b, 0), KDS_DDB_OK);
+    ck_assert_int_eq(t->items[0].moved_from, c);
     fx_fini(&f);
 }
 END_TEST
@@ -288,6 +321,7 @@ static Suite *lease_suite(void)
     TCase *core = tcase_create("core");
     tcase_add_test(core, defaults);
     tcase_add_test(core, conditional_writes);
+    tcase_add_test(core, leader_writes);
     tcase_add_test(core, consumed_units);
     tcase_add_test(core, balance);
     tcase_add_test(core, shared_references);

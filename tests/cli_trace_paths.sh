@@ -231,6 +231,10 @@ if traced handoff trace-kcl3-handoff-drop lease; then
         "of lead dropping shardId-000000000001 during its handoff at 385.5 s (the pause may need new timing: see the scenario's header)"
     has handoff "^ +385\.500000  lease +orders-app/lead +shardId-000000000000 lease given up: not renewed for failoverTimeMillis on this worker's clock$" \
         "of lead giving its other lease up when it resumes"
+    # The handoff was unfinished, so lead, not b (the owner named to take it next), held
+    # shardId-000000000001 when b assigned it to itself as expired.
+    has handoff "^ +309\.525000  lease +orders-app/b +shardId-000000000001 lease taken \(expiry\) from orders-app/lead; " \
+        "of b taking shardId-000000000001 as expired from lead, its holder mid-handoff"
     kcl_accounts handoff
 fi
 
