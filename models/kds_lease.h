@@ -88,8 +88,9 @@ typedef struct kds_lease {
     int32_t ckpt_owner;      /* checkpointOwner (3.x): the owner handing the lease over
                                 during a graceful handoff, or -1 */
     double throughput;       /* throughputKBps (3.x), here B/s; < 0 = never written */
-    int32_t moved_from;      /* not persisted: the owner before the leader's latest
-                                assignment or handoff (-1 none), for the move log */
+    int32_t moved_from;      /* not persisted: the worker that held the lease before the
+                                leader's latest assignment or handoff (-1 none; during a
+                                handoff, its checkpointOwner), for the move log */
     int move_cause;          /* not persisted: the assigning KCL's cause code (opaque) */
     int32_t parents[2];      /* parentShardId: shard indices, or -1 */
     bool deleted;            /* removed by lease cleanup (the slot stays, unused) */
@@ -230,8 +231,9 @@ kds_ddb_status kds_lease_query(kds_lease_table *t, int32_t owner);
 
 /* The leader's assignLease of lease `i` to `owner`, if its owner is still `expected`
  * (-1: none): counter + 1, checkpointOwner removed, ownerSwitchesSinceCheckpoint + 1
- * when the owner changes. The previous owner and `cause` are kept for the new owner's
- * move log (moved_from, move_cause). */
+ * when the owner changes. The previous holder (the checkpointOwner when this ends a
+ * handoff, else the owner) and `cause` are kept for the new owner's move log
+ * (moved_from, move_cause). */
 kds_ddb_status kds_lease_assign(kds_lease_table *t, size_t i, int32_t expected, int32_t owner,
                                 int cause);
 
