@@ -85,7 +85,8 @@ int sim_dist_check(const sim_dist *d, const char **why)
     return msg ? SIM_EINVAL : SIM_OK;
 }
 
-/* sim_dist_sample for every kind; constants need no generator (r may be NULL then). */
+/* sim_dist_sample for every kind (it draws constants and lognormals itself); constants
+ * need no generator (r may be NULL then). */
 double sim__dist_sample_random(const sim_dist *d, gsl_rng *r)
 {
     double x;
@@ -100,12 +101,7 @@ double sim__dist_sample_random(const sim_dist *d, gsl_rng *r)
         x = gsl_ran_exponential(r, d->a);
         break;
     case SIM_DIST_LOGNORMAL:
-        /* The median of a lognormal is exp(zeta): users think in medians ("p50 is
-         * 20 ms"), GSL in the mean of the underlying normal. */
-        /* The same law as gsl_ran_lognormal, drawn from GSL's ziggurat Gaussian: it
-         * needs no logarithm per draw (Box-Muller does), and latencies are the most
-         * frequent draws of a run. */
-        x = d->a * exp(d->b * gsl_ran_gaussian_ziggurat(r, 1.0));
+        x = sim__dist_lognormal(d, r);
         break;
     case SIM_DIST_NORMAL:
         x = d->a + gsl_ran_gaussian_ziggurat(r, d->b);
