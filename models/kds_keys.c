@@ -29,16 +29,40 @@ char *kds_keys_name(const kds_keys_cfg *cfg, uint64_t i, char *buf, size_t n)
 static void free_tables(kds_keys *k)
 {
     free(k->share);
+    free(k->cond);
     free(k->shard);
     free(k->tally);
     free(k->touched);
     if (k->alias)
         gsl_ran_discrete_free(k->alias);
     k->share = NULL;
+    k->cond = NULL;
     k->shard = NULL;
     k->tally = NULL;
     k->touched = NULL;
     k->alias = NULL;
+}
+
+/* The tables spread draws from, once the shares are known: the binomial probabilities
+ * of the multinomial draw, and the alias table of the per-record draws. Returns 0, or
+ * SIM_ENOMEM (the tables freed). */
+static int draw_tables(kds_keys *k)
+{
+    /* Entry i takes share[i] / mass of what the entries before it left, mass being 1
+     * less their shares, subtracted in order: the same operations, so the same values,
+     * as when every request computed them. (1.0 once rounding has used the mass up:
+     * the entry takes all that is left.) */
+    double mass = 1.0;
+    for (size_t i = 0; i < k->n; i++) {
+        k->cond[i] = mass > 0 ? k->share[i] / mass : 1.0;
+        mass -= k->share[i];
+    }
+    k->alias = gsl_ran_discrete_preproc(k->n, k->share);
+    if (!k->alias) {
+        free_tables(k);
+        return SIM_ENOMEM;
+    }
+    return 0;
 }
 
 int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
@@ -54,10 +78,11 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
     if (single)
         k->n = 1;
     k->share = calloc(k->n, sizeof *k->share);
+    k->cond = malloc(k->n * sizeof *k->cond);
     k->shard = malloc(k->n * sizeof *k->shard);
     k->tally = calloc(k->n, sizeof *k->tally);
     k->touched = malloc(k->n * sizeof *k->touched);
-    if (!k->share || !k->shard || !k->tally || !k->touched) {
+    if (!k->share || !k->cond || !k->shard || !k->tally || !k->touched) {
         free_tables(k);
         return SIM_ENOMEM;
     }
@@ -67,6 +92,7 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
                             : cfg->explicit_key;
         k->shard[0] = kds_stream_route(st, h)->index;
         k->share[0] = 1.0;
+        k->cond[0] = 1.0;
         k->key_bytes = cfg->kind == KDS_KEYS_FIXED ? (double)strlen(cfg->fixed) : 1;
         return 0; /* spread never needs the alias table with one entry */
     }
@@ -82,12 +108,7 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
         for (size_t i = 0; i < k->n; i++)
             k->share[i] = 1.0 / (double)k->n;
         k->key_bytes = cfg->kind == KDS_KEYS_FIXED ? (double)strlen(cfg->fixed) : 36;
-        k->alias = gsl_ran_discrete_preproc(k->n, k->share);
-        if (!k->alias) {
-            free_tables(k);
-            return SIM_ENOMEM;
-        }
-        return 0;
+        return draw_tables(k);
     }
     /* Mass left for the range-fraction approximation (keys past exact_keys, or
      * random keys). */
@@ -147,12 +168,7 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
             k->share[i] += rest * kds_hashkey_share(sh->lo, sh->hi);
         }
     k->key_bytes = keylen;
-    k->alias = gsl_ran_discrete_preproc(k->n, k->share);
-    if (!k->alias) {
-        free_tables(k);
-        return SIM_ENOMEM;
-    }
-    return 0;
+    return draw_tables(k);
 }
 
 double kds_keys_share_of(const kds_keys *k, uint32_t shard)
@@ -210,11 +226,8 @@ void kds_keys_spread(kds_keys *k, const kds_stream *st, gsl_rng *r, uint32_t n,
     if ((size_t)n * 4 >= k->n) {
         /* One multinomial draw as conditional binomials: O(shards). */
         unsigned int left = n;
-        double mass = 1.0;
         for (size_t i = 0; i < k->n && left > 0; i++) {
-            double p = mass > 0 ? k->share[i] / mass : 1.0;
-            unsigned int x = i + 1 == k->n ? left : binomial(r, p, left);
-            mass -= k->share[i];
+            unsigned int x = i + 1 == k->n ? left : binomial(r, k->cond[i], left);
             left -= x;
             if (x)
                 emit(ctx, st->shards[k->shard[i]], x);

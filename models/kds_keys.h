@@ -58,6 +58,8 @@ typedef struct kds_keys {
     size_t n;                /* entries: the open shards when built, or 1 for a fixed
                                 key or ExplicitHashKey (its one shard) */
     double *share;           /* owned; share of records per open shard (sums to 1) */
+    double *cond;            /* owned; entry i's share of the records the entries before
+                                it leave: the multinomial draw's binomial probabilities */
     uint32_t *shard;         /* owned; shard index per entry */
     unsigned int *tally;     /* owned; scratch counts per entry */
     size_t *touched;         /* owned; scratch list of entries with a non-zero tally */
