@@ -74,6 +74,8 @@ struct kds_producer {
     uint64_t size_const;   /* a Kinesis record's size then (aggregates included), B */
     uint32_t agg;          /* user records per Kinesis record, >= 1 */
     uint32_t batch;        /* records per request at most (batch_limit) */
+    sim_time flush_every;  /* the time between a client's flushes when the rate is
+                              constant (next_flush_in), else 0 */
     sim_time horizon;      /* the run ends here: no flush is prepared beyond it */
     kds_producer_stats stats;
 };
@@ -404,8 +406,12 @@ static uint32_t batch_limit(const kds_producer *p)
 
 static void flush_event(sim *s, void *ctx);
 
+/* Time from `now` to a client's next flush: the linger, or less when the client's share
+ * of the rate fills a batch sooner. */
 static sim_time next_flush_in(kds_producer *p, sim_time now)
 {
+    if (p->flush_every > 0)
+        return p->flush_every;
     double per_client = kds_rate_at(&p->cfg.rate, now) / p->cfg.clients / p->agg;
     uint32_t batch = p->cfg.api == KDS_API_PUT_RECORD ? 1 : p->cfg.batch_records;
     sim_time dt = p->cfg.linger > 0 ? p->cfg.linger : SIM_S(1);
@@ -521,6 +527,10 @@ kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *c
             p->size_const = p->size_const * p->agg + p->cfg.aggregate_overhead;
     }
     p->batch = batch_limit(p);
+    /* A constant rate flushes at one interval, which then need not be worked out (two
+     * divisions and a call) at every flush. */
+    if (p->cfg.rate.kind == KDS_RATE_CONSTANT)
+        p->flush_every = next_flush_in(p, cfg->start);
     if (kds_keys_build(&p->keys, &p->cfg.keys, st) != 0) {
         free(p);
         return NULL;
