@@ -196,7 +196,8 @@ static void written(kds_firehose *f, object *o, sim_time now)
         kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
                        "PutObject: %" PRIu64 " record%s, %" PRIu64 " B (closed by %s) written, "
                        "oldest record %.0f ms old",
-                       o->recs.records, kds_trace_s(o->recs.records), o->recs.bytes, o->by_size ? "size" : "interval", delay);
+                       o->recs.records, kds_trace_s(o->recs.records), o->recs.bytes,
+                       o->by_size ? "size" : "interval", delay);
 }
 
 static bool destination_fails(kds_firehose *f, sim_time now)
@@ -235,7 +236,8 @@ static void put_done(sim *s, void *ctx)
     if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1))
         kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
                        "PutObject: %" PRIu64 " record%s failed, retry in %.0f ms",
-                       o->recs.records, kds_trace_s(o->recs.records), sim_to_ms(f->cfg.retry_interval));
+                       o->recs.records, kds_trace_s(o->recs.records),
+                       sim_to_ms(f->cfg.retry_interval));
     sim_after(s, f->cfg.retry_interval, retry, o);
 }
 

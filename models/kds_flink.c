@@ -528,7 +528,8 @@ static void fail(sim *s, void *ctx)
         kds_trace_emit(f->st->trace, now, "failure", f->cfg.name, -1,
                        "job failed: %" PRIu64 " record%s processed since the checkpoint of "
                        "%.3f s will be replayed; restart in %.0f ms",
-                       since, kds_trace_s(since), sim_to_s(f->last_ckpt), sim_to_ms(f->cfg.restart_delay));
+                       since, kds_trace_s(since), sim_to_s(f->last_ckpt),
+                       sim_to_ms(f->cfg.restart_delay));
     f->down = true;
     f->down_at = now;
     sim_after(s, f->cfg.restart_delay, restart, f);

@@ -1942,7 +1942,8 @@ static void finish(kds_consumer *base, sim_time end)
         }
         w->sum.name = w->cfg->name;
         w->sum.state = state_name(w, end);
-        w->sum.leases_held_end = w->state == W_RUNNING || w->state == W_SYNC ? (uint32_t)w->n_held : 0;
+        w->sum.leases_held_end =
+            w->state == W_RUNNING || w->state == W_SYNC ? (uint32_t)w->n_held : 0;
         w->sum.incarnations = w->incarnations;
         w->sum.leases_per_minute = w->per_min;
         w->sum.n_minutes = values;
@@ -2213,7 +2214,8 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
     a->efo_begin = -1;
     a->checked_version = UINT64_MAX;
     a->renew_period = kds_kcl_renew_period(cfg);
-    a->take_period = cfg->take_interval > 0 ? cfg->take_interval : 2 * (cfg->failover + cfg->epsilon);
+    a->take_period =
+        cfg->take_interval > 0 ? cfg->take_interval : 2 * (cfg->failover + cfg->epsilon);
     a->lam_period = cfg->lam.interval > 0 ? cfg->lam.interval : 2 * cfg->failover;
     a->discovery_period = cfg->lam.discovery_interval > 0 ? cfg->lam.discovery_interval
                                                           : a->lam_period / 2 - cfg->epsilon;

@@ -320,7 +320,8 @@ static void buf_drop_expired(reader *rd, sim_time now)
     rd->expired += lost;
     if (lost > 0)
         TRACE_INVOKE(rd->m, rd, "%" PRIu64 " buffered record%s expired from the stream before "
-                     "%s invoked: lost", lost, kds_trace_s(lost), lost == 1 ? "it was" : "they were");
+                     "%s invoked: lost",
+                     lost, kds_trace_s(lost), lost == 1 ? "it was" : "they were");
 }
 
 /* MaximumRecordAgeInSeconds: the buffered records older than the maximum age are
@@ -406,7 +407,8 @@ static void give_up(kds_lambda *m, reader *rd, batch *b, const char *why)
 {
     if (m->cfg.on_failure != KDS_LAMBDA_DEST_NONE)
         TRACE_INVOKE(m, rd, "given up (%s): %" PRIu64 " record%s sent to the on-failure "
-                     "destination (%s)", why, b->count, kds_trace_s(b->count), dest_name(m->cfg.on_failure));
+                     "destination (%s)",
+                     why, b->count, kds_trace_s(b->count), dest_name(m->cfg.on_failure));
     else
         TRACE_INVOKE(m, rd, "given up (%s): %" PRIu64 " record%s discarded (no on-failure "
                      "destination)", why, b->count, kds_trace_s(b->count));
@@ -645,7 +647,8 @@ static void complete(sim *s, void *ctx)
         rd->inflight--;
     bool ok = !b->fails, was_retry = b->is_retry;
     TRACE_INVOKE(m, rd, "Invoke: batch of %" PRIu64 " record%s %s after %.0f ms", b->count,
-                 kds_trace_s(b->count), ok ? "succeeded" : b->timed_out ? "timed out" : "failed (function error)",
+                 kds_trace_s(b->count),
+                 ok ? "succeeded" : b->timed_out ? "timed out" : "failed (function error)",
                  sim_to_ms(now - b->invoked));
     if (ok) {
         processed(m, rd, b, now);
@@ -904,8 +907,8 @@ static void poll_event(sim *s, void *ctx)
         kds_trace_emit(st->trace, now, "get", m->base.name, rd->sh->index,
                        "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, in the buffer at "
                        "+%.0f ms",
-                       tk.records, kds_trace_s(tk.records), tk.bytes, kds_trace_expired(ex, sizeof ex, tk.expired),
-                       sim_to_ms(lat));
+                       tk.records, kds_trace_s(tk.records), tk.bytes,
+                       kds_trace_expired(ex, sizeof ex, tk.expired), sim_to_ms(lat));
     }
     if (rd->cur.pos >= rd->sh->log.end_pos && rd->sh->state != KDS_SHARD_OPEN)
         rd->read_done = true; /* SHARD_END */

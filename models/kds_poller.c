@@ -149,8 +149,8 @@ static void poll(sim *s, void *ctx)
         kds_trace_emit(p->st->trace, now, "get", c->name, rd->sh->index,
                        "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, iterator age %.0f ms, "
                        "processed by +%.0f ms",
-                       tk.records, kds_trace_s(tk.records), tk.bytes, kds_trace_expired(ex, sizeof ex, tk.expired), age,
-                       sim_to_ms(done - now));
+                       tk.records, kds_trace_s(tk.records), tk.bytes,
+                       kds_trace_expired(ex, sizeof ex, tk.expired), age, sim_to_ms(done - now));
     }
     if (caught_up && rd->sh->state != KDS_SHARD_OPEN) {
         rd->done = 1; /* SHARD_END */

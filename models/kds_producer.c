@@ -203,7 +203,8 @@ static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_
         uint64_t fb = bytes - res.stored_bytes;
         uint32_t mk = marks > res.stored ? marks - res.stored : 0;
         push_part(&r->fail, &r->n_fail, &r->cap_fail,
-                  (part){sh->index, nfail, fb, sb_left, mk, units - kds_prorate(units, res.stored, count),
+                  (part){sh->index, nfail, fb, sb_left, mk,
+                         units - kds_prorate(units, res.stored, count),
                          kib - kds_prorate(kib, res.stored, count)});
     }
 }
@@ -305,8 +306,10 @@ static void serve_request(request *r)
         p->stats.records_given_up += never_stored;
         if (KDS_TRACING(p->st->trace, "put", p->cfg.name, -1))
             kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, -1,
-                           "%s: %" PRIu32 " record%s given up after attempt %" PRIu32 " of %" PRIu32,
-                           api, never_stored, kds_trace_s(never_stored), r->attempt, p->cfg.max_attempts);
+                           "%s: %" PRIu32 " record%s given up after attempt %" PRIu32
+                           " of %" PRIu32,
+                           api, never_stored, kds_trace_s(never_stored), r->attempt,
+                           p->cfg.max_attempts);
         req_put(p, r);
         return;
     }
@@ -324,8 +327,9 @@ static void serve_request(request *r)
     }
     if (KDS_TRACING(p->st->trace, "put", p->cfg.name, -1))
         kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, -1,
-                       "%s: %" PRIu32 " record%s resent in %.0f ms (attempt %" PRIu32 " of %" PRIu32
-                       ")", api, n, kds_trace_s(n), sim_to_ms(wait), r->attempt, p->cfg.max_attempts);
+                       "%s: %" PRIu32 " record%s resent in %.0f ms (attempt %" PRIu32
+                       " of %" PRIu32 ")",
+                       api, n, kds_trace_s(n), sim_to_ms(wait), r->attempt, p->cfg.max_attempts);
     send(p, r, wait);
 }
 
