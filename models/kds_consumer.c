@@ -45,12 +45,14 @@ void kds_consumer_stats_deliver_all(kds_consumer_stats *cs, const kds_slice *v, 
                                     sim_time done)
 {
     uint64_t records = 0, bytes = 0, dups = 0;
+    sim_hist_adds a = sim_hist_adds_begin(&cs->latency_ms);
     for (size_t i = 0; i < n; i++) {
-        kds_consumer_stats_latency(cs, &v[i], done);
+        sim_hist_adds_add(&a, kds_consumer_latency_ms(&v[i], done), (double)v[i].count);
         records += v[i].count;
         bytes += v[i].bytes;
         dups += v[i].dups;
     }
+    sim_hist_adds_end(&a);
     cs->records_delivered += records;
     cs->bytes_delivered += bytes;
     cs->duplicates_delivered += dups;

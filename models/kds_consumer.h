@@ -56,15 +56,24 @@ typedef struct kds_consumer_stats {
 int kds_consumer_stats_init(kds_consumer_stats *cs);
 void kds_consumer_stats_fini(kds_consumer_stats *cs); /* NULL-safe */
 
-/* Only the latency of a slice processed at `done`: its records were written evenly over
- * [t_first, t_last], so their mean latency is done minus the midpoint; one histogram
- * entry per slice, weighted by its count (exact for one PutRecords, t_first == t_last).
- * Inline: it runs for every slice every consumer finishes. */
-static inline void kds_consumer_stats_latency(kds_consumer_stats *cs, const kds_slice *sl,
-                                              sim_time done)
+/* The latency of a slice processed at `done`, ms: its records were written evenly over
+ * [t_first, t_last], so their mean latency is done minus the midpoint. */
+static inline double kds_consumer_latency_ms(const kds_slice *sl, sim_time done)
 {
-    sim_time mid = sl->t_first + (sl->t_last - sl->t_first) / 2;
-    sim_hist_add(&cs->latency_ms, sim_to_ms(done - mid), (double)sl->count);
+    return sim_to_ms(done - (sl->t_first + (sl->t_last - sl->t_first) / 2));
+}
+
+/* Only the latencies of slices v[0..n) processed at `done`: one histogram entry per
+ * slice, of its mean latency weighted by its count (exact for one PutRecords,
+ * t_first == t_last). Inline: it runs for every slice every consumer finishes, and a
+ * batch's slices go into the histogram in one run of adds. */
+static inline void kds_consumer_stats_latencies(kds_consumer_stats *cs, const kds_slice *v,
+                                                size_t n, sim_time done)
+{
+    sim_hist_adds a = sim_hist_adds_begin(&cs->latency_ms);
+    for (size_t i = 0; i < n; i++)
+        sim_hist_adds_add(&a, kds_consumer_latency_ms(&v[i], done), (double)v[i].count);
+    sim_hist_adds_end(&a);
 }
 
 /* Record the delivery of a slice at time `done` (the application finished it):
@@ -75,7 +84,7 @@ static inline void kds_consumer_stats_latency(kds_consumer_stats *cs, const kds_
 static inline void kds_consumer_stats_deliver(kds_consumer_stats *cs, const kds_slice *sl,
                                               sim_time done, int replay)
 {
-    kds_consumer_stats_latency(cs, sl, done);
+    sim_hist_add(&cs->latency_ms, kds_consumer_latency_ms(sl, done), (double)sl->count);
     if (replay) {
         cs->duplicates_delivered += sl->count;
     } else {

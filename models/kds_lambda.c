@@ -384,9 +384,7 @@ static void hand(kds_lambda *m, batch *b, sim_time now)
 /* The function finished every record of b successfully at `done`. */
 static void processed(kds_lambda *m, reader *rd, const batch *b, sim_time done)
 {
-    kds_consumer_stats *cs = &m->base.st;
-    for (size_t i = 0; i < b->n; i++)
-        kds_consumer_stats_latency(cs, &b->sl[i], done);
+    kds_consumer_stats_latencies(&m->base.st, b->sl, b->n, done);
     m->ls.records_processed += b->count;
     rd->st.records_processed += b->count;
 }

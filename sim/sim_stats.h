@@ -52,16 +52,13 @@ int sim_hist_init_latency_ms(sim_hist *h);
 /* Free the bins. NULL-safe; idempotent. */
 void sim_hist_fini(sim_hist *h);
 
-/* Add value x (clamped at 0; not NaN) with weight w > 0, finite (for instance a run's
- * record count); bad arguments are bugs (asserted). GSL drops values outside its
- * range; ours land in the last bin instead, where the exact maximum still bounds the
- * quantiles. Otherwise the bin is the one gsl_histogram_find picks.
- * Inline: this is the hottest statistics call of a run, and a value inside the cell
- * table (nearly all of them) costs one lookup and a comparison or two; the rest goes
- * through sim__hist_bin_slow(), which may clamp *x. */
+/* The bin of a value outside the cell table (below), which may clamp *x. */
 size_t sim__hist_bin_slow(const sim_hist *h, double *x);
 
-static inline void sim_hist_add(sim_hist *h, double x, double w)
+/* sim_hist_add() with the totals kept at the given addresses: h's own, or a run of
+ * adds' locals (sim_hist_adds). */
+static inline void sim__hist_add_to(const sim_hist *h, double x, double w, double *weight,
+                                    double *sum, double *min, double *max)
 {
     /* 0 < w <= DBL_MAX is w > 0 && isfinite(w) in two comparisons. */
     SIM_ASSERT(w > 0 && w <= DBL_MAX);
@@ -82,15 +79,58 @@ static inline void sim_hist_add(sim_hist *h, double x, double w)
         while (x >= g->range[i + 1])
             i++;
     } else {
-        i = sim__hist_bin_slow(h, &x);
+        double y = x; /* in memory on this path only: x can stay in a register */
+        i = sim__hist_bin_slow(h, &y);
+        x = y;
     }
     g->bin[i] += w;
-    h->weight += w;
-    h->sum += x * w;
-    if (x < h->min)
-        h->min = x;
-    if (x > h->max)
-        h->max = x;
+    *weight += w;
+    *sum += x * w;
+    if (x < *min)
+        *min = x;
+    if (x > *max)
+        *max = x;
+}
+
+/* Add value x (clamped at 0; not NaN) with weight w > 0, finite (for instance a run's
+ * record count); bad arguments are bugs (asserted). GSL drops values outside its
+ * range; ours land in the last bin instead, where the exact maximum still bounds the
+ * quantiles. Otherwise the bin is the one gsl_histogram_find picks.
+ * Inline: this is the hottest statistics call of a run, and a value inside the cell
+ * table (nearly all of them) costs one lookup and a comparison or two; the rest goes
+ * through sim__hist_bin_slow(). */
+static inline void sim_hist_add(sim_hist *h, double x, double w)
+{
+    sim__hist_add_to(h, x, w, &h->weight, &h->sum, &h->min, &h->max);
+}
+
+/* Adds in a row to one histogram, for a caller with many at once (the slices of a
+ * batch): sim_hist_adds_begin() copies the totals to locals, where they stay between
+ * the adds instead of being loaded and stored by each (a store to a bin might be one
+ * to them, for all the compiler knows), and sim_hist_adds_end() writes them back. Each
+ * sim_hist_adds_add() is a sim_hist_add(), the same arithmetic in the same order; the
+ * histogram is not to be used otherwise in between. */
+typedef struct sim_hist_adds {
+    sim_hist *h;
+    double weight, sum, min, max; /* h's, as of the adds so far */
+} sim_hist_adds;
+
+static inline sim_hist_adds sim_hist_adds_begin(sim_hist *h)
+{
+    return (sim_hist_adds){h, h->weight, h->sum, h->min, h->max};
+}
+
+static inline void sim_hist_adds_add(sim_hist_adds *a, double x, double w)
+{
+    sim__hist_add_to(a->h, x, w, &a->weight, &a->sum, &a->min, &a->max);
+}
+
+static inline void sim_hist_adds_end(const sim_hist_adds *a)
+{
+    a->h->weight = a->weight;
+    a->h->sum = a->sum;
+    a->h->min = a->min;
+    a->h->max = a->max;
 }
 
 /* Merge src into dst (same bin layout required: asserted). */
