@@ -84,7 +84,10 @@ static inline bool push_now(kds_efo_sub *sub)
         sub->last_at = at;
         /* SubscribeToShardEvent.MillisBehindLatest: how far the last record pushed is
          * behind the tip of the shard; 0 once caught up. */
-        kds_consumer_stats_age(sub->cs, now, caught_up ? 0.0 : sim_to_ms(now - tk.t_last));
+        if (caught_up)
+            kds_consumer_stats_age_zero(sub->cs, now);
+        else
+            kds_consumer_stats_age(sub->cs, now, sim_to_ms(now - tk.t_last));
         if (KDS_TRACING(sub->st->trace, "push", sub->name, sub->sh->index))
             kds_trace_emit(sub->st->trace, now, "push", sub->name,
                            sub->sh->index,

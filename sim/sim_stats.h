@@ -218,6 +218,14 @@ static inline bool sim__series_cached(const sim_series *s, sim_time t)
     return (uint64_t)t - (uint64_t)s->cur_lo < (uint64_t)s->base;
 }
 
+/* Whether t (>= 0) falls in the bucket the last add went to, which an add at t then
+ * finds without a search (for a caller that can skip an add there that changes
+ * nothing). */
+static inline bool sim_series_in_bucket(const sim_series *s, sim_time t)
+{
+    return sim__series_cached(s, t);
+}
+
 /* sim_series_add() on a SIM_SERIES_SUM series: x is added to its bucket. */
 static inline int sim_series_add_sum(sim_series *s, sim_time t, double x)
 {
