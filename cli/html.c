@@ -252,7 +252,8 @@ static void key_figures(FILE *f, const json_t *r)
         given_up += ju(p, "records_given_up");
         dups += ju(p, "duplicates_written");
     }
-    card(f, grouped(b, sizeof b, given_up), "records the producers gave up on (lost)", given_up > 0);
+    card(f, grouped(b, sizeof b, given_up), "records the producers gave up on (lost)",
+         given_up > 0);
     if (dups)
         card(f, grouped(b, sizeof b, dups), "duplicate records written (retried timeouts)", true);
     const json_t *c;
@@ -278,10 +279,12 @@ static void key_figures(FILE *f, const json_t *r)
         const json_t *modes = json_object_get(cost, "modes");
         const char *mode = js(cost, "scenario_mode"), *cheap = js(cost, "cheapest_mode");
         char v[64];
-        snprintf(v, sizeof v, "$%s", real(b, sizeof b, jr(json_object_get(modes, mode), "monthly_usd"), 2));
+        snprintf(v, sizeof v, "$%s",
+                 real(b, sizeof b, jr(json_object_get(modes, mode), "monthly_usd"), 2));
         snprintf(w, sizeof w, "a month as this scenario runs (%s)", mode);
         card(f, v, w, false);
-        snprintf(v, sizeof v, "$%s", real(b, sizeof b, jr(json_object_get(modes, cheap), "monthly_usd"), 2));
+        snprintf(v, sizeof v, "$%s",
+                 real(b, sizeof b, jr(json_object_get(modes, cheap), "monthly_usd"), 2));
         snprintf(w, sizeof w, "a month in the cheapest mode (%s)", cheap);
         card(f, v, w, false);
     }
@@ -517,7 +520,8 @@ static void kcl_tables(FILE *f, const json_t *c)
     if (json_is_true(json_object_get(c, "lease_table_shared")))
         fputs(", shared with another application of this scenario", f);
     fprintf(f, "; %s read units", real(b, sizeof b, jr(lt, "read_units_consumed"), 1));
-    fprintf(f, " and %s write units consumed", real(b, sizeof b, jr(lt, "write_units_consumed"), 1));
+    fprintf(f, " and %s write units consumed",
+            real(b, sizeof b, jr(lt, "write_units_consumed"), 1));
     fprintf(f, "; throttled: %s reads", grouped(b, sizeof b, ju(lt, "throttled_reads")));
     fprintf(f, ", %s writes.</p>\n", grouped(b, sizeof b, ju(lt, "throttled_writes")));
     const json_t *req = json_object_get(lt, "requests");

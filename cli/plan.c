@@ -166,7 +166,8 @@ static int parse_slo(const char *spec, kdsim_scenario *sc, slo **v, size_t *n, F
         const char *cn = consumer_name(sc, i);
         if (!cn || (who[0] && strcmp(who, cn)))
             continue;
-        add_slo(v, n, kdsim_strdupf(k->label, cn), kdsim_strdupf("consumers.%s.%s", cn, k->stat), max, spec);
+        add_slo(v, n, kdsim_strdupf(k->label, cn), kdsim_strdupf("consumers.%s.%s", cn, k->stat),
+                max, spec);
         found++;
     }
     if (!found) {

@@ -341,7 +341,8 @@ static int write_cost(const json_t *report, const char *pdir, size_t *nitems)
         const json_t *sh = json_object_get(m, "shards");
         char label[64], detail[64];
         if (!strncmp(key, "provisioned", 11)) {
-            fmt(label, sizeof label, "%s", strcmp(key, "provisioned") ? "sizing rule" : "provisioned");
+            fmt(label, sizeof label, "%s",
+                strcmp(key, "provisioned") ? "sizing rule" : "provisioned");
             double avg;
             if (kdsim_cost_shards_billed(cost, m, &avg))
                 fmt(detail, sizeof detail, "avg %.2f shards", avg);
@@ -350,7 +351,8 @@ static int write_cost(const json_t *report, const char *pdir, size_t *nitems)
                     json_integer_value(sh), json_integer_value(sh) == 1 ? "" : "s");
         } else if (!strncmp(key, "on_demand_", 10)) {
             fmt(label, sizeof label, "On-demand");
-            fmt(detail, sizeof detail, "%s", strcmp(key, "on_demand_standard") ? "Advantage" : "Standard");
+            fmt(detail, sizeof detail, "%s",
+                strcmp(key, "on_demand_standard") ? "Advantage" : "Standard");
         } else {
             fmt(label, sizeof label, "%.60s", key);
             fmt(detail, sizeof detail, "-");
@@ -405,7 +407,8 @@ static lease_row *read_leases(const char *dir, size_t *n)
         lease_row r;
         char *save = NULL, *tok[5];
         size_t k = 0;
-        for (char *t = strtok_r(line, ",\r\n", &save); t && k < 5; t = strtok_r(NULL, ",\r\n", &save))
+        for (char *t = strtok_r(line, ",\r\n", &save); t && k < 5;
+             t = strtok_r(NULL, ",\r\n", &save))
             tok[k++] = t;
         if (k < 5 || strlen(tok[2]) >= sizeof r.consumer || strlen(tok[3]) >= sizeof r.worker)
             continue;
@@ -753,7 +756,8 @@ static int plan_consumers(const kds_world *w, const axis *ax, const char *pdir, 
                 return rc;
             fmt(pl->title, sizeof pl->title, "%s: latency from write to processing (CDF)", c->name);
             fmt(pl->vars, sizeof pl->vars, "data='%s'; name='%s'; p50=%.6g; p99=%.6g", file, name,
-                sim_hist_quantile(&c->st.latency_ms, 0.50), sim_hist_quantile(&c->st.latency_ms, 0.99));
+                sim_hist_quantile(&c->st.latency_ms, 0.50),
+                sim_hist_quantile(&c->st.latency_ms, 0.99));
         }
         kdsim_plot *pl = add_plot(p, "Consumers", "iterator_age.gp");
         if (!pl)
@@ -764,7 +768,8 @@ static int plan_consumers(const kds_world *w, const axis *ax, const char *pdir, 
             return rc;
         double age = sim_series_max(&c->st.iterator_age_min);
         double ydiv = age < 10e3 ? 1 : age < 3 * 3600e3 ? 1e3 : 3600e3;
-        fmt(pl->title, sizeof pl->title, "%s: iterator age and records delivered over time", c->name);
+        fmt(pl->title, sizeof pl->title, "%s: iterator age and records delivered over time",
+            c->name);
         fmt(pl->vars, sizeof pl->vars,
             "data='%s'; name='%s'; xdiv=%d; xunit='%s'; xmax=%.6g; ydiv=%g; yunit='%s'; "
             "npoints=%zu; agemax=%.6g; xstep=%zu", file, name, ax->xdiv, ax->unit, x_end(ax),
@@ -803,7 +808,8 @@ static int plan_shards(const kds_world *w, const axis *ax, const char *pdir, kds
         char unit[200];
         /* The budgets in the labels are the stream's, which a scenario may change. */
         if (m[i].col == 4)
-            fmt(unit, sizeof unit, "stored writes (%% of the budget: %" PRIu64 " records/s or %.4g MiB/s)",
+            fmt(unit, sizeof unit,
+                "stored writes (%% of the budget: %" PRIu64 " records/s or %.4g MiB/s)",
                 c->write_records_per_s, (double)c->write_bytes_per_s / 1048576.0);
         else if (m[i].col == 5)
             fmt(unit, sizeof unit, "bytes read (%% of the shared %.4g MiB/s)",

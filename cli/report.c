@@ -52,12 +52,14 @@ static json_t *shard_json(const kds_stream *st, const kds_shard *sh)
     json_t *o = json_object();
     json_object_set_new(o, "shard_id", json_string(kds_shard_id(id, sizeof id, sh->index)));
     json_object_set_new(o, "parent_shard_id",
-                        sh->parent >= 0 ? json_string(kds_shard_id(id, sizeof id, (uint32_t)sh->parent))
-                                        : json_null());
-    json_object_set_new(o, "adjacent_parent_shard_id",
-                        sh->adjacent_parent >= 0
-                            ? json_string(kds_shard_id(id, sizeof id, (uint32_t)sh->adjacent_parent))
+                        sh->parent >= 0
+                            ? json_string(kds_shard_id(id, sizeof id, (uint32_t)sh->parent))
                             : json_null());
+    json_object_set_new(
+        o, "adjacent_parent_shard_id",
+        sh->adjacent_parent >= 0
+            ? json_string(kds_shard_id(id, sizeof id, (uint32_t)sh->adjacent_parent))
+            : json_null());
     json_object_set_new(o, "starting_hash_key", json_string(kds_hashkey_to_dec(dec, sh->lo)));
     json_object_set_new(o, "ending_hash_key", json_string(kds_hashkey_to_dec(dec, sh->hi)));
     json_object_set_new(o, "state", json_string(kds_shard_state_name(sh->state)));
@@ -76,8 +78,10 @@ static json_t *shard_json(const kds_stream *st, const kds_shard *sh)
     json_object_set_new(o, "put_payload_units", u64(s->put_units));
     json_object_set_new(o, "bytes_in_kib_rounded", u64(s->bytes_in_kib_rounded));
     json_object_set_new(o, "shard_hours", real3(kds_shard_hours(st, sh, sim_now(st->sim))));
-    json_object_set_new(o, "retained_gib_hours_24h_7d", real3(s->byte_hours_24h_7d / (double)(1ULL << 30)));
-    json_object_set_new(o, "retained_gib_hours_over_7d", real3(s->byte_hours_over_7d / (double)(1ULL << 30)));
+    json_object_set_new(o, "retained_gib_hours_24h_7d",
+                        real3(s->byte_hours_24h_7d / (double)(1ULL << 30)));
+    json_object_set_new(o, "retained_gib_hours_over_7d",
+                        real3(s->byte_hours_over_7d / (double)(1ULL << 30)));
     return o;
 }
 
@@ -121,7 +125,8 @@ static json_t *producer_json(const kds_producer *p)
     const kds_producer_stats *s = kds_producer_stats_get(p);
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(c->name));
-    json_object_set_new(o, "api", json_string(c->api == KDS_API_PUT_RECORDS ? "PutRecords" : "PutRecord"));
+    json_object_set_new(o, "api",
+                        json_string(c->api == KDS_API_PUT_RECORDS ? "PutRecords" : "PutRecord"));
     json_object_set_new(o, "aggregate", json_integer(c->aggregate > 1 ? c->aggregate : 1));
     json_object_set_new(o, "records_attempted", u64(s->records_attempted));
     json_object_set_new(o, "records_written", u64(s->records_written));
@@ -165,8 +170,9 @@ static json_t *consumer_json(const kds_consumer *c)
     json_object_set_new(o, "bytes_read_efo", u64(s->bytes_read_efo));
     json_object_set_new(o, "children_started", u64(s->children_started));
     json_object_set_new(o, "child_wait_ms_max", real3(s->child_wait_ms_max));
-    json_object_set_new(o, "child_wait_ms_mean",
-                        real3(s->children_started ? s->child_wait_ms_sum / (double)s->children_started : 0));
+    json_object_set_new(
+        o, "child_wait_ms_mean",
+        real3(s->children_started ? s->child_wait_ms_sum / (double)s->children_started : 0));
     if (c->ops->figures) {
         json_t *k = json_object();
         c->ops->figures(c, add_figure, k);
@@ -421,7 +427,8 @@ void kdsim_report_text(const json_t *r, FILE *out)
         int len = snprintf(line, sizeof line, "random streams (%s, seeded from %" PRIu64
                                               " and each name):", js(rnd, "generator"),
                            ju(r, "seed"));
-        for (size_t k = 0; k < n_streams && k < SHOWN && len > 0 && (size_t)len < sizeof line; k++) {
+        for (size_t k = 0; k < n_streams && k < SHOWN && len > 0 && (size_t)len < sizeof line;
+             k++) {
             const json_t *e = json_array_get(streams, k);
             len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %" PRIu64,
                             k ? "," : "", js(e, "name"), ju(e, "seed"));
@@ -493,8 +500,8 @@ void kdsim_report_text(const json_t *r, FILE *out)
                 js(hk, "producer"), jr(hk, "offered_records_per_s"), js(hk, "shard_id"));
     const json_t *h0 = json_array_get(json_object_get(hot, "hottest_shards"), 0);
     if (h0)
-        fprintf(out, "  hottest shard %s: %.0f records/s offered at its peak minute (budget %" PRIu64
-                     ")\n",
+        fprintf(out, "  hottest shard %s: %.0f records/s offered at its peak minute "
+                     "(budget %" PRIu64 ")\n",
                 js(h0, "shard_id"), jr(h0, "peak_offered_records_per_s"),
                 ju(h0, "budget_records_per_s"));
 
@@ -535,7 +542,8 @@ void kdsim_report_text(const json_t *r, FILE *out)
             if (!fig || json_object_size(fig) == 0)
                 continue;
             char line[8192];
-            size_t o = (size_t)snprintf(line, sizeof line, "%s (%s):", js(c, "name"), js(c, "kind"));
+            size_t o =
+                (size_t)snprintf(line, sizeof line, "%s (%s):", js(c, "name"), js(c, "kind"));
             const char *key;
             const json_t *v;
             json_object_foreach((json_t *)fig, key, v)

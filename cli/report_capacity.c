@@ -37,7 +37,8 @@ json_t *kdsim_reshards_json(const kds_world *w)
         json_object_set_new(o, "cause", json_string(op->cause));
         json_object_set_new(o, "requested_s", kdsim_real3(sim_to_s(op->requested)));
         json_object_set_new(o, "completed_s",
-                            op->completed >= 0 ? kdsim_real3(sim_to_s(op->completed)) : json_null());
+                            op->completed >= 0 ? kdsim_real3(sim_to_s(op->completed))
+                                               : json_null());
         json_object_set_new(o, "status", json_string(kds_api_status_name(op->status)));
         json_object_set_new(o, "message", json_string(op->message));
         switch (op->kind) {
@@ -60,7 +61,8 @@ json_t *kdsim_reshards_json(const kds_world *w)
         }
         json_t *ch = json_array();
         for (uint32_t k = 0; k < op->n_children; k++)
-            json_array_append_new(ch, json_string(kds_shard_id(id, sizeof id, op->first_child + k)));
+            json_array_append_new(ch,
+                                  json_string(kds_shard_id(id, sizeof id, op->first_child + k)));
         json_object_set_new(o, "children", ch);
         json_array_append_new(arr, o);
     }
@@ -123,8 +125,10 @@ json_t *kdsim_hot_json(const kds_world *w)
         json_object_set_new(e, "shard_id", json_string(kds_shard_id(id, sizeof id, sh->index)));
         json_object_set_new(e, "peak_offered_records_per_s", kdsim_real3(v));
         json_object_set_new(e, "peak_minute", json_integer((json_int_t)m));
-        json_object_set_new(e, "budget_records_per_s", json_integer((json_int_t)st->cfg.write_records_per_s));
-        json_object_set_new(e, "write_throttled_records", json_integer((json_int_t)sh->st.write_throttled_records));
+        json_object_set_new(e, "budget_records_per_s",
+                            json_integer((json_int_t)st->cfg.write_records_per_s));
+        json_object_set_new(e, "write_throttled_records",
+                            json_integer((json_int_t)sh->st.write_throttled_records));
         json_array_append_new(hs, e);
     }
     json_object_set_new(o, "hottest_shards", hs);
@@ -160,7 +164,9 @@ json_t *kdsim_hot_json(const kds_world *w)
         json_t *e = json_object();
         json_object_set_new(e, "key", json_string(name));
         json_object_set_new(e, "producer", json_string(c->name));
-        json_object_set_new(e, "shard_id", json_string(kds_shard_id(id, sizeof id, kds_stream_route(st, h)->index)));
+        json_object_set_new(
+            e, "shard_id",
+            json_string(kds_shard_id(id, sizeof id, kds_stream_route(st, h)->index)));
         json_object_set_new(e, "offered_records_per_s",
                             kdsim_real3(share * kds_rate_peak(&c->rate, 0, w->cfg->duration) *
                                         (c->aggregate > 1 ? 1.0 / c->aggregate : 1.0)));
@@ -184,7 +190,8 @@ json_t *kdsim_capacity_json(const kds_world *w)
     json_object_set_new(o, "peak_offered_bytes_per_s", kdsim_real3(cs->peak_write_bytes_s));
     json_object_set_new(o, "on_demand_capacity_bytes_per_s_end",
                         kdsim_real3(cs->capacity_bytes_s_end));
-    json_object_set_new(o, "open_shards_max", kdsim_real3(sim_series_max(&w->stream.open_shards_min)));
+    json_object_set_new(o, "open_shards_max",
+                        kdsim_real3(sim_series_max(&w->stream.open_shards_min)));
     return o;
 }
 

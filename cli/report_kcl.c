@@ -114,7 +114,8 @@ void kdsim_kcl_json(const kds_consumer *c, json_t *o)
     json_object_set_new(o, "application_name", json_string(s->application_name));
     json_object_set_new(o, "lease_table_shared", json_boolean(s->table_shared));
     if (kcl3) {
-        json_object_set_new(o, "lease_assignment", json_string(kds_kcl_assignment_name(s->assignment)));
+        json_object_set_new(o, "lease_assignment",
+                            json_string(kds_kcl_assignment_name(s->assignment)));
         json_t *ld = json_array();
         for (size_t i = 0; i < s->n_leaders; i++) {
             json_t *e = json_object();
@@ -151,8 +152,9 @@ void kdsim_kcl_json(const kds_consumer *c, json_t *o)
     json_object_set_new(o, "checkpoints_throttled", u64(s->checkpoints_throttled));
     json_object_set_new(o, "lease_table_throttled_writes", u64(s->table->st.throttled_writes));
     json_object_set_new(o, "lease_table_throttled_reads", u64(s->table->st.throttled_reads));
-    json_object_set_new(o, "lease_table",
-                        table_json(s->table, minutes, per, kcl3 ? KDS_DDB_N_OPS : KDS_DDB_N_OPS_2X));
+    json_object_set_new(
+        o, "lease_table",
+        table_json(s->table, minutes, per, kcl3 ? KDS_DDB_N_OPS : KDS_DDB_N_OPS_2X));
 
     json_t *ch = json_array();
     double worst = 0;

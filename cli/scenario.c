@@ -601,7 +601,8 @@ static int load_any(kdsim_scenario *sc, const char *path, const char *text, size
     kds_stream_cfg_defaults(&wc->stream);
 
     size_t before = g->n;
-    int rc = text ? ydoc_load_string(&sc->doc, path, text, len, g) : ydoc_load_file(&sc->doc, path, g);
+    int rc =
+        text ? ydoc_load_string(&sc->doc, path, text, len, g) : ydoc_load_file(&sc->doc, path, g);
     if (rc)
         return rc;
     /* An empty file is one error, not one per missing key (checked before --set, which

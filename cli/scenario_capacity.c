@@ -157,7 +157,8 @@ void kdsim_load_capacity(kdsim_scenario *sc, ywalk *w, yaml_node_t *stream)
                 cc->rules[i].threshold = 0.9;
                 cc->rules[i].sustain = SIM_MIN(5);
                 yw_double(w, it, ip, "split_above", true, 0.01, 10, &cc->rules[i].threshold);
-                yw_duration(w, it, ip, "for", false, SIM_MIN(1), SIM_DAY(30), &cc->rules[i].sustain);
+                yw_duration(w, it, ip, "for", false, SIM_MIN(1), SIM_DAY(30),
+                            &cc->rules[i].sustain);
             }
             /* Rules act while the stream is provisioned: on an on-demand stream that never
              * switches to provisioned they would never act. */

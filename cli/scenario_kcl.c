@@ -335,7 +335,8 @@ void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *p
      * AT_TIMESTAMP (its default is LATEST), so start_sequence is not a key here. */
     uint64_t ignored = 0;
     kdsim_load_start(w, cm, path, &c->initial, &c->initial_time, &ignored);
-    if (c->initial == KDS_START_AT_SEQUENCE_NUMBER || c->initial == KDS_START_AFTER_SEQUENCE_NUMBER) {
+    if (c->initial == KDS_START_AT_SEQUENCE_NUMBER ||
+        c->initial == KDS_START_AFTER_SEQUENCE_NUMBER) {
         char kp[PATH];
         yw_error(w, yw_get(w, cm, "start_position"), yw_path(kp, sizeof kp, path, "start_position"),
                  "a KCL application starts new leases at trim_horizon, latest or at_timestamp");

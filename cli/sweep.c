@@ -156,7 +156,8 @@ static int sweep_load(sweep *s, const char *file, ydiag *g)
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
     const char *dot = strrchr(base, '.');
-    s->stem = kdsim_strdupf("%.*s", (int)(dot && dot != base ? dot - base : (long)strlen(base)), base);
+    s->stem =
+        kdsim_strdupf("%.*s", (int)(dot && dot != base ? dot - base : (long)strlen(base)), base);
     s->name = s->stem;
     s->reps = 1;
     size_t before = g->n;

@@ -549,7 +549,8 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
         } else {
             size_t i = steps[s].index;
             if (node->type != YAML_SEQUENCE_NODE) {
-                ydiag_add(g, origins[current_origin], NULL, where, "cannot use [%zu]: the value here is %s", i,
+                ydiag_add(g, origins[current_origin], NULL, where,
+                          "cannot use [%zu]: the value here is %s", i,
                           node->type == YAML_MAPPING_NODE ? "a mapping, not a list"
                                                           : "a single value, not a list");
                 return SIM_EINVAL;
@@ -557,7 +558,8 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
             size_t len = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
             if (i >= len) {
                 if (len == 0)
-                    ydiag_add(g, origins[current_origin], NULL, where, "no item [%zu]: the list is empty", i);
+                    ydiag_add(g, origins[current_origin], NULL, where,
+                              "no item [%zu]: the list is empty", i);
                 else
                     ydiag_add(g, origins[current_origin], NULL, where,
                               "no item [%zu]: the list has %zu item%s (indices 0 to %zu)", i, len,

@@ -6,12 +6,14 @@
  * source-record backup: the backup call reads the same records again and is charged
  * too). It de-aggregates KPL-aggregated records: every count of the common statistics
  * is of Kinesis records, and user_records_delivered counts each record as its
- * producer's aggregation factor (aggregate_by_src, else `aggregation`). It buffers what it read, per Firehose stream, until the buffer
- * holds SizeInMBs (1-128 MiB, default 5) or IntervalInSeconds (0-900 s, default 300)
- * have passed, whichever comes first; then it writes one S3 object. The interval counts
- * from the previous object while records keep arriving (a steady stream gets one object
- * per interval), or from the first record after a quiet spell of a whole interval. An object that reaches the size hint is cut at the record that fills it,
- * so that objects of a steady stream are SizeInMBs each (to within one record).
+ * producer's aggregation factor (aggregate_by_src, else `aggregation`). It buffers what
+ * it read, per Firehose stream, until the buffer holds SizeInMBs (1-128 MiB, default 5)
+ * or IntervalInSeconds (0-900 s, default 300) have passed, whichever comes first; then
+ * it writes one S3 object. The interval counts from the previous object while records
+ * keep arriving (a steady stream gets one object per interval), or from the first
+ * record after a quiet spell of a whole interval. An object that reaches the size hint
+ * is cut at the record that fills it, so that objects of a steady stream are SizeInMBs
+ * each (to within one record).
  *
  * A delivery attempt fails with a probability (failure_rate) or while the destination
  * is out (outage). A failed object is retried every retry_interval. AWS: "If the

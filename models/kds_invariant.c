@@ -16,7 +16,8 @@ int kds_check_cover(const kds_stream *st, char *msg, size_t n)
     }
     const kds_shard *first = st->shards[st->open[0]];
     if (first->lo != 0) {
-        snprintf(msg, n, "invariant 'key-space cover' violated: the first open shard %s starts at %s, not 0",
+        snprintf(msg, n, "invariant 'key-space cover' violated: the first open shard %s starts at "
+                         "%s, not 0",
                  kds_shard_id(id, sizeof id, first->index), kds_hashkey_to_dec(a, first->lo));
         return SIM_ESTATE;
     }
@@ -59,7 +60,8 @@ int kds_world_check(const kds_world *w, char *msg, size_t n)
     for (size_t i = 0; i < w->n_producers; i++) {
         const kds_producer_stats *s = kds_producer_stats_get(w->producers[i]);
         const char *name = kds_producer_cfg_get(w->producers[i])->name;
-        if (s->records_attempted != s->records_written + s->records_given_up + s->records_in_flight) {
+        if (s->records_attempted !=
+            s->records_written + s->records_given_up + s->records_in_flight) {
             snprintf(msg, n, "invariant 'producer conservation' violated for producer %s: "
                              "attempted %" PRIu64 " != written %" PRIu64 " + given up %" PRIu64
                              " + in flight %" PRIu64,

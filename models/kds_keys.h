@@ -2,13 +2,13 @@
  *
  * A producer's records carry partition keys drawn from a distribution: uniform over N
  * keys ("k-0" .. "k-<N-1>", the prefix a setting), Zipf over N keys, one fixed key (a
- * scraper bot's session), an ExplicitHashKey, or a fresh random key per record. What the write path needs is
- * each open shard's share of the records, so the shares are computed once per
- * topology (hashing the real key names with MD5 for up to `exact_keys` keys, and by
- * hash-range fraction beyond, since MD5 spreads keys evenly) and each request's records
- * are spread with one multinomial draw over the shards, or, when the request is
- * smaller than the shard count, with per-record draws from an alias table
- * (design.md: "one multinomial draw over the shards' shares").
+ * scraper bot's session), an ExplicitHashKey, or a fresh random key per record. What
+ * the write path needs is each open shard's share of the records, so the shares are
+ * computed once per topology (hashing the real key names with MD5 for up to
+ * `exact_keys` keys, and by hash-range fraction beyond, since MD5 spreads keys evenly)
+ * and each request's records are spread with one multinomial draw over the shards, or,
+ * when the request is smaller than the shard count, with per-record draws from an alias
+ * table (design.md: "one multinomial draw over the shards' shares").
  *
  * The multinomial is drawn as conditional binomials. A binomial whose variance
  * n p (1 - p) is at least KDS_KEYS_NORMAL_VAR is drawn from its normal approximation

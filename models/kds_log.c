@@ -229,7 +229,8 @@ void kds_log_seek_time(const kds_log *l, kds_cursor *c, sim_time t)
     uint64_t i = 0;
     if (t > r->t_first && r->count > 1) {
         /* Smallest i with run_time(r, i) >= t. */
-        i = kds_prorate((uint64_t)(t - r->t_first), r->count - 1, (uint64_t)(r->t_last - r->t_first));
+        i = kds_prorate((uint64_t)(t - r->t_first), r->count - 1,
+                        (uint64_t)(r->t_last - r->t_first));
         while (i < r->count && run_time(r, i) < t)
             i++;
     }
@@ -302,7 +303,8 @@ static void take(kds_log *l, kds_cursor *c, uint64_t max_records, uint64_t max_b
         if (k > max_records - out->records)
             k = max_records - out->records;
         uint64_t b_lo = o ? kds_prorate(r->bytes, o, r->count) : 0;
-        uint64_t b = k == r->count - o ? r->bytes - b_lo : kds_prorate(r->bytes, o + k, r->count) - b_lo;
+        uint64_t b =
+            k == r->count - o ? r->bytes - b_lo : kds_prorate(r->bytes, o + k, r->count) - b_lo;
         if (out->bytes + b > max_bytes) {
             /* Take as many whole records as fit; at least one overall. */
             uint64_t room = max_bytes > out->bytes ? max_bytes - out->bytes : 0;
@@ -386,7 +388,8 @@ uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t)
             sum += r->bytes;
             continue;
         }
-        uint64_t m = kds_prorate((uint64_t)(t - r->t_first), r->count - 1, (uint64_t)(r->t_last - r->t_first)) + 1;
+        uint64_t m = kds_prorate((uint64_t)(t - r->t_first), r->count - 1,
+                                 (uint64_t)(r->t_last - r->t_first)) + 1;
         while (m < r->count && run_time(r, m) <= t)
             m++;
         sum += kds_prorate(r->bytes, m, r->count);

@@ -169,12 +169,15 @@ kds_shard *kds__shard_new(kds_stream *st, kds_hashkey lo, kds_hashkey hi)
     sh->adjacent_parent = -1;
     sh->created = now;
     sh->closed = -1;
-    kds_bucket_init(&sh->wbytes, c->write_bytes_per_s, depth_of(c->write_bytes_per_s, c->write_burst_s), now);
+    kds_bucket_init(&sh->wbytes, c->write_bytes_per_s,
+                    depth_of(c->write_bytes_per_s, c->write_burst_s), now);
     kds_bucket_init(&sh->wrecords, c->write_records_per_s,
                     depth_of(c->write_records_per_s, c->write_burst_s), now);
     kds_bucket_init(&sh->tank, c->large_record_refill, c->large_record_tank, now);
-    kds_bucket_init(&sh->rcalls, c->read_calls_per_s, depth_of(c->read_calls_per_s, c->read_burst_s), now);
-    kds_bucket_init(&sh->rbytes, c->read_bytes_per_s, depth_of(c->read_bytes_per_s, c->read_burst_s), now);
+    kds_bucket_init(&sh->rcalls, c->read_calls_per_s,
+                    depth_of(c->read_calls_per_s, c->read_burst_s), now);
+    kds_bucket_init(&sh->rbytes, c->read_bytes_per_s,
+                    depth_of(c->read_bytes_per_s, c->read_burst_s), now);
     if (c->read_records_per_s > 0)
         kds_bucket_init(&sh->rrecords, c->read_records_per_s,
                         depth_of(c->read_records_per_s, c->read_burst_s), now);
@@ -373,8 +376,8 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
         kds_bucket_spend(&sh->wrecords, k);
         kds_bucket_spend(&sh->wbytes, sb);
     } else {
-        uint64_t kb = kds_bucket_in_debt(&sh->wbytes, now) ? 0
-                                                           : kds_bucket_avail_lots(&sh->tank, now, per);
+        uint64_t kb =
+            kds_bucket_in_debt(&sh->wbytes, now) ? 0 : kds_bucket_avail_lots(&sh->tank, now, per);
         if (kb < k)
             k = kb;
         sb = k == count ? bytes : kds_prorate(bytes, k, count);
@@ -491,7 +494,8 @@ void kds_stream_meter_retention(kds_stream *st)
         kds_shard *sh = st->shards[i];
         kds_stream_trim(st, sh);
         uint64_t over_24h = kds_log_bytes_written_before(&sh->log, now - SIM_HOUR(24));
-        uint64_t over_7d = now > SIM_DAY(7) ? kds_log_bytes_written_before(&sh->log, now - SIM_DAY(7)) : 0;
+        uint64_t over_7d =
+            now > SIM_DAY(7) ? kds_log_bytes_written_before(&sh->log, now - SIM_DAY(7)) : 0;
         sh->st.byte_hours_24h_7d += (double)(over_24h - over_7d) * hours;
         sh->st.byte_hours_over_7d += (double)over_7d * hours;
     }

@@ -69,7 +69,8 @@ struct sim {
 };
 
 /* sim_now casts a sim pointer to its first member, which C11 allows (6.7.2.1p15). */
-_Static_assert(offsetof(struct sim, clock) == 0, "the clock must be the first member of struct sim");
+_Static_assert(offsetof(struct sim, clock) == 0,
+               "the clock must be the first member of struct sim");
 
 /* ---- heap ------------------------------------------------------------------------- */
 

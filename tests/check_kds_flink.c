@@ -377,11 +377,11 @@ static void trace_spans(FILE *fp, span *sp, size_t n)
 }
 
 /* A split while the application reads live: shard 0 is split at 103 s (the children
- * appear at 133 s, when the split is done, between two discoveries). The parent, caught up, is read to its end
- * within a poll interval plus a round trip (polling) or by its next push (EFO); the
- * children start at the next shard discovery after that, so each waits at most
- * discovery_interval plus that second, and every record of theirs reaches the
- * application after the parent's last. */
+ * appear at 133 s, when the split is done, between two discoveries). The parent, caught
+ * up, is read to its end within a poll interval plus a round trip (polling) or by its
+ * next push (EFO); the children start at the next shard discovery after that, so each
+ * waits at most discovery_interval plus that second, and every record of theirs reaches
+ * the application after the parent's last. */
 START_TEST(test_live_split_children_after_parent)
 {
     kds_flink_retrieval r = RETRIEVALS[_i];

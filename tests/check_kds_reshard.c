@@ -266,9 +266,9 @@ START_TEST(test_on_demand_burst_then_grown)
 END_TEST
 
 /* An on-demand stream ramping from 1 to 30 MiB/s over 6 h grows every 15 minutes for
- * demand (hot-shard splits off), more than ten times; switched to provisioned at 6 h 10 min, its owner may still call
- * UpdateShardCount: the service's own growth does not count against the owner's 10
- * calls per rolling 24 h. */
+ * demand (hot-shard splits off), more than ten times; switched to provisioned at
+ * 6 h 10 min, its owner may still call UpdateShardCount: the service's own growth does
+ * not count against the owner's 10 calls per rolling 24 h. */
 START_TEST(test_on_demand_growth_not_counted_as_update_calls)
 {
     kds_world w;
