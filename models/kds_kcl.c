@@ -347,14 +347,10 @@ static void deliver(proc *p, uint64_t upto, sim_time now)
 /* ---- holding and dropping leases -------------------------------------------------- */
 
 /* A trace line of kind "lease" from worker w about its lease h: `what`, printf-formatted.
- * The lease's shard is looked up only when tracing is on. */
+ * The lease's shard is looked up only when tracing is on (KDS_TRACE tests that first). */
 #define TRACE_HELD(w, h, ...)                                                                \
-    do {                                                                                     \
-        kcl *a_ = (w)->app;                                                                  \
-        if (a_->st->trace)                                                                   \
-            KDS_TRACE(a_->st->trace, sim_now(a_->sim), "lease", (w)->label,                  \
-                      a_->table->items[(h)->lease].shard, __VA_ARGS__);                      \
-    } while (0)
+    KDS_TRACE((w)->app->st->trace, sim_now((w)->app->sim), "lease", (w)->label,              \
+              (w)->app->table->items[(h)->lease].shard, __VA_ARGS__)
 
 /* Remove held lease `h` of worker `w` (lost, self-expired, handed over, deleted): `why`
  * says which, in the trace. */
