@@ -36,7 +36,10 @@ typedef struct reader {
     bool waited;          /* it had to wait for a parent before starting */
     bool ever_started;    /* started once (a start after a restart is not a new one) */
     uint64_t start_pos;   /* first position this application was to read */
-    uint64_t high;        /* records in [start_pos, high) were processed at least once */
+    uint64_t high;        /* records in [start_pos, high) were processed at least once,
+                             but for `expired` of them */
+    uint64_t expired;     /* records below high it never processed: they expired before
+                             it got to them (model.md section 8) */
     uint64_t processed;   /* position after the last record processed */
 
     /* Checkpoints. */
@@ -134,12 +137,19 @@ static uint64_t q_records(const reader *rd)
 }
 
 /* Hand one processed slice to the statistics: the part below the high-water mark was
- * processed before a failure and is a replay (duplicates); the rest is new. */
+ * processed before a failure and is a replay (duplicates); the rest is new. Slices come
+ * in position order from the last processed one, or from the head when the log trimmed
+ * past it: a slice starting above the high-water mark leaves a gap of records that
+ * expired before they were read. */
 static void processed(reader *rd, const kds_slice *sl, sim_time done)
 {
     kds_flink *f = rd->f;
     kds_consumer_stats *cs = &f->base.st;
     uint64_t end = sl->first + sl->count;
+    if (sl->first > rd->high) {
+        rd->expired += sl->first - rd->high;
+        rd->high = sl->first;
+    }
     if (end <= rd->high) {
         kds_consumer_stats_deliver(cs, sl, done, 1);
         f->fs.records_replayed += sl->count;
@@ -577,6 +587,7 @@ static void finish(kds_consumer *base, sim_time end)
             settle(rd, end);
         const kds_log *l = &rd->sh->log;
         cs->records_skipped_at_start += rd->start_pos;
+        cs->records_expired_unread += rd->expired;
         if (rd->high < l->head_pos) {
             cs->records_expired_unread += l->head_pos - rd->high;
             cs->records_unread += l->end_pos - l->head_pos;
