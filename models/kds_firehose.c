@@ -706,6 +706,7 @@ kds_consumer *kds_firehose_make(sim *s, kds_stream *st, const void *cfgp)
     if (!f)
         return NULL;
     f->cfg = *cfg;
+    f->cfg.max_records = kds_stream_call_records(st, cfg->max_records);
     f->sim = s;
     f->st = st;
     f->last_flush = -1;

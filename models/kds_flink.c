@@ -714,6 +714,7 @@ kds_consumer *kds_flink_make(sim *s, kds_stream *st, const void *cfgp)
     if (!f)
         return NULL;
     f->cfg = *cfg;
+    f->cfg.max_records = kds_stream_call_records(st, cfg->max_records);
     if (!f->cfg.consumer_name)
         f->cfg.consumer_name = cfg->name;
     f->sim = s;

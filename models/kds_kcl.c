@@ -2204,6 +2204,8 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
         a->cfg.lam.metrics_keep = 1;
     if (a->cfg.lam.metrics_keep > KDS_KCL_METRICS_KEEP_MAX)
         a->cfg.lam.metrics_keep = KDS_KCL_METRICS_KEEP_MAX;
+    if (!a->cfg.efo) /* the stream's GetRecords limit; with EFO it caps merged pushes */
+        a->cfg.max_records = kds_stream_call_records(st, cfg->max_records);
     a->app_name = cfg->application_name ? cfg->application_name : cfg->name;
     a->sim = s;
     a->st = st;

@@ -169,7 +169,8 @@ typedef struct kds_kcl_cfg {
     bool efo;                     /* enhanced fan-out (true) or polling */
     kds_efo_cfg efo_cfg;          /* EFO push mechanics */
     sim_time idle;                /* idleTimeBetweenReadsInMillis (1,500 ms) */
-    uint32_t max_records;         /* maxRecords per GetRecords (10,000) */
+    uint32_t max_records;         /* maxRecords per GetRecords (10,000); with polling,
+                                     the stream's max_records_per_call caps it */
     uint32_t max_pending;         /* fetched batches waiting to be processed (4,
                                      maxPendingProcessRecordsInput) */
     uint32_t max_pending_records; /* ...holding at most this many records (30,000) */

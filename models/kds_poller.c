@@ -291,6 +291,7 @@ kds_poller *kds_poller_new(sim *s, kds_stream *st, const kds_poller_cfg *cfg)
     if (!p)
         return NULL;
     p->cfg = *cfg;
+    p->cfg.max_records = kds_stream_call_records(st, cfg->max_records);
     p->sim = s;
     p->st = st;
     if (kds_consumer_init(&p->base, &POLLER_OPS, cfg->name, s, st, on_new_shard, p, &p->rng) != 0) {

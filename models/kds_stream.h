@@ -313,6 +313,14 @@ bool kds_stream_read_admit(kds_stream *st, kds_shard *sh);
  * big_read_penalty window. */
 void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uint64_t bytes);
 
+/* Records one GetRecords call returns at most for a reader asking for `want`: the
+ * smaller of that and the stream's limit (max_records_per_call). Readers keep it in
+ * their configuration when they are made, so that their calls need not look. */
+static inline uint32_t kds_stream_call_records(const kds_stream *st, uint32_t want)
+{
+    return want < st->cfg.max_records_per_call ? want : st->cfg.max_records_per_call;
+}
+
 /* Drop records older than the retention period from `sh` as of now. Readers learn
  * about it when they next take. Inline: every put and every read calls it, and nearly
  * always the oldest run retained is younger than the retention period, which one
