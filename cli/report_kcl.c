@@ -52,6 +52,7 @@ static json_t *worker_json(const kds_kcl_worker_summary *w, bool kcl3)
     json_object_set_new(o, "scans", u64(w->scans));
     json_object_set_new(o, "scans_throttled", u64(w->scans_throttled));
     json_object_set_new(o, "shard_sync_audits", u64(w->audits));
+    json_object_set_new(o, "startup_checks", u64(w->startup_checks));
     json_object_set_new(o, "checkpoints", u64(w->checkpoints));
     json_object_set_new(o, "checkpoints_throttled", u64(w->checkpoints_throttled));
     if (kcl3) {

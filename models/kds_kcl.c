@@ -1692,14 +1692,68 @@ static void coordinator_start(worker *w)
     note_held(w);
 }
 
+/* The start-up wait of Scheduler.shouldInitiateLeaseSync (kcl.md 4.4): a worker draws a
+ * random wait and, while it lasts, checks the table (isLeaseTableEmpty, a Scan of one
+ * item) at once and again each TABLE_CHECK_EVERY; a check that finds a lease starts the
+ * worker. The check interval's sleep that ends past the wait ends it, without another
+ * check: the worker then runs the shard sync that creates the leases (none if another
+ * worker did since its last check) and starts. A throttled check fails the scheduler's
+ * initialization attempt, and a new one, with a new wait, follows INIT_BACKOFF later.
+ * Constants of the KCL, not settings. */
+#define TABLE_CHECK_EVERY SIM_S(3) /* LEASE_TABLE_CHECK_FREQUENCY_MILLIS */
+#define INIT_BACKOFF SIM_S(1)      /* schedulerInitializationBackoffTimeMillis' default */
+
+static void sync_event(sim *s, void *ctx);
+
+/* A check of worker w's start-up wait at `now`. */
+static void sync_check(worker *w, sim_time now)
+{
+    kcl *a = w->app;
+    w->sum.startup_checks++;
+    if (kds_lease_scan_one(a->table) != KDS_DDB_OK) {
+        w->sync_until = -1; /* a new attempt */
+        w->ev_sync = sim_at(a->sim, now + INIT_BACKOFF, sync_event, w);
+    } else if (a->table->n_live > 0) {
+        coordinator_start(w);
+    } else {
+        w->ev_sync = sim_at(a->sim, now + TABLE_CHECK_EVERY, sync_event, w);
+    }
+}
+
+/* An initialization attempt of worker w at `now`. The wait matters only to a worker
+ * that finds the table empty, and kdsim draws it only then: a worker joining a running
+ * application leaves its generator to its taker. */
+static void sync_begin(worker *w, sim_time now)
+{
+    kcl *a = w->app;
+    w->sync_until = now;
+    if (a->table->n_live == 0) {
+        w->sync_until = now + sim_dist_sample_ns(&a->cfg.sync_wait_ms, w->rng);
+        if (w->sync_until <= now) { /* no wait, no check: the shard sync at once */
+            w->ev_sync = sim_at(a->sim, now, sync_event, w);
+            return;
+        }
+    }
+    sync_check(w, now);
+}
+
 static void sync_event(sim *s, void *ctx)
 {
     worker *w = ctx;
+    sim_time now = sim_now(s);
     w->ev_sync = 0;
     if (w->state != W_SYNC)
         return;
-    if (paused(w, sim_now(s))) {
+    if (paused(w, now)) {
         w->ev_sync = sim_at(s, w->pause_until, sync_event, w);
+        return;
+    }
+    if (w->sync_until < 0) {
+        sync_begin(w, now);
+        return;
+    }
+    if (now < w->sync_until) {
+        sync_check(w, now);
         return;
     }
     if (w->app->table->n_live == 0)
@@ -1738,15 +1792,9 @@ static void worker_start(worker *w)
     if (a->efo_begin < 0)
         a->efo_begin = now;
     add_change(a, w, "start");
-    if (a->table->n_live == 0) {
-        /* An empty table: wait a random 1-30 s, then create the leases if nobody has. */
-        w->state = W_SYNC;
-        w->ev_sync = sim_at(a->sim, now + sim_dist_sample_ns(&a->cfg.sync_wait_ms, w->rng),
-                            sync_event, w);
-        note_held(w);
-    } else {
-        coordinator_start(w);
-    }
+    w->state = W_SYNC;
+    sync_begin(w, now);
+    note_held(w);
     kds_kcl_check_converged(a, true);
 }
 
@@ -2050,8 +2098,8 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
     fn(arg, "lease_table.latency", "0 ms",
        "DynamoDB calls take no simulated time; the SDK's own retries are not modelled");
     fn(arg, "leases.sync_wait", kds_dist_text(v, sizeof v, &a->cfg.sync_wait_ms, "ms"),
-       "wait before the first worker creates the leases of an empty table (the KCL's "
-       "random 1-30 s)");
+       "wait of a worker that finds the table empty, checking it every 3 s, before it "
+       "creates the leases (the KCL's random 1-30 s)");
     fn(arg, "lease_table.scan", "consistent",
        "a scan reads every lease as last written (DynamoDB's scan is eventually "
        "consistent; its read units are charged as such)");

@@ -198,7 +198,8 @@ typedef struct kds_kcl_cfg {
     sim_time parent_poll;         /* parentShardPollIntervalMillis (10 s) */
     sim_time cleanup_interval;    /* completed-lease cleanup check (5 min) */
     sim_time task_backoff;        /* taskBackoffTimeMillis (500 ms) */
-    sim_dist sync_wait_ms;        /* wait before creating the leases of an empty table,
+    sim_dist sync_wait_ms;        /* wait of a worker that finds the table empty, which
+                                     it checks every 3 s, before it creates the leases,
                                      ms (uniform 1-30 s) */
     sim_time shard_sync_interval; /* leasesRecoveryAuditorExecutionFrequencyMillis: the
                                      periodic shard-sync auditor's delay between runs
@@ -294,6 +295,8 @@ typedef struct kds_kcl_worker_summary {
     uint64_t leases_self_expired;/* dropped by itself after failing to renew */
     uint64_t scans, scans_throttled;  /* taker passes (2.x) or LAM runs as leader (3.x) */
     uint64_t audits;             /* shard-sync auditor runs as the leader (a Scan each) */
+    uint64_t startup_checks;     /* its checks of the table at start (isLeaseTableEmpty: a
+                                    Scan of one item each), throttled ones included */
     uint64_t checkpoints, checkpoints_throttled;
     uint64_t discoveries;        /* 3.x: owner-index queries */
     uint64_t handoffs_out;       /* 3.x: leases it handed over gracefully (checkpointed) */

@@ -198,6 +198,11 @@ kds_ddb_status kds_lease_scan(kds_lease_table *t)
                                                                           : KDS_DDB_THROTTLED;
 }
 
+kds_ddb_status kds_lease_scan_one(kds_lease_table *t)
+{
+    return admit(t, KDS_DDB_SCAN, false, MILLI / 2) ? KDS_DDB_OK : KDS_DDB_THROTTLED;
+}
+
 kds_ddb_status kds_lease_get(kds_lease_table *t, size_t i)
 {
     (void)i;

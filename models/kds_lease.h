@@ -202,6 +202,11 @@ kds_ddb_status kds_lease_create(kds_lease_table *t, uint32_t shard, int32_t p0, 
  * t->items directly. O(1): only the cost is computed here. */
 kds_ddb_status kds_lease_scan(kds_lease_table *t);
 
+/* isLeaseTableEmpty: a Scan with Limit 1, which reads one item at most (eventually
+ * consistent: half a read unit however large the table). Counted as a scan. On
+ * KDS_DDB_OK the caller reads t->n_live. */
+kds_ddb_status kds_lease_scan_one(kds_lease_table *t);
+
 /* GetItem of lease `i` (strongly consistent). */
 kds_ddb_status kds_lease_get(kds_lease_table *t, size_t i);
 

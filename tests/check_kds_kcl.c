@@ -1177,6 +1177,81 @@ START_TEST(auditor_recreates_a_deleted_lease)
 }
 END_TEST
 
+/* ---- start-up on an empty lease table (kcl.md 4.4) -------------------------------------- */
+
+/* The first move to worker `to` (its first lease), or -1. */
+static sim_time first_move_to(fixture *f, size_t app, const char *to)
+{
+    const kds_kcl_summary *s = sum(f, app);
+    for (size_t i = 0; i < s->n_move_log; i++)
+        if (strcmp(s->move_log[i].to, to) == 0)
+            return s->move_log[i].at;
+    return -1;
+}
+
+/* Scheduler.shouldInitiateLeaseSync with a 10 s wait: w1, started at 0 on an empty
+ * table, checks it (a Scan of one item) at 0, 3, 6 and 9 s and wakes at 12 s, past its
+ * wait: it creates the leases and takes them. w2, started at 10 s, checks at 10 s (still
+ * empty) and at 13 s finds the leases: it starts there and steals one at once, 7 s
+ * before its own wait ends, and creates nothing. */
+START_TEST(startup_rechecks_empty_table)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(1), 600, SIM_S(10), 1, 2);
+    f.kcl[0].sync_wait_ms = sim_dist_const(10000);
+    f.wk[0][1].start = SIM_S(10);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    ck_assert_int_eq(first_move_to(&f, 0, "w1"), SIM_S(12));
+    ck_assert_int_eq(first_move_to(&f, 0, "w2"), SIM_S(13));
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_TAKE], 6);
+    ck_assert_uint_eq(s->table->st.requests[KDS_DDB_CREATE], 6);
+    /* The scans: the takers', the elections', and the checks (w1 four, w2 two). */
+    ck_assert_uint_eq(wsum(&f, 0, "w1")->startup_checks, 4);
+    ck_assert_uint_eq(wsum(&f, 0, "w2")->startup_checks, 2);
+    uint64_t scans = 0;
+    for (size_t i = 0; i < s->n_workers; i++)
+        scans += s->workers[i].scans;
+    ck_assert_uint_eq(s->table->st.requests[KDS_DDB_SCAN], scans + s->elections + s->audits + 6);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A throttled check fails the scheduler's initialization attempt: a new one, with a new
+ * wait, 1 s later. A 1 RCU table without burst holds one unit, two checks: of three
+ * workers started at 0, w3's check is throttled; its new attempt checks at 1 s, then
+ * every 3 s (4, 7, 10 s), beside w1's and w2's checks at 3, 6 and 9 s. Nothing else
+ * reads the table before the leases exist. */
+START_TEST(startup_check_throttled)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(1), 600, SIM_S(10), 1, 3);
+    f.kcl[0].sync_wait_ms = sim_dist_const(10000);
+    f.kcl[0].table.billing = KDS_LEASE_PROVISIONED;
+    f.kcl[0].table.rcu = 1;
+    f.kcl[0].table.burst_s = 0;
+    ck_assert_int_eq(kds_world_init(&f.w, &f.cfg), 0);
+    f.built = true;
+    const kds_lease_table_stats *st = &kds_kcl_table(f.w.consumers[0])->st;
+    static const struct {
+        sim_time at;
+        uint64_t scans;
+    } expect[] = {{SIM_MS(500), 3},  {SIM_MS(1500), 4}, {SIM_MS(2500), 4}, {SIM_MS(3500), 6},
+                  {SIM_MS(4500), 7}, {SIM_MS(9500), 12}, {SIM_MS(10500), 13}};
+    for (size_t k = 0; k < sizeof expect / sizeof expect[0]; k++) {
+        kds_world_run_until(&f.w, expect[k].at);
+        ck_assert_msg(st->requests[KDS_DDB_SCAN] == expect[k].scans, "at %.1f s: %lu scans",
+                      sim_to_s(expect[k].at), (unsigned long)st->requests[KDS_DDB_SCAN]);
+        ck_assert_uint_eq(st->throttled[KDS_DDB_SCAN], 1);
+        ck_assert_uint_eq(st->requests[KDS_DDB_CREATE], 0);
+    }
+    kds_world_run(&f.w);
+    ck_assert_msg(!f.w.violated, "%s", f.w.violation);
+    ck_assert_int_eq(first_move_to(&f, 0, "w1"), SIM_S(12));
+    fx_fini(&f);
+}
+END_TEST
+
 Suite *kcl_suite(void)
 {
     Suite *s = suite_create("kds_kcl");
@@ -1201,6 +1276,8 @@ Suite *kcl_suite(void)
     tcase_add_test(tc, java_random);
     tcase_add_test(tc, leader_decider_and_auditor);
     tcase_add_test(tc, auditor_recreates_a_deleted_lease);
+    tcase_add_test(tc, startup_rechecks_empty_table);
+    tcase_add_test(tc, startup_check_throttled);
     suite_add_tcase(s, tc);
     TCase *t3 = tcase_create("kcl3");
     tcase_add_loop_test(t3, kcl3_leader_failover, 0, 2);

@@ -173,6 +173,10 @@ START_TEST(consumed_units)
     ck_assert_double_eq(kds_lease_read_units(t), 5.0);
     ck_assert_uint_eq(t->st.requests[KDS_DDB_SCAN], 1);
     ck_assert_uint_eq(t->st.requests[KDS_DDB_CREATE], 100);
+    /* isLeaseTableEmpty reads one item: half a unit, a scan however large the table. */
+    ck_assert_int_eq(kds_lease_scan_one(t), KDS_DDB_OK);
+    ck_assert_double_eq(kds_lease_read_units(t), 5.5);
+    ck_assert_uint_eq(t->st.requests[KDS_DDB_SCAN], 2);
     /* On-demand never throttles. */
     for (int k = 0; k < 10000; k++)
         kds_lease_renew(t, 0, t->items[0].counter, -1);

@@ -175,8 +175,12 @@ check(conv is not None and 120 < conv <= 180, f"kcl3: the 3.x join converged aft
 bal = [m["t_s"] for m in new["lease_move_log"] if m["cause"] == "balance"]
 check(len(bal) == 3 and all(55 < b - a < 65 for a, b in zip(bal, bal[1:])), f"kcl3: balance moves at {bal}")
 check([w["leases_held_end"] for w in new["workers"]] == [3, 3], "kcl3: 3.x leases at the end")
-check(new["lease_table"]["requests"]["scan"] == new["lam_runs"] + new["shard_sync_audits"]
-      and worker(new, "worker-b")["scans"] == 0 and worker(new, "worker-b")["shard_sync_audits"] == 0,
+# Besides the leader's scans, each worker checks the table at its start (a scan of one
+# item): worker-b, joining a running application, once.
+checks = sum(w["startup_checks"] for w in new["workers"])
+check(new["lease_table"]["requests"]["scan"] == new["lam_runs"] + new["shard_sync_audits"] + checks
+      and worker(new, "worker-b")["scans"] == 0 and worker(new, "worker-b")["shard_sync_audits"] == 0
+      and worker(new, "worker-b")["startup_checks"] == 1,
       "kcl3: someone but the leader scanned")
 
 # --out: the KCL files, headers and one row per minute and worker.
