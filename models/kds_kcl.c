@@ -385,7 +385,10 @@ static ck_result checkpoint(proc *p, kds_ckpt_kind kind, uint64_t pos)
     w->sum.checkpoints++;
     switch (kds_lease_checkpoint(a->table, p->lease, h->counter, kind, pos)) {
     case KDS_DDB_OK:
+        /* A checkpoint increments the counter like a renewal, and the renewer counts it as
+         * one (DynamoDBLeaseRenewer.updateLease: "Updates increment the counter"). */
         h->counter++;
+        h->renewed = now;
         p->since_ckpt = 0;
         p->last_ckpt = now;
         return CK_OK;

@@ -369,6 +369,57 @@ START_TEST(small_lease_table_churns)
 }
 END_TEST
 
+/* ---- a checkpoint renews the lease on its holder's clock ---------------------------- */
+
+/* DynamoDBLeaseRenewer.updateLease: a successful checkpoint increments the counter and
+ * stamps the holder's renewal time, as a renewal does. To see the checkpoints alone keep
+ * a lease, the renewer runs every 25 s, longer than the 10 s failover (the loader forbids
+ * it): a worker checkpointing every batch (1.5 s) never finds its lease expired on its
+ * own clock; one that does not checkpoint gives it up at each renewal pass. */
+START_TEST(checkpoint_renews_the_lease)
+{
+    for (int ckpt = 1; ckpt >= 0; ckpt--) {
+        fixture f;
+        fx_defaults(&f, 1, SIM_MIN(2), 100, 0, 1, 1);
+        f.kcl[0].renew_interval = SIM_S(25);
+        f.kcl[0].ckpt_records = 0;
+        f.kcl[0].ckpt_batch = ckpt;
+        fx_run(&f);
+        const kds_kcl_worker_summary *w = wsum(&f, 0, "w1");
+        if (ckpt) {
+            ck_assert_uint_eq(w->leases_self_expired, 0);
+            ck_assert_uint_eq(w->leases_taken, 1);
+            ck_assert_uint_gt(w->checkpoints, 60);
+        } else {
+            ck_assert_uint_gt(w->leases_self_expired, 0);
+        }
+        fx_fini(&f);
+    }
+}
+END_TEST
+
+/* A refused checkpoint (another worker's leaseCounter) drops the lease at once, as
+ * updateLease does ("lost lease ... discovered during update"): with a checkpoint after
+ * every batch, the first worker learns of most of the three steals from a checkpoint,
+ * and then never tries to renew the stolen lease. Every steal is found out exactly once. */
+START_TEST(refused_checkpoint_drops_the_lease)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(4), 600, 0, 1, 2);
+    f.wk[0][1].start = SIM_MIN(2);
+    f.kcl[0].ckpt_records = 0;
+    f.kcl[0].ckpt_batch = true;
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    const kds_lease_table_stats *st = &s->table->st;
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_STEAL], 3);
+    ck_assert_uint_eq(wsum(&f, 0, "w1")->leases_lost, 3);
+    ck_assert_uint_gt(st->cond_failed[KDS_DDB_CHECKPOINT], 0);
+    ck_assert_uint_eq(st->cond_failed[KDS_DDB_CHECKPOINT] + st->cond_failed[KDS_DDB_RENEW], 3);
+    fx_fini(&f);
+}
+END_TEST
+
 /* ---- a long pause, a graceful stop, a restart, a rolling deployment -------------- */
 
 START_TEST(long_pause)
@@ -1261,6 +1312,8 @@ Suite *kcl_suite(void)
     tcase_add_loop_test(tc, crash_failover, 0, 3);
     tcase_add_test(tc, twelve_workers);
     tcase_add_test(tc, small_lease_table_churns);
+    tcase_add_test(tc, checkpoint_renews_the_lease);
+    tcase_add_test(tc, refused_checkpoint_drops_the_lease);
     tcase_add_test(tc, long_pause);
     tcase_add_loop_test(tc, graceful_stop, 0, 3);
     tcase_add_test(tc, crash_and_restart);
