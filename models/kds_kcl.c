@@ -109,10 +109,13 @@ static uint32_t *order_buf(kcl *a, size_t n)
     return a->order;
 }
 
-/* Record the worker's held-lease count if it changed, and its idle time. */
+/* Record the worker's held-lease count if it changed, and its idle time; the leases it
+ * holds may have changed, which the convergence checks of every application on the
+ * table look at. */
 static void note_held(worker *w)
 {
     sim_time now = sim_now(w->app->sim);
+    w->app->table->version++;
     uint32_t n = w->state == W_RUNNING || w->state == W_SYNC ? (uint32_t)w->n_held : 0;
     if (w->n_log == 0 || w->log_n[w->n_log - 1] != n) {
         if (w->n_log > 0 && w->log_t[w->n_log - 1] == now) {
@@ -138,6 +141,48 @@ static void note_held(worker *w)
     }
 }
 
+/* The assignment the leases converge to, judged from what the workers hold, not from the
+ * table's owner fields (a worker named owner may have given the lease up, or be
+ * stalled): every live lease held, unexpired on its holder's clock, by its owner in the
+ * table, a started worker that is not paused; and the lease counts of those workers
+ * within one of each other. The workers of every application sharing the table count. */
+static bool held_balanced(const kcl *a, sim_time now)
+{
+    const kds_lease_table *t = a->table;
+    bool *ok = calloc(t->n ? t->n : 1, sizeof *ok);
+    SIM_ASSERT(ok != NULL);
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t k = 0; k < a->st->n_listeners; k++) {
+        const kcl *o = a->st->listeners[k].ctx;
+        if (a->st->listeners[k].fn != on_new_shard || o->table != t)
+            continue;
+        for (size_t j = 0; j < o->n_workers; j++) {
+            const worker *w = &o->workers[j];
+            if (!is_up(w) || paused(w, now))
+                continue;
+            uint32_t n = 0;
+            for (size_t i = 0; i < w->n_held; i++) {
+                const held *h = &w->held[i];
+                const kds_lease *l = &t->items[h->lease];
+                if (l->deleted || l->owner != w->owner || now - h->renewed > o->cfg.failover)
+                    continue;
+                ok[h->lease] = true;
+                n++;
+            }
+            if (n < lo)
+                lo = n;
+            if (n > hi)
+                hi = n;
+        }
+    }
+    bool all = true;
+    for (size_t i = 0; i < t->n && all; i++)
+        all = t->items[i].deleted || ok[i];
+    free(ok);
+    /* Every lease held means some worker counted: lo <= hi. */
+    return all && hi - lo <= 1;
+}
+
 void kds_kcl_check_converged(kcl *a, bool force)
 {
     if (a->first_open >= a->n_changes)
@@ -145,10 +190,10 @@ void kds_kcl_check_converged(kcl *a, bool force)
     if (!force && a->table->version == a->checked_version)
         return;
     a->checked_version = a->table->version;
-    /* An empty table (before the first shard sync) is not an assignment yet. */
-    if (a->table->n_live == 0 || !kds_lease_balanced(a->table))
-        return;
     sim_time now = sim_now(a->sim);
+    /* An empty table (before the first shard sync) is not an assignment yet. */
+    if (a->table->n_live == 0 || !held_balanced(a, now))
+        return;
     for (size_t i = a->first_open; i < a->n_changes; i++)
         a->changes[i].converged_after = now - a->changes[i].at;
     a->first_open = a->n_changes;
@@ -896,8 +941,8 @@ static void lease_acquired_check(worker *w, uint32_t i)
         sim_stop(a->sim);
 }
 
-void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_state,
-                     kds_kcl_cause cause)
+void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, bool prev_renewing,
+                      kds_kcl_cause cause)
 {
     kcl *a = w->app;
     kds_lease_table *t = a->table;
@@ -950,7 +995,7 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_
     m->from = prev >= 0 ? t->owners[prev].worker : NULL;
     m->from_app = prev >= 0 ? t->owners[prev].app : NULL;
     m->to = w->cfg->name;
-    m->from_healthy = prev >= 0 && prev_state == KDS_OWNER_RUNNING;
+    m->from_healthy = prev >= 0 && prev_renewing;
     m->replay_expected = replay;
     a->replay_expected += replay;
     size_t mi = a->n_moves++;
@@ -1122,6 +1167,7 @@ static void take_pass(worker *w)
         uint32_t i = chosen[k];
         int32_t prev = t->items[i].owner;
         kds_owner_state pst = prev >= 0 ? t->owners[prev].state : KDS_OWNER_RUNNING;
+        bool renewing = kds_lease_renewing(t, i, prev);
         kds_ddb_status r = KDS_DDB_THROTTLED;
         for (uint32_t tries = 0; tries < (c->take_retries ? c->take_retries : 1); tries++) {
             r = kds_lease_take(t, i, w->seen_counter[i], w->owner);
@@ -1134,7 +1180,7 @@ static void take_pass(worker *w)
                               : prev < 0    ? KDS_KCL_TAKE
                               : pst == KDS_OWNER_STOPPED ? KDS_KCL_SHUTDOWN
                                                          : KDS_KCL_EXPIRY;
-        kds_kcl_acquired(w, i, prev, pst, cause);
+        kds_kcl_acquired(w, i, prev, renewing, cause);
     }
     free(count);
     free(avail);

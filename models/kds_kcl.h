@@ -260,7 +260,9 @@ typedef struct kds_kcl_move {
     const char *from;         /* previous owner's worker name, NULL when unowned */
     const char *from_app;     /* its KCL consumer (another one when the table is shared) */
     const char *to;           /* the taking worker */
-    bool from_healthy;        /* the previous owner was running, not paused */
+    bool from_healthy;        /* the previous owner was still renewing the lease: running,
+                                 not paused since its counter last moved
+                                 (kds_lease_renewing) */
     uint64_t replay_expected; /* records processed after the lease's last checkpoint when
                                  it was taken */
     uint64_t duplicates;      /* records the new owner delivered a second time */
@@ -271,8 +273,9 @@ typedef struct kds_kcl_change {
     const char *worker;       /* borrowed */
     const char *what;         /* "start", "stop", "crash", "pause", "resume" (the end
                                  of a pause) (static) */
-    sim_time converged_after; /* until every lease was held by a running worker and the
-                                 loads differed by at most one, ns; -1 = never */
+    sim_time converged_after; /* until every lease was held (kds_kcl.c, held_balanced) by
+                                 its owner, a running worker, and the loads differed by
+                                 at most one, ns; -1 = never */
 } kds_kcl_change;
 
 typedef struct kds_kcl_leader {
@@ -317,7 +320,8 @@ typedef struct kds_kcl_summary {
     size_t n_workers;
     uint64_t moves_by_cause[KDS_KCL_N_CAUSES];
     uint64_t moves;              /* sum of the above */
-    uint64_t moves_from_healthy; /* EXPIRY moves whose previous owner was running: churn */
+    uint64_t moves_from_healthy; /* EXPIRY moves whose previous owner was still renewing
+                                    (from_healthy): churn */
     const kds_kcl_move *move_log;/* every move, in time order */
     size_t n_move_log;
     const kds_kcl_change *changes; /* worker events, in time order */

@@ -243,12 +243,14 @@ void kds_kcl_stamp_scan(worker *w, sim_time now);
 bool kds_kcl_expired(const worker *w, size_t i, sim_time now);
 
 /* Worker w now holds lease item i (counter as in the table), taken from owner `prev`
- * (-1 none) in state `prev_state`, for `cause`: starts its processor, logs the move. */
-void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_state,
+ * (-1 none), which was still renewing it or not (kds_lease_renewing, as the take or the
+ * leader's assignment found it), for `cause`: starts its processor, logs the move. */
+void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, bool prev_renewing,
                       kds_kcl_cause cause);
 
-/* Mark convergence of the open worker changes if the table is balanced (`force`: even
- * if the table did not change since the last check). */
+/* Mark convergence of the open worker changes if the leases are balanced, judged from
+ * what the workers hold (`force`: even if the table's version did not change since the
+ * last check). */
 void kds_kcl_check_converged(kcl *a, bool force);
 
 /* ---- kds_kcl_lam.c ---- */

@@ -467,6 +467,49 @@ START_TEST(long_pause)
 }
 END_TEST
 
+/* A pause shorter than the time the others need to see the leases expired (15 s): no
+ * lease moves during it, but when w1 wakes its renewer finds them expired on its own
+ * clock and gives them up, and nobody reads those shards until w2's taker sees them
+ * expired and takes them. The table still names w1 owner all along: convergence is
+ * judged from what the workers hold, so neither the pause nor the resume converges
+ * before those takes (the pause, once w1 also has its share back). And the expiry
+ * moves are the pause's doing, not churn: w1 has not renewed them since it stalled. */
+START_TEST(short_pause_converges_when_held)
+{
+    fixture f;
+    fx_defaults(&f, 3, SIM_MIN(4), 300, 0, 1, 2);
+    f.kcl[0].ckpt_records = 0;
+    f.kcl[0].ckpt_interval = SIM_S(10);
+    f.wk[0][1].start = SIM_S(5);
+    const sim_time at = SIM_S(100);
+    add_event(&f, 0, 0, KDS_KCL_EV_PAUSE, at, SIM_S(15), -1);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    sim_time last_expiry = -1;
+    for (size_t i = 0; i < s->n_move_log; i++) {
+        const kds_kcl_move *m = &s->move_log[i];
+        if (m->cause == KDS_KCL_EXPIRY) {
+            ck_assert_str_eq(m->from, "w1");
+            ck_assert(!m->from_healthy);
+            ck_assert_int_gt(m->at, at + SIM_S(15));
+            last_expiry = m->at;
+        }
+    }
+    ck_assert_int_gt(last_expiry, 0);
+    ck_assert_uint_eq(s->moves_from_healthy, 0);
+    ck_assert_uint_eq(wsum(&f, 0, "w1")->leases_self_expired, 2);
+    const kds_kcl_change *pause = &s->changes[s->n_changes - 2];
+    const kds_kcl_change *resume = &s->changes[s->n_changes - 1];
+    ck_assert_str_eq(pause->what, "pause");
+    ck_assert_str_eq(resume->what, "resume");
+    ck_assert_int_ge(pause->at + pause->converged_after, last_expiry);
+    ck_assert_int_ge(resume->at + resume->converged_after, last_expiry);
+    ck_assert_int_eq(pause->at + pause->converged_after, resume->at + resume->converged_after);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
 /* A graceful stop (KCL 2.x): the processors checkpoint, the leases stay owned until
  * they expire, then move with cause "shutdown" and nothing is delivered twice. */
 START_TEST(graceful_stop)
@@ -932,6 +975,7 @@ static void check_balanced_join(fixture *f, uint64_t per_run)
     ck_assert_uint_eq(wsum(f, 0, "w1")->handoffs_timed_out, 0);
     const sim_time first_run = SIM_S(180);
     uint64_t k = 0;
+    sim_time last = -1;
     for (size_t i = 0; i < s->n_move_log; i++) {
         const kds_kcl_move *m = &s->move_log[i];
         if (m->cause != KDS_KCL_BALANCE)
@@ -943,8 +987,13 @@ static void check_balanced_join(fixture *f, uint64_t per_run)
         ck_assert_str_eq(m->to, "w2");
         ck_assert_uint_eq(m->replay_expected, 0);
         ck_assert_uint_eq(m->duplicates, 0);
+        last = m->at;
         k++;
     }
+    /* The join converges when w2 starts the last lease handed over to it, not at the
+     * leader's write that names it owner. */
+    ck_assert_str_eq(s->changes[1].worker, "w2");
+    ck_assert_int_eq(s->changes[1].at + s->changes[1].converged_after, last);
     ck_assert_uint_eq(s->duplicates_from_failover, 0);
     ck_assert_uint_eq(cst(f, 0)->duplicates_delivered, 0);
     check_conservation(f);
@@ -1315,6 +1364,7 @@ Suite *kcl_suite(void)
     tcase_add_test(tc, checkpoint_renews_the_lease);
     tcase_add_test(tc, refused_checkpoint_drops_the_lease);
     tcase_add_test(tc, long_pause);
+    tcase_add_test(tc, short_pause_converges_when_held);
     tcase_add_loop_test(tc, graceful_stop, 0, 3);
     tcase_add_test(tc, crash_and_restart);
     tcase_add_test(tc, rolling_deployment);
