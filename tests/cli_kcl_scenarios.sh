@@ -202,6 +202,13 @@ PY
 if ! "$kdsim" run scenarios/kcl-twelve-workers.yaml --duration 1m 2>&1 | grep -q "^KCL application orders-processor"; then
     fail "the text report has no KCL section"
 fi
+# Its lease-move line names every cause the application has, so that they add up: 3.x
+# moves by balancing too (the 2.x line has no such cause).
+moves=$(grep "^  lease moves " "$tmp/k3/report.txt")
+if ! printf '%s\n' "$moves" | sed -n 2p | grep -q "^  lease moves 9: take 6, steal 0, expiry 0 (0 from healthy workers), shutdown 0, balance 3$" ||
+    printf '%s\n' "$moves" | sed -n 1p | grep -q "balance"; then
+    fail "kcl3-second-worker's text report: lease-move lines $moves"
+fi
 
 # expect_messages NAME N PATTERN...: `kdsim validate $tmp/NAME.yaml` exits 2 with N
 # messages, one matching each PATTERN (grep).
