@@ -245,7 +245,9 @@ kds_ddb_status kds_lease_take(kds_lease_table *t, size_t i, uint64_t expected, i
     kds_ddb_status r = update(t, KDS_DDB_TAKE, i, expected);
     if (r == KDS_DDB_OK) {
         kds_lease *l = &t->items[i];
-        if (l->owner != owner)
+        /* getDynamoTakeLeaseUpdate: a switch from another owner, not the take of an
+         * unowned lease. */
+        if (l->owner >= 0 && l->owner != owner)
             l->owner_switches++;
         l->owner = owner;
         l->counter++;
@@ -313,7 +315,11 @@ static kds_ddb_status leader_write(kds_lease_table *t, size_t i, int32_t expecte
         t->st.cond_failed[KDS_DDB_ASSIGN]++;
         return KDS_DDB_CONDITION_FAILED;
     }
-    if (l->owner != to)
+    /* An assignment counts a switch as a take does (and the KCL 3.x serializer also when
+     * it gives the lease back to its checkpointOwner); a handoff's start writes only the
+     * two owners (initiateGracefulLeaseHandoff). */
+    bool from_other = l->owner >= 0 && l->owner != to;
+    if (!handoff && (from_other || (l->ckpt_owner >= 0 && l->ckpt_owner == to)))
         l->owner_switches++;
     /* Mid-handoff, the worker still holding the lease is its checkpointOwner, not the
      * owner named to take it next: an assignment that ends the handoff moves it from the

@@ -223,7 +223,8 @@ kds_ddb_status kds_lease_renew(kds_lease_table *t, size_t i, uint64_t expected,
                                int32_t ckpt_owner);
 
 /* Take lease `i` for `owner` if leaseCounter still equals `expected`: owner = owner,
- * counter + 1, ownerSwitchesSinceCheckpoint + 1 when the owner changes. */
+ * counter + 1, ownerSwitchesSinceCheckpoint + 1 when it had another owner (not when it
+ * had none). */
 kds_ddb_status kds_lease_take(kds_lease_table *t, size_t i, uint64_t expected, int32_t owner);
 
 /* Checkpoint lease `i` if leaseCounter still equals `expected`: the checkpoint becomes
@@ -243,16 +244,17 @@ kds_ddb_status kds_lease_query(kds_lease_table *t, int32_t owner);
 
 /* The leader's assignLease of lease `i` to `owner`, if its owner is still `expected`
  * (-1: none): counter + 1, checkpointOwner removed, ownerSwitchesSinceCheckpoint + 1
- * when the owner changes. The previous holder (the checkpointOwner when this ends a
- * handoff, else the owner) and `cause` are kept for the new owner's move log
- * (moved_from, move_cause). */
+ * when it had another owner (or goes back to its checkpointOwner). The previous holder
+ * (the checkpointOwner when this ends a handoff, else the owner), whether it was still
+ * renewing the lease (kds_lease_renewing) and `cause` are kept for the new owner's move
+ * log (moved_from, moved_renewing, move_cause). */
 kds_ddb_status kds_lease_assign(kds_lease_table *t, size_t i, int32_t expected, int32_t owner,
                                 int cause);
 
 /* The leader starts a graceful handoff of lease `i` from `from` to `to`, if `from` still
- * owns it and no handoff is in progress: owner = to, checkpointOwner = from; the counter
- * is not incremented, so `from` keeps renewing with ckpt_owner = from. `from` and
- * `cause` are kept as by kds_lease_assign. */
+ * owns it and no handoff is in progress: owner = to, checkpointOwner = from; neither the
+ * counter nor ownerSwitchesSinceCheckpoint is incremented, so `from` keeps renewing with
+ * ckpt_owner = from. `from` and `cause` are kept as by kds_lease_assign. */
 kds_ddb_status kds_lease_handoff(kds_lease_table *t, size_t i, int32_t from, int32_t to,
                                  int cause);
 

@@ -83,19 +83,19 @@ START_TEST(conditional_writes)
     int32_t a = kds_lease_owner_add(t, "app", "a", 1), b = kds_lease_owner_add(t, "app", "b", 1);
     ck_assert_int_eq(a, 0);
     ck_assert_int_eq(b, 1);
-    /* Take: counter 0 -> 1, owner a, one owner switch. */
+    /* Take: counter 0 -> 1, owner a; no owner switch, the lease had no owner. */
     ck_assert_int_eq(kds_lease_take(t, 0, 0, a), KDS_DDB_OK);
     ck_assert_int_eq(t->items[0].owner, a);
     ck_assert_uint_eq(t->items[0].counter, 1);
-    ck_assert_uint_eq(t->items[0].owner_switches, 1);
+    ck_assert_uint_eq(t->items[0].owner_switches, 0);
     /* Renew with the current counter; a stale counter fails. */
     ck_assert_int_eq(kds_lease_renew(t, 0, 1, -1), KDS_DDB_OK);
     ck_assert_uint_eq(t->items[0].counter, 2);
     ck_assert_int_eq(kds_lease_renew(t, 0, 1, -1), KDS_DDB_CONDITION_FAILED);
     ck_assert_uint_eq(t->items[0].counter, 2);
-    /* b steals with what it saw: a's next renewal fails. */
+    /* b steals with what it saw (a switch from a): a's next renewal fails. */
     ck_assert_int_eq(kds_lease_take(t, 0, 2, b), KDS_DDB_OK);
-    ck_assert_uint_eq(t->items[0].owner_switches, 2);
+    ck_assert_uint_eq(t->items[0].owner_switches, 1);
     ck_assert_int_eq(kds_lease_renew(t, 0, 2, -1), KDS_DDB_CONDITION_FAILED);
     /* b's checkpoint resets the switches and moves the counter; a's fails. */
     ck_assert_int_eq(kds_lease_checkpoint(t, 0, 2, KDS_CKPT_SEQUENCE, 42),
@@ -136,20 +136,29 @@ START_TEST(leader_writes)
             c = kds_lease_owner_add(t, "app", "c", 1);
     ck_assert_int_eq(kds_lease_take(t, 0, 0, a), KDS_DDB_OK);
     uint64_t n = t->items[0].counter;
+    /* ownerSwitchesSinceCheckpoint: not at the handoff's start, which writes only the
+     * owners; at an assignment from another owner. */
     ck_assert_int_eq(kds_lease_handoff(t, 0, a, b, 0), KDS_DDB_OK);
     ck_assert_int_eq(t->items[0].owner, b);
     ck_assert_int_eq(t->items[0].ckpt_owner, a);
     ck_assert_int_eq(t->items[0].moved_from, a);
     ck_assert_uint_eq(t->items[0].counter, n);
+    ck_assert_uint_eq(t->items[0].owner_switches, 0);
     ck_assert_int_eq(kds_lease_handoff(t, 0, b, c, 0), KDS_DDB_CONDITION_FAILED);
     ck_assert_int_eq(kds_lease_assign(t, 0, b, c, 0), KDS_DDB_OK);
     ck_assert_int_eq(t->items[0].owner, c);
     ck_assert_int_eq(t->items[0].ckpt_owner, -1);
     ck_assert_int_eq(t->items[0].moved_from, a);
     ck_assert_uint_eq(t->items[0].counter, n + 1);
+    ck_assert_uint_eq(t->items[0].owner_switches, 1);
     /* With no handoff in progress, the owner is whom it moves from. */
     ck_assert_int_eq(kds_lease_assign(t, 0, c, b, 0), KDS_DDB_OK);
     ck_assert_int_eq(t->items[0].moved_from, c);
+    ck_assert_uint_eq(t->items[0].owner_switches, 2);
+    /* A new, unowned lease assigned is not a switch. */
+    ck_assert_int_eq(kds_lease_create(t, 1, -1, -1, KDS_CKPT_TRIM_HORIZON, 0, NULL), KDS_DDB_OK);
+    ck_assert_int_eq(kds_lease_assign(t, 1, -1, a, 0), KDS_DDB_OK);
+    ck_assert_uint_eq(t->items[1].owner_switches, 0);
     fx_fini(&f);
 }
 END_TEST
