@@ -97,6 +97,39 @@ START_TEST(test_merge_child_names_both_parents)
 }
 END_TEST
 
+/* MergeShards of the last and the first shard: their ranges do not touch (the last ends
+ * at 2^128 - 1, and one past it is not the first's start 0), in either order, so the
+ * request is refused; nothing changes. A merge named higher range first completes on
+ * exactly that pair, and the child names the first shard given as its parent. */
+START_TEST(test_merge_last_and_first_refused)
+{
+    fx f;
+    fx_init(&f, 4);
+    ck_assert_int_eq(kds_reshard_merge(&f.st, 3, 0, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert(strstr(kds_reshard_last(&f.st)->message, "not adjacent") != NULL);
+    ck_assert_int_eq(kds_reshard_merge(&f.st, 0, 3, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert_int_eq(kds_reshard_merge(&f.st, 1, 1, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert(strstr(kds_reshard_last(&f.st)->message, "named twice") != NULL);
+    ck_assert(!f.st.updating);
+    settle(&f);
+    ck_assert_uint_eq(f.st.n_shards, 4);
+    ck_assert_uint_eq(f.st.n_open, 4);
+    ck_assert_int_eq(kds_reshard_merge(&f.st, 3, 2, "t"), KDS_API_OK);
+    settle(&f);
+    ck_assert_uint_eq(f.st.n_shards, 5);
+    kds_shard *c = f.st.shards[4];
+    ck_assert_int_eq(c->parent, 3);
+    ck_assert_int_eq(c->adjacent_parent, 2);
+    ck_assert(c->lo == f.st.shards[2]->lo && c->hi == KDS_HASHKEY_MAX);
+    ck_assert_int_eq(f.st.shards[2]->state, KDS_SHARD_CLOSED);
+    ck_assert_int_eq(f.st.shards[3]->state, KDS_SHARD_CLOSED);
+    ck_assert_int_eq(f.st.shards[0]->state, KDS_SHARD_OPEN);
+    ck_assert_int_eq(f.st.shards[1]->state, KDS_SHARD_OPEN);
+    check_cover(&f.st);
+    fx_fini(&f);
+}
+END_TEST
+
 START_TEST(test_validation_errors)
 {
     fx f;
@@ -678,6 +711,7 @@ int main(void)
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_validation_errors);
+    tcase_add_test(errors, test_merge_last_and_first_refused);
     tcase_add_test(errors, test_update_count_limit_per_24h);
     tcase_add_test(errors, test_max_shards);
     suite_add_tcase(s, errors);
