@@ -22,7 +22,6 @@
 typedef struct shard_track {
     uint64_t bytes;        /* offered bytes (stored + throttled) at the last check */
     uint64_t records;      /* offered records at the last check */
-    sim_time above_since;  /* rules: above the threshold since (-1 = not) */
     bool hot_pending;      /* on-demand: a hot-shard split is scheduled */
 } shard_track;
 
@@ -32,6 +31,10 @@ struct kds_capacity {
     kds_stream *st;
     shard_track *track;    /* owned, by shard index */
     size_t n_track;
+    sim_time *above_since; /* owned, n_track x n_rules: since when shard i has been above
+                              rule k's threshold, at [i * n_rules + k] (-1 = not). One
+                              timer per rule: a rule below its threshold must not restart
+                              another's */
     double hour_peak_b[HOURS_30D]; /* ring of hourly peaks of the offered rate, B/s */
     double hour_peak_r[HOURS_30D]; /* ... records/s */
     int64_t hour_of_slot[HOURS_30D]; /* which hour each slot holds (-1 = none) */
@@ -69,7 +72,15 @@ static shard_track *track(kds_capacity *c, uint32_t index)
         shard_track *t = realloc(c->track, n * sizeof *t);
         SIM_ASSERT(t != NULL);
         for (size_t i = c->n_track; i < n; i++)
-            t[i] = (shard_track){0, 0, -1, false};
+            t[i] = (shard_track){0, 0, false};
+        size_t nr = c->cfg.n_rules;
+        if (nr > 0) {
+            sim_time *a = realloc(c->above_since, n * nr * sizeof *a);
+            SIM_ASSERT(a != NULL);
+            for (size_t i = c->n_track * nr; i < n * nr; i++)
+                a[i] = -1;
+            c->above_since = a;
+        }
         c->track = t;
         c->n_track = n;
     }
@@ -247,21 +258,27 @@ static void check(sim *s, void *ctx)
         total_b += rb;
         total_r += rr;
 
+        sim_time *above =
+            c->cfg.n_rules ? c->above_since + (size_t)sh->index * c->cfg.n_rules : NULL;
         for (size_t k = 0; k < c->cfg.n_rules; k++) {
             const kds_split_rule *rule = &c->cfg.rules[k];
             double util = fmax(rb / (double)st->cfg.write_bytes_per_s,
                                rr / (double)st->cfg.write_records_per_s);
             if (util <= rule->threshold) {
-                t->above_since = -1;
+                above[k] = -1;
                 continue;
             }
-            if (t->above_since < 0)
-                t->above_since = now - SIM_MIN(1);
-            if (now - t->above_since >= rule->sustain && !st->updating &&
+            if (above[k] < 0)
+                above[k] = now - SIM_MIN(1);
+            if (now - above[k] >= rule->sustain && !st->updating &&
                 st->cfg.mode == KDS_MODE_PROVISIONED && sh->hi - sh->lo >= 4) {
                 if (kds_reshard_split(st, sh->index, middle(sh), "rule") == KDS_API_OK)
                     c->stats.rule_splits++;
-                t->above_since = -1;
+                /* One request per sustained spell: every rule of this shard starts over
+                 * (the shard closes once the split is done). */
+                for (size_t j = 0; j < c->cfg.n_rules; j++)
+                    above[j] = -1;
+                break;
             }
         }
         if (on_demand(st) && rb > (double)c->cfg.od.hot_shard_bytes && !t->hot_pending) {
@@ -428,6 +445,7 @@ void kds_capacity_free(kds_capacity *c)
     if (!c)
         return;
     free(c->track);
+    free(c->above_since);
     free(c->switches);
     free(c->hot_queue);
     free(c->fires);

@@ -544,6 +544,36 @@ START_TEST(test_rule_splits_only_a_sustained_hot_shard)
 }
 END_TEST
 
+/* Two rules, {split_above: 0.5, for: 5m} and {split_above: 0.9, for: 1m}, in either
+ * order, and shard 0 written at 700 records/s of 1 KiB (0.7 of its budget): the strict
+ * rule is never met, and must not restart the loose rule's timer, which asks for the
+ * split at 5 min (each rule keeps its own timer per shard). */
+START_TEST(test_rules_keep_their_own_timers)
+{
+    kds_split_rule both[2][2] = {{{0.5, SIM_MIN(5)}, {0.9, SIM_MIN(1)}},
+                                 {{0.9, SIM_MIN(1)}, {0.5, SIM_MIN(5)}}};
+    for (int order = 0; order < 2; order++) {
+        keyed keys[] = {{"dev-1", 0, kds_rate_constant(700)}};
+        kds_capacity_cfg cap;
+        kds_capacity_cfg_defaults(&cap);
+        cap.rules = both[order];
+        cap.n_rules = 2;
+        kds_world w;
+        kds_world_cfg wc;
+        kds_producer_cfg pc[MAX_KEYED];
+        fixed_key_world(&w, &wc, pc, KDS_MODE_PROVISIONED, 3, keys, 1, SIM_MIN(9), &cap);
+        kds_world_run(&w);
+        ck_assert_uint_eq(kds_capacity_stats_get(w.capacity)->rule_splits, 1);
+        const kds_reshard_op *op = only_op(&w.stream, "rule");
+        ck_assert_int_eq(op->status, KDS_API_OK);
+        ck_assert_uint_eq(op->shard, 0);
+        ck_assert_int_eq(op->requested, SIM_MIN(5));
+        check_cover(&w.stream);
+        kds_world_fini(&w);
+    }
+}
+END_TEST
+
 /* On-demand Standard, 4 shards (its 4 MiB/s floor), defaults: shard 0 written at 600
  * KiB/s, above hot_shard_above's 500 KiB/s, shard 1 at 400 KiB/s. Together 1,000
  * KiB/s, twice that is below the floor, so the stream never grows for demand. The
@@ -727,6 +757,7 @@ int main(void)
     TCase *scaling = tcase_create("scaling");
     tcase_set_timeout(scaling, 120);
     tcase_add_test(scaling, test_rule_splits_only_a_sustained_hot_shard);
+    tcase_add_test(scaling, test_rules_keep_their_own_timers);
     tcase_add_test(scaling, test_on_demand_hot_shard_split);
     tcase_add_test(scaling, test_on_demand_scale_down_after_a_day);
     tcase_add_test(scaling, test_on_demand_region_ceiling_caps_growth);
