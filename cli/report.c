@@ -467,7 +467,9 @@ void kdsim_report_text(const json_t *r, FILE *out)
                 js(sh, "shard_id"), ju(sh, "records_in"),
                 sim_fmt_bytes(b, sizeof b, ju(sh, "bytes_in")), ju(sh, "write_throttled_records"),
                 ju(sh, "read_calls"), ju(sh, "read_throttled_calls"), ju(sh, "records_expired"),
-                strcmp(js(sh, "state"), "OPEN") ? " (closed)" : "");
+                !strcmp(js(sh, "state"), "OPEN")      ? ""
+                : !strcmp(js(sh, "state"), "EXPIRED") ? " (expired)"
+                                                      : " (closed)");
     }
 
     const json_t *ops = json_object_get(st, "reshards");

@@ -268,6 +268,8 @@ struct efo_consumer {
     size_t n_waits;
     sim_time begin;          /* registration time */
     bool paused;             /* inside the configured pause */
+    uint64_t unlisted;       /* records of the shards EXPIRED at `begin`, never listed:
+                                stored before the start, skipped at the start */
 };
 
 void kds_efo_consumer_cfg_defaults(kds_efo_consumer_cfg *cfg)
@@ -398,8 +400,10 @@ static void begin(sim *s, void *ctx)
      * now, so that it misses nothing written while it waits. */
     for (size_t i = 0; i < c->st->n_shards; i++) {
         kds_shard *sh = c->st->shards[i];
-        if (sh->state == KDS_SHARD_EXPIRED)
+        if (sh->state == KDS_SHARD_EXPIRED) {
+            c->unlisted += sh->log.end_pos; /* no write moves it any more */
             continue;
+        }
         if (!parent_read(c, sh->parent) && !parent_read(c, sh->adjacent_parent)) {
             add_sub(c, sh, c->cfg.start, c->cfg.start_pos);
         } else if (c->cfg.start == KDS_START_LATEST) {
@@ -433,7 +437,7 @@ static void finish(kds_consumer *base, sim_time end)
     efo_consumer *c = (efo_consumer *)base;
     kds_consumer_stats *cs = &c->base.st;
     cs->records_unread = 0;
-    cs->records_skipped_at_start = 0;
+    cs->records_skipped_at_start = c->unlisted;
     cs->efo_consumer_shard_hours = 0;
     for (size_t i = 0; i < c->n_subs; i++) {
         kds_efo_sub *sub = c->subs[i];

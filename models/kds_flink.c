@@ -74,6 +74,7 @@ struct kds_flink {
     gsl_rng *rng;         /* sim-owned */
     sim_time begin;       /* when the job started, ns */
     bool started;         /* the begin event ran */
+    uint64_t unlisted;    /* records of the shards EXPIRED when it began (never listed) */
     bool down;            /* failed, not restarted yet */
     sim_time down_at;     /* when it failed, ns */
     reader **readers;     /* owned, creation order */
@@ -407,8 +408,10 @@ static void begin(sim *s, void *ctx)
     f->started = true;
     for (size_t i = 0; i < f->st->n_shards; i++) {
         kds_shard *sh = f->st->shards[i];
-        if (sh->state == KDS_SHARD_EXPIRED)
+        if (sh->state == KDS_SHARD_EXPIRED) {
+            f->unlisted += sh->log.end_pos; /* never listed: skipped at the start */
             continue;
+        }
         kds_stream_trim(f->st, sh);
         kds_cursor cur = {0, 0};
         switch (c->start) {
@@ -577,7 +580,7 @@ static void finish(kds_consumer *base, sim_time end)
     /* Recomputed from the high-water marks rather than accumulated: a replay passes
      * records already delivered, and a subscription counts what it skips as expired. */
     cs->records_unread = 0;
-    cs->records_skipped_at_start = 0;
+    cs->records_skipped_at_start = f->unlisted;
     cs->records_expired_unread = 0;
     cs->efo_consumer_shard_hours = 0;
     f->fs.shards_waiting_for_parent = 0;

@@ -1707,8 +1707,10 @@ static void create_leases(kcl *a)
     kds_ckpt_kind k = initial_ckpt(a);
     for (size_t i = 0; i < a->st->n_shards; i++) {
         const kds_shard *sh = a->st->shards[i];
-        if (sh->state == KDS_SHARD_EXPIRED)
+        if (sh->state == KDS_SHARD_EXPIRED) {
+            slot_of(a, sh->index)->unlisted = true; /* gone before the application began */
             continue;
+        }
         /* At LATEST only the open shards matter (the closed ones hold nothing newer). */
         if (k == KDS_CKPT_LATEST && sh->state != KDS_SHARD_OPEN)
             continue;
@@ -1972,6 +1974,10 @@ static void finish(kds_consumer *base, sim_time end)
         kds_shard *sh = a->st->shards[i];
         slot *sl = i < a->n_slots ? a->slots[i] : NULL;
         kds_stream_trim(a->st, sh);
+        if (sl && sl->unlisted && !sl->started) {
+            cs->records_skipped_at_start += sh->log.end_pos; /* never its to read */
+            continue;
+        }
         uint64_t h = sl && sl->started ? sl->hw : 0;
         if (h < sh->log.head_pos) {
             cs->records_expired_unread += sh->log.head_pos - h;

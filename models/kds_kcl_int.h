@@ -25,6 +25,8 @@ typedef struct slot {
     kds_shard *sh;     /* borrowed */
     uint64_t hw;       /* next position this application never processed */
     bool started;      /* a processor started on it (hw is meaningful) */
+    bool unlisted;     /* EXPIRED when the lease table was made: no lease, never read,
+                          its records skipped at the start */
     proc *proc;        /* the processor EFO pushes go to, or NULL */
     size_t last_move;  /* the lease's latest move (index in the move log), or SIZE_MAX */
     kds_efo_sub *sub;  /* owned; EFO only, made at the first start */

@@ -66,8 +66,7 @@ static int replace_open(kds_stream *st, size_t pos, size_t drop, const uint32_t 
 
 static void close_shard(kds_stream *st, kds_shard *sh)
 {
-    sh->state = KDS_SHARD_CLOSED;
-    sh->closed = sim_now(st->sim);
+    kds__shard_close(st, sh);
     if (KDS_TRACING(st->trace, "reshard", st->cfg.name, sh->index))
         kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, sh->index,
                        "closed: no more writes; its records stay readable until they expire");

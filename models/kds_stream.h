@@ -45,6 +45,9 @@ typedef enum {
     KDS_MODE_ON_DEMAND_ADVANTAGE
 } kds_mode;
 
+/* OPEN takes writes; CLOSED (after a split or merge) keeps its records readable; EXPIRED
+ * once the retention period has passed since it closed: every record is gone, and a
+ * reader starting from then on does not list it (model.md section 1). */
 typedef enum { KDS_SHARD_OPEN, KDS_SHARD_CLOSED, KDS_SHARD_EXPIRED } kds_shard_state;
 
 typedef struct kds_stream_cfg {
@@ -200,6 +203,10 @@ typedef struct kds_stream {
     size_t shard_series_limit;   /* the buckets each shard series keeps now: lowered as
                                     shards are created (kds_stream.c) */
     struct kds_trace *trace;     /* borrowed: the event trace, or NULL (off) */
+    uint32_t *expiring;          /* owned: closed shards not yet EXPIRED, in closing order
+                                    (their expiry order: one retention period for all),
+                                    from expiring_head; one event waits for the first */
+    size_t n_expiring, cap_expiring, expiring_head;
     kds_stream_stats st;
 } kds_stream;
 

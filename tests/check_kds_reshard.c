@@ -130,6 +130,33 @@ START_TEST(test_merge_last_and_first_refused)
 }
 END_TEST
 
+/* A closed shard is EXPIRED once the retention period has passed since it closed
+ * (model.md section 1), not before; its records are all trimmed then. Split at 0, the
+ * parent closes after the 30 s UPDATING period, and expires at 30 s + 24 h. */
+START_TEST(test_closed_shard_expires_after_retention)
+{
+    fx f;
+    fx_init(&f, 1);
+    kds_put_result res;
+    kds_stream_put(&f.st, f.st.shards[0], 10, 10 * 1024, 0, 0, 0, &res);
+    ck_assert_uint_eq(res.stored, 10);
+    kds_shard *p = f.st.shards[0];
+    ck_assert_int_eq(kds_reshard_split(&f.st, 0, p->lo + (p->hi - p->lo) / 2 + 1, "t"),
+                     KDS_API_OK);
+    sim_time expiry = f.st.cfg.reshard_duration + f.st.cfg.retention;
+    sim_run_until(f.s, expiry - 1);
+    ck_assert_int_eq(p->state, KDS_SHARD_CLOSED);
+    ck_assert_int_eq(p->closed, f.st.cfg.reshard_duration);
+    sim_run_until(f.s, expiry);
+    ck_assert_int_eq(p->state, KDS_SHARD_EXPIRED);
+    ck_assert_uint_eq(p->log.n, 0);
+    ck_assert_uint_eq(p->st.records_expired, 10);
+    ck_assert_int_eq(f.st.shards[1]->state, KDS_SHARD_OPEN);
+    ck_assert_int_eq(f.st.shards[2]->state, KDS_SHARD_OPEN);
+    fx_fini(&f);
+}
+END_TEST
+
 START_TEST(test_validation_errors)
 {
     fx f;
@@ -737,6 +764,7 @@ int main(void)
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_split_children_and_parents);
     tcase_add_test(core, test_merge_child_names_both_parents);
+    tcase_add_test(core, test_closed_shard_expires_after_retention);
     tcase_add_test(core, test_update_count_uniform_graph);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
