@@ -56,6 +56,12 @@ typedef struct client {
     uint64_t backlog; /* records generated, not yet sent */
     uint64_t held;    /* size of the backlog's first record when already drawn (it did
                          not fit in the last request), else 0 */
+    /* KPL aggregation of records of varying sizes (draw_one): */
+    uint64_t agg_owed; /* user records that arrived for aggregates closed early, before
+                          they would pass the maximum record size: they go into later
+                          aggregates (each `agg` of them make one more Kinesis record) */
+    uint64_t agg_held; /* size of the owed user record that closed the last aggregate,
+                          already drawn, or 0 */
 } client;
 
 struct kds_producer {
@@ -333,16 +339,41 @@ static void serve_request(request *r)
     send(p, r, wait);
 }
 
-/* The size of one fresh Kinesis record of a varying size: one draw, or an aggregate's
- * user records and its overhead. */
-static uint64_t draw_one(kds_producer *p)
+static uint64_t draw_user(kds_producer *p)
 {
-    uint64_t b = p->agg > 1 ? p->cfg.aggregate_overhead : 0;
-    for (uint32_t k = 0; k < p->agg; k++) { /* an aggregate: its user records */
-        double v = sim_dist_sample(&p->cfg.size, p->rng);
-        b += v < 1.0 ? 1 : (uint64_t)llround(v);
+    double v = sim_dist_sample(&p->cfg.size, p->rng);
+    return v < 1.0 ? 1 : (uint64_t)llround(v);
+}
+
+/* The size of one fresh Kinesis record of client c, of a varying size: one draw, or an
+ * aggregate of up to `agg` user records and its overhead. As the KPL's
+ * AggregationMaxSize, an aggregate closes before the user record that would take it past
+ * the stream's maximum record size: that record and the others the aggregate was to
+ * hold are owed to the next ones, and every `agg` owed make one more Kinesis record in
+ * the client's backlog. An aggregate of one user record is that record alone, without
+ * the aggregation format (the KPL sends a lone record as it is); one above the maximum
+ * is refused by the caller. */
+static uint64_t draw_one(kds_producer *p, client *c)
+{
+    if (p->agg <= 1)
+        return draw_user(p);
+    uint64_t max = p->st->cfg.max_record_size, over = p->cfg.aggregate_overhead, sum = 0;
+    uint32_t k = 0;
+    for (; k < p->agg; k++) {
+        uint64_t v = c->agg_held ? c->agg_held : draw_user(p);
+        c->agg_held = 0;
+        if (k > 0 && over + sum + v > max) {
+            c->agg_held = v;
+            break;
+        }
+        sum += v;
     }
-    return b;
+    c->agg_owed += p->agg - k;
+    if (c->agg_owed >= p->agg) {
+        c->agg_owed -= p->agg;
+        c->backlog++;
+    }
+    return k == 1 ? sum : sum + over;
 }
 
 /* Bytes of the next request of client `c`, of at most `n` fresh records from its
@@ -373,7 +404,7 @@ static uint64_t draw_sizes(kds_producer *p, client *c, uint32_t n, uint32_t *use
     uint64_t sum = 0;
     uint32_t taken = 0, i;
     for (i = 0; i < n; i++) {
-        uint64_t b = c->held ? c->held : draw_one(p);
+        uint64_t b = c->held ? c->held : draw_one(p, c);
         c->held = 0;
         if (b > max) {
             (*too_large)++;
@@ -527,8 +558,15 @@ kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *c
     if (p->const_size) {
         double v = sim_dist_sample(&p->cfg.size, p->rng);
         p->size_const = v < 1.0 ? 1 : (uint64_t)llround(v);
+        /* Aggregates of equal records are cut by count alone: as many as fit in the
+         * maximum record size with the overhead, at most `aggregate` (draw_one). */
+        uint64_t max = st->cfg.max_record_size, over = p->cfg.aggregate_overhead;
+        if (p->agg > 1 && p->size_const * p->agg + over > max)
+            p->agg = max > over && (max - over) / p->size_const >= 2
+                         ? (uint32_t)((max - over) / p->size_const)
+                         : 1;
         if (p->agg > 1)
-            p->size_const = p->size_const * p->agg + p->cfg.aggregate_overhead;
+            p->size_const = p->size_const * p->agg + over;
     }
     p->batch = batch_limit(p);
     /* A constant rate flushes at one interval, which then need not be worked out (two

@@ -14,10 +14,13 @@
  * service stored its records is resent whole: the stored records are written twice,
  * as duplicates under new sequence numbers.
  *
- * KPL-style aggregation (model.md section 2) packs `aggregate` user records into one
- * Kinesis record of their summed size plus `aggregate_overhead`: the rate stays the
+ * KPL-style aggregation (model.md section 2) packs up to `aggregate` user records into
+ * one Kinesis record of their summed size plus `aggregate_overhead`: the rate stays the
  * user records' rate, and the producer puts rate / aggregate Kinesis records a second.
- * Every count of this model and of the stream is of Kinesis records (aggregates).
+ * As the KPL's AggregationMaxSize, an aggregate closes before the user record that would
+ * take it past the stream's max_record_size, which starts the next one: records of
+ * varying sizes then make more aggregates. Every count of this model and of the stream
+ * is of Kinesis records (aggregates).
  */
 #ifndef KDS_PRODUCER_H
 #define KDS_PRODUCER_H
