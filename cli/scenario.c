@@ -402,6 +402,7 @@ static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const c
     load_keys(w, pm, path, &c->keys);
     if (yw_enum(w, pm, path, "api", false, APIS, &e))
         c->api = (kds_api)e;
+    yw_bool(w, pm, path, "sequence_number_for_ordering", false, &c->ordered);
     char kp[PATH];
     yaml_node_t *b = yw_get(w, pm, "batch");
     if (b && yw_is_map(w, b, yw_path(kp, sizeof kp, path, "batch"))) {
@@ -498,8 +499,7 @@ static void check_producer(ywalk *w, yaml_node_t *pm, const char *path,
     }
     if (c->stop >= 0 && c->stop <= c->start && yw_get(w, pm, "stop"))
         yw_error(w, yw_get(w, pm, "stop"), path, "stop must be after start");
-    bool ordering = false;
-    if (yw_bool(w, pm, path, "sequence_number_for_ordering", false, &ordering) && ordering) {
+    if (c->ordered) {
         char kp[PATH];
         yw_path(kp, sizeof kp, path, "sequence_number_for_ordering");
         if (c->api != KDS_API_PUT_RECORD)

@@ -44,6 +44,8 @@ struct request {
     bool timed_out;    /* the reply of this send is lost */
     sim_time sent_at;  /* when this send left the client, ns */
     struct client *chain; /* serve then flushes this client (see client_flush) */
+    struct client *owner; /* ordered: the client this request holds up until it is
+                             answered, else NULL */
     bool in_use;          /* sent and not finished (for the end-of-run accounting) */
 };
 
@@ -62,6 +64,8 @@ typedef struct client {
                           aggregates (each `agg` of them make one more Kinesis record) */
     uint64_t agg_held; /* size of the owed user record that closed the last aggregate,
                           already drawn, or 0 */
+    bool busy;         /* ordered: its one request is in flight */
+    uint32_t marks;    /* ordered: marks due for records still in its buffer */
 } client;
 
 struct kds_producer {
@@ -137,6 +141,7 @@ static request *req_get(kds_producer *p)
     r->n_fail = 0;
     r->timed_out = false;
     r->chain = NULL;
+    r->owner = NULL;
     r->in_use = true;
     return r;
 }
@@ -165,6 +170,7 @@ static sim_time round_trip(kds_producer *p)
 
 static void serve(sim *s, void *ctx);
 static void serve_request(request *r);
+static void request_done(kds_producer *p, request *r);
 
 /* The API the producer calls, as the trace names it. */
 static const char *api_name(const kds_producer *p)
@@ -287,7 +293,7 @@ static void serve_request(request *r)
     if (r->timed_out)
         p->stats.calls_timed_out++;
     if (r->n_fail == 0) {
-        req_put(p, r);
+        request_done(p, r);
         return;
     }
     /* Turn the failures into the next send of this request. */
@@ -316,7 +322,7 @@ static void serve_request(request *r)
                            " of %" PRIu32,
                            api, never_stored, kds_trace_s(never_stored), r->attempt,
                            p->cfg.max_attempts);
-        req_put(p, r);
+        request_done(p, r);
         return;
     }
     r->n = n;
@@ -441,6 +447,66 @@ static uint32_t batch_limit(const kds_producer *p)
 
 static void flush_event(sim *s, void *ctx);
 
+/* Take client c's next request from its backlog and send it at t (>= now), with up to
+ * *marks of the marks due (taken off *marks). Returns it, with *served the time it
+ * will be served, or NULL when every record taken was refused as too large. */
+static request *send_next(client *c, sim_time t, uint32_t *marks, sim_time *served)
+{
+    kds_producer *p = c->p;
+    uint32_t n = c->backlog < p->batch ? (uint32_t)c->backlog : p->batch;
+    uint32_t used, too_large;
+    uint64_t units, kib;
+    uint64_t bytes = draw_sizes(p, c, n, &used, &too_large, &units, &kib);
+    c->backlog -= used;
+    p->stats.records_attempted += used;
+    n = used - too_large;
+    if (too_large) {
+        p->stats.records_too_large += too_large;
+        p->stats.records_given_up += too_large;
+        if (n == 0)
+            return NULL;
+    }
+    request *r = req_get(p);
+    r->n = n;
+    r->bytes = bytes;
+    r->units = units;
+    r->kib = kib;
+    r->marks = *marks < n ? *marks : n;
+    p->stats.marks_written += r->marks;
+    *marks -= r->marks;
+    *served = send(p, r, t - sim_now(p->sim));
+    return r;
+}
+
+/* An ordered client (SequenceNumberForOrdering) that has no request in flight sends the
+ * next record of its backlog at t: returns that request (*served its service time), or
+ * NULL when it sent none (busy, or nothing buffered that is not too large). */
+static request *send_ordered(client *c, sim_time t, sim_time *served)
+{
+    while (!c->busy && c->backlog > 0) {
+        request *r = send_next(c, t, &c->marks, served);
+        if (r) {
+            r->owner = c;
+            c->busy = true;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+/* Request r is answered for good (stored, or given up): it goes back to the free list,
+ * and the ordered client it held up sends its next record now. */
+static void request_done(kds_producer *p, request *r)
+{
+    client *c = r->owner;
+    req_put(p, r);
+    if (c) {
+        sim_time served;
+        c->busy = false;
+        send_ordered(c, sim_now(p->sim), &served);
+    }
+}
+
 /* Time from `now` to a client's next flush: the linger, or less when the client's share
  * of the rate fills a batch sooner. */
 static sim_time next_flush_in(kds_producer *p, sim_time now)
@@ -500,31 +566,18 @@ static void client_flush(client *c, sim_time t)
 
     request *first = NULL;
     sim_time first_served = 0;
-    while (c->backlog > 0) {
-        uint32_t n = c->backlog < p->batch ? (uint32_t)c->backlog : p->batch;
-        uint32_t used, too_large;
-        uint64_t units, kib;
-        uint64_t bytes = draw_sizes(p, c, n, &used, &too_large, &units, &kib);
-        c->backlog -= used;
-        p->stats.records_attempted += used;
-        n = used - too_large;
-        if (too_large) {
-            p->stats.records_too_large += too_large;
-            p->stats.records_given_up += too_large;
-            if (n == 0)
-                continue;
+    if (p->cfg.ordered) {
+        /* One request in flight: the rest of the backlog waits for its answer
+         * (request_done sends the next), and so do the marks due. */
+        c->marks += marks;
+        first = send_ordered(c, now, &first_served);
+    } else {
+        while (c->backlog > 0) {
+            sim_time served;
+            request *r = send_next(c, now, &marks, &served);
+            if (r && !first)
+                first = r, first_served = served;
         }
-        request *r = req_get(p);
-        r->n = n;
-        r->bytes = bytes;
-        r->units = units;
-        r->kib = kib;
-        r->marks = marks < n ? marks : n;
-        p->stats.marks_written += r->marks;
-        marks -= r->marks;
-        sim_time served = send(p, r, now - sim_now(p->sim));
-        if (!first)
-            first = r, first_served = served;
     }
     if (p->cfg.stop >= 0 && now >= p->cfg.stop)
         return;

@@ -43,6 +43,11 @@ typedef struct kds_producer_cfg {
     sim_dist size;           /* record size in B, data + partition key, as AWS counts */
     kds_keys_cfg keys;       /* partition keys */
     kds_api api;             /* PutRecords (default) or PutRecord */
+    bool ordered;            /* PutRecord with SequenceNumberForOrdering, each naming the
+                                previous record's sequence number: a client sends its next
+                                record only once the previous one is answered (stored or
+                                given up), one request in flight per client; the others
+                                wait in its buffer (records_buffered) */
     uint32_t batch_records;  /* PutRecords: records per request, 1..500 (500) */
     uint64_t batch_bytes;    /* PutRecords: bytes per request, up to 10 MiB (5 MiB) */
     sim_time linger;         /* longest a record waits for its batch (100 ms, as the
@@ -81,7 +86,8 @@ typedef struct kds_producer_stats {
     uint64_t records_in_flight;       /* at the end: sent, not yet stored nor given up */
     uint64_t record_sends;            /* records in all sends, retries included */
     uint64_t record_sends_pending;    /* at the end: records in sends not yet answered */
-    uint64_t records_buffered;        /* at the end: generated, not yet sent */
+    uint64_t records_buffered;        /* at the end: generated, not yet sent (with `ordered`,
+                                         the buffer a client's round trip let grow) */
     uint64_t marks_written;           /* marked records sent */
 } kds_producer_stats;
 

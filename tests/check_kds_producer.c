@@ -491,6 +491,36 @@ START_TEST(test_aggregates_close_before_max_record_size)
 }
 END_TEST
 
+/* SequenceNumberForOrdering: a client sends its next PutRecord only once the previous
+ * one is answered. 1,200 records/s offered over 10 s with a round trip of exactly
+ * 20 ms: one client sends one record per round trip, about 500, and the rest wait in
+ * its buffer; four clients send four times as many. Nothing is throttled (at most 200
+ * records/s reach the shard), and every record is sent, stored, in flight or buffered. */
+START_TEST(test_ordering_one_put_in_flight_per_client)
+{
+    for (uint32_t clients = 1; clients <= 4; clients += 3) {
+        fixture f;
+        fx_defaults(&f, 1, SIM_S(10));
+        f.prod[0].rate = kds_rate_constant(1200);
+        f.prod[0].api = KDS_API_PUT_RECORD;
+        f.prod[0].ordered = true;
+        f.prod[0].clients = clients;
+        f.prod[0].latency_ms = sim_dist_const(20);
+        fx_run(&f);
+        const kds_producer_stats *ps = pst(&f, 0);
+        check_conservation(ps);
+        ck_assert_uint_ge(ps->records_attempted, 495 * clients);
+        ck_assert_uint_le(ps->records_attempted, 501 * clients);
+        ck_assert_uint_eq(ps->put_calls, ps->records_attempted);
+        ck_assert_uint_le(ps->records_in_flight, clients);
+        ck_assert_uint_eq(ps->write_throttled_records, 0);
+        ck_assert_uint_ge(ps->records_attempted + ps->records_buffered, 11990);
+        ck_assert_uint_le(ps->records_attempted + ps->records_buffered, 12000);
+        kds_world_fini(&f.w);
+    }
+}
+END_TEST
+
 /* PutRecord sends one record per call. */
 START_TEST(test_put_record_api)
 {
@@ -682,6 +712,7 @@ static Suite *producer_suite(void)
     tcase_add_test(shape, test_size_distribution);
     tcase_add_test(shape, test_aggregates_close_before_max_record_size);
     tcase_add_test(shape, test_put_record_api);
+    tcase_add_test(shape, test_ordering_one_put_in_flight_per_client);
     tcase_add_test(shape, test_put_records_batches);
     tcase_add_test(shape, test_clients_and_producers);
     tcase_add_test(shape, test_start_stop);
