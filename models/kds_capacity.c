@@ -11,6 +11,7 @@
 #include "kds_stream_int.h"
 #include "kds_trace.h"
 #include "sim_err.h"
+#include "sim_units.h"
 
 /* A trace line of kind "reshard" from the service's on-demand scaling of stream st, about
  * `shard` (-1: the stream), printf-formatted. */
@@ -42,6 +43,8 @@ struct kds_capacity {
     sim_time excess_since; /* on-demand: capacity in excess since (-1 = not) */
     sim_time *switches;    /* accepted mode switch times */
     size_t n_switches;
+    sim_time advantage_on; /* when a switch turned On-demand Advantage on (-1: none in the
+                              run; a stream that starts in it has had it longer) */
     uint32_t *hot_queue;   /* shards whose hot split is scheduled, in due order (all
                               have the same delay, so events fire in queue order) */
     size_t hot_head, hot_n, hot_cap;
@@ -379,6 +382,33 @@ static void fire(sim *s, void *ctx)
         kds_reshard_op *op = kds__reshard_log(st, KDS_OP_MODE_SWITCH, "scenario");
         op->target = e->target;
         sim_time now = sim_now(s);
+        kds_mode to = (kds_mode)e->target;
+        if (to == st->cfg.mode) {
+            /* Nothing to change: refused, and not one of the switches allowed a day. */
+            op->status = KDS_API_INVALID_ARGUMENT;
+            snprintf(op->message, sizeof op->message,
+                     "stream %s is already %s; UpdateStreamMode must change the mode",
+                     st->cfg.name, kds_mode_name(to));
+            break;
+        }
+        if (to == KDS_MODE_PROVISIONED && st->cfg.auto_distribution) {
+            op->status = KDS_API_INVALID_ARGUMENT;
+            snprintf(op->message, sizeof op->message,
+                     "stream %s uses service-managed partition keys (RecordDistributionStrategy "
+                     "AUTO), which are on-demand only; it cannot become provisioned",
+                     st->cfg.name);
+            break;
+        }
+        if (st->cfg.mode == KDS_MODE_ON_DEMAND_ADVANTAGE && c->advantage_on >= 0 &&
+            now - c->advantage_on < SIM_HOUR(24)) {
+            char on[32];
+            op->status = KDS_API_LIMIT_EXCEEDED;
+            snprintf(op->message, sizeof op->message,
+                     "On-demand Advantage cannot be turned off for 24 hours after it is turned "
+                     "on (at %s)",
+                     sim_fmt_duration(on, sizeof on, c->advantage_on));
+            break;
+        }
         size_t recent = 0;
         for (size_t i = 0; i < c->n_switches; i++)
             recent += now - c->switches[i] < SIM_HOUR(24);
@@ -396,7 +426,9 @@ static void fire(sim *s, void *ctx)
             break;
         }
         /* The stream keeps its shards; only who manages capacity changes. */
-        st->cfg.mode = (kds_mode)e->target;
+        st->cfg.mode = to;
+        if (to == KDS_MODE_ON_DEMAND_ADVANTAGE)
+            c->advantage_on = now;
         c->switches = realloc(c->switches, (c->n_switches + 1) * sizeof *c->switches);
         SIM_ASSERT(c->switches != NULL);
         c->switches[c->n_switches++] = now;
@@ -418,6 +450,7 @@ kds_capacity *kds_capacity_new(sim *s, kds_stream *st, const kds_capacity_cfg *c
     c->sim = s;
     c->st = st;
     c->excess_since = -1;
+    c->advantage_on = -1;
     for (size_t i = 0; i < HOURS_30D; i++)
         c->hour_of_slot[i] = -1;
     bool switches = false;

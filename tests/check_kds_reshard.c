@@ -502,6 +502,70 @@ static const kds_reshard_op *only_op(const kds_stream *st, const char *cause)
     return found;
 }
 
+/* UpdateStreamMode refusals, none of which counts as one of the two switches a day:
+ * to the mode the stream is in (InvalidArgumentException); away from On-demand
+ * Advantage within 24 h of turning it on (LimitExceededException); to provisioned with
+ * service-managed partition keys, which are on-demand only (InvalidArgumentException).
+ * A provisioned stream: 1 h provisioned, refused; 2 h on-demand and 3 h provisioned,
+ * both accepted (the refusal at 1 h did not count); 4 h Advantage, refused (two in 24 h);
+ * 27 h Advantage, accepted; 28 h Standard, refused (Advantage on since 27 h). */
+START_TEST(test_mode_switch_refusals)
+{
+    kds_capacity_event ev[6] = {
+        {.at = SIM_HOUR(1), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_PROVISIONED},
+        {.at = SIM_HOUR(2), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_ON_DEMAND_STANDARD},
+        {.at = SIM_HOUR(3), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_PROVISIONED},
+        {.at = SIM_HOUR(4), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_ON_DEMAND_ADVANTAGE},
+        {.at = SIM_HOUR(27), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_ON_DEMAND_ADVANTAGE},
+        {.at = SIM_HOUR(28), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_ON_DEMAND_STANDARD},
+    };
+    kds_api_status want[6] = {KDS_API_INVALID_ARGUMENT, KDS_API_OK, KDS_API_OK,
+                              KDS_API_LIMIT_EXCEEDED, KDS_API_OK, KDS_API_LIMIT_EXCEEDED};
+    const char *why[6] = {"already provisioned", "", "", "switched 2 times", "",
+                          "cannot be turned off for 24 hours"};
+    kds_world w;
+    kds_world_cfg wc;
+    kds_producer_cfg pc;
+    world_cfg(&wc, &pc, KDS_MODE_PROVISIONED, 4, kds_rate_constant(10), SIM_HOUR(29));
+    wc.capacity.events = ev;
+    wc.capacity.n_events = 6;
+    ck_assert_int_eq(kds_world_init(&w, &wc), 0);
+    kds_world_run(&w);
+    size_t seen = 0;
+    for (size_t i = 0; i < w.stream.n_ops; i++) {
+        const kds_reshard_op *op = w.stream.ops[i];
+        if (op->kind != KDS_OP_MODE_SWITCH)
+            continue;
+        ck_assert_uint_lt(seen, 6);
+        ck_assert_msg(op->status == want[seen], "switch %zu: %s, expected %s", seen,
+                      kds_api_status_name(op->status), kds_api_status_name(want[seen]));
+        ck_assert_msg(strstr(op->message, why[seen]) != NULL, "switch %zu: \"%s\"", seen,
+                      op->message);
+        seen++;
+    }
+    ck_assert_uint_eq(seen, 6);
+    ck_assert_uint_eq(kds_capacity_stats_get(w.capacity)->mode_switches, 3);
+    ck_assert_int_eq(w.stream.cfg.mode, KDS_MODE_ON_DEMAND_ADVANTAGE);
+    kds_world_fini(&w);
+
+    /* Service-managed keys keep the stream on demand. */
+    kds_capacity_event to_prov = {.at = SIM_MIN(10), .kind = KDS_OP_MODE_SWITCH,
+                                  .target = KDS_MODE_PROVISIONED};
+    world_cfg(&wc, &pc, KDS_MODE_ON_DEMAND_STANDARD, 4, kds_rate_constant(10), SIM_MIN(20));
+    wc.stream.auto_distribution = true;
+    wc.capacity.events = &to_prov;
+    wc.capacity.n_events = 1;
+    ck_assert_int_eq(kds_world_init(&w, &wc), 0);
+    kds_world_run(&w);
+    const kds_reshard_op *op = only_op(&w.stream, "scenario");
+    ck_assert_int_eq(op->status, KDS_API_INVALID_ARGUMENT);
+    ck_assert(strstr(op->message, "AUTO") != NULL);
+    ck_assert_int_eq(w.stream.cfg.mode, KDS_MODE_ON_DEMAND_STANDARD);
+    ck_assert_uint_eq(kds_capacity_stats_get(w.capacity)->mode_switches, 0);
+    kds_world_fini(&w);
+}
+END_TEST
+
 /* The middle of a shard's range, where rules and hot-shard splits cut it
  * (kds_capacity.c): lo + (hi - lo) / 2 + 1. */
 static kds_hashkey middle_of(const kds_shard *sh)
@@ -781,6 +845,7 @@ int main(void)
     tcase_add_test(cap, test_hot_key_throttles_in_every_mode);
     tcase_add_test(cap, test_auto_distribution_spreads_a_hot_key);
     tcase_add_test(cap, test_mode_switch_limit);
+    tcase_add_test(cap, test_mode_switch_refusals);
     suite_add_tcase(s, cap);
     TCase *scaling = tcase_create("scaling");
     tcase_set_timeout(scaling, 120);
