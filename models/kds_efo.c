@@ -88,13 +88,17 @@ static inline bool push_now(kds_efo_sub *sub)
             kds_consumer_stats_age_zero(sub->cs, now);
         else
             kds_consumer_stats_age(sub->cs, now, sim_to_ms(now - tk.t_last));
-        if (KDS_TRACING(sub->st->trace, "push", sub->name, sub->sh->index))
+        if (KDS_TRACING(sub->st->trace, "push", sub->name, sub->sh->index)) {
+            char seq[KDS_SEQNOS_LEN]; /* the records pushed end at the cursor */
             kds_trace_emit(sub->st->trace, now, "push", sub->name,
                            sub->sh->index,
                            "SubscribeToShardEvent: %" PRIu64 " record%s, %" PRIu64
-                           " B, arrives at +%.0f ms, MillisBehindLatest %.0f",
+                           " B, arrives at +%.0f ms, MillisBehindLatest %.0f%s",
                            tk.records, kds_trace_s(tk.records), tk.bytes, sim_to_ms(at - now),
-                           caught_up ? 0.0 : sim_to_ms(now - tk.t_last));
+                           caught_up ? 0.0 : sim_to_ms(now - tk.t_last),
+                           kds_trace_seqnos(seq, sizeof seq, sub->sh->index,
+                                            sub->cur.pos - tk.records, tk.records));
+        }
         sub->deliver(sub->owner, sub, sl, n_sl, at);
     }
     if (caught_up && sub->sh->state != KDS_SHARD_OPEN) {

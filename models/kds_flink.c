@@ -246,11 +246,15 @@ static void poll(sim *s, void *ctx)
     bool caught_up = rd->cur.pos >= rd->sh->log.end_pos;
     double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
     kds_consumer_stats_age(cs, now, age);
-    if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index))
+    if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index)) {
+        char seq[KDS_SEQNOS_LEN]; /* the records returned end at the cursor */
         kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
                        "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B, iterator age %.0f ms, "
-                       "processed by +%.0f ms",
-                       tk.records, kds_trace_s(tk.records), tk.bytes, age, sim_to_ms(done - now));
+                       "processed by +%.0f ms%s",
+                       tk.records, kds_trace_s(tk.records), tk.bytes, age, sim_to_ms(done - now),
+                       kds_trace_seqnos(seq, sizeof seq, rd->sh->index, rd->cur.pos - tk.records,
+                                        tk.records));
+    }
     if (caught_up && rd->sh->state != KDS_SHARD_OPEN) {
         rd->state = R_DONE; /* SHARD_END: the children may start */
         return;

@@ -622,11 +622,14 @@ static void fetch_body(proc *p)
      * processor, not the fetcher, finds it gone (account_expired, by the high-water mark
      * of what it ever processed). */
     if (KDS_TRACING(a->st->trace, "get", w->label, sh->index)) {
+        char seq[KDS_SEQNOS_LEN]; /* the records returned end at the fetcher's cursor */
         if (tk.records > 0)
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
                            "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B, iterator age %.0f "
-                           "ms, to the record processor at +%.0f ms",
-                           tk.records, kds_trace_s(tk.records), tk.bytes, age, sim_to_ms(lat));
+                           "ms, to the record processor at +%.0f ms%s",
+                           tk.records, kds_trace_s(tk.records), tk.bytes, age, sim_to_ms(lat),
+                           kds_trace_seqnos(seq, sizeof seq, sh->index, p->fcur.pos - tk.records,
+                                            tk.records));
         else if (caught_up && sh->state != KDS_SHARD_OPEN)
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
                            "GetRecords: 0 records, SHARD_END");

@@ -901,12 +901,14 @@ static void poll_event(sim *s, void *ctx)
     if (tk.records == 0)
         cs->empty_calls++;
     if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index)) {
-        char ex[64];
+        char ex[64], seq[KDS_SEQNOS_LEN]; /* the records returned end at the cursor */
         kds_trace_emit(st->trace, now, "get", m->base.name, rd->sh->index,
                        "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, in the buffer at "
-                       "+%.0f ms",
+                       "+%.0f ms%s",
                        tk.records, kds_trace_s(tk.records), tk.bytes,
-                       kds_trace_expired(ex, sizeof ex, tk.expired), sim_to_ms(lat));
+                       kds_trace_expired(ex, sizeof ex, tk.expired), sim_to_ms(lat),
+                       kds_trace_seqnos(seq, sizeof seq, rd->sh->index, rd->cur.pos - tk.records,
+                                        tk.records));
     }
     if (rd->cur.pos >= rd->sh->log.end_pos && rd->sh->state != KDS_SHARD_OPEN)
         rd->read_done = true; /* SHARD_END */

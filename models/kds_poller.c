@@ -158,12 +158,15 @@ static void poll(sim *s, void *ctx)
     double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
     kds_consumer_stats_age(cs, now, age);
     if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index)) {
-        char ex[64];
+        /* The records returned are the ones just before the cursor. */
+        char ex[64], seq[KDS_SEQNOS_LEN];
         kds_trace_emit(p->st->trace, now, "get", c->name, rd->sh->index,
                        "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, iterator age %.0f ms, "
-                       "processed by +%.0f ms",
+                       "processed by +%.0f ms%s",
                        tk.records, kds_trace_s(tk.records), tk.bytes,
-                       kds_trace_expired(ex, sizeof ex, tk.expired), age, sim_to_ms(done - now));
+                       kds_trace_expired(ex, sizeof ex, tk.expired), age, sim_to_ms(done - now),
+                       kds_trace_seqnos(seq, sizeof seq, rd->sh->index,
+                                        rd->cur.pos - tk.records, tk.records));
     }
     if (caught_up && rd->sh->state != KDS_SHARD_OPEN) {
         rd->done = 1; /* SHARD_END */

@@ -189,12 +189,17 @@ static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_
     kds_put_result res;
     kds_stream_put_metered(p->st, sh, count, bytes, stored_before, marks, p->index, units, kib,
                            p->rng, &res);
-    if (KDS_TRACING(p->st->trace, "put", p->cfg.name, sh->index))
+    if (KDS_TRACING(p->st->trace, "put", p->cfg.name, sh->index)) {
+        /* The stored records are the run just appended, at the end of the log. */
+        char seq[KDS_SEQNOS_LEN];
         kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, sh->index,
-                       "%s: %u record%s -> %u stored, %u throttled, %u failed%s (attempt %u)",
+                       "%s: %u record%s -> %u stored, %u throttled, %u failed%s (attempt %u)%s",
                        api_name(p), count, kds_trace_s(count),
                        res.stored, res.throttled, res.failed,
-                       r->timed_out ? ", reply lost" : "", r->attempt);
+                       r->timed_out ? ", reply lost" : "", r->attempt,
+                       kds_trace_seqnos(seq, sizeof seq, sh->index,
+                                        sh->log.end_pos - res.stored, res.stored));
+    }
     if (res.stored > 0)
         kds_shard_notify_append(sh); /* after the put's trace line, before its pushes' */
     uint32_t fresh = res.stored - res.stored_dups; /* first copies */

@@ -373,6 +373,19 @@ char *kds_seqno(char *buf, size_t n, uint32_t index, uint64_t pos)
     return buf;
 }
 
+char *kds_trace_seqnos(char *buf, size_t n, uint32_t index, uint64_t first, uint64_t count)
+{
+    char a[64], b[64];
+    if (count == 0)
+        snprintf(buf, n, "%s", "");
+    else if (count == 1)
+        snprintf(buf, n, "; sequence number %s", kds_seqno(a, sizeof a, index, first));
+    else
+        snprintf(buf, n, "; sequence numbers %s to %s", kds_seqno(a, sizeof a, index, first),
+                 kds_seqno(b, sizeof b, index, first + count - 1));
+    return buf;
+}
+
 void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
                     uint32_t dups, uint32_t marks, uint32_t src, kds_put_result *out)
 {

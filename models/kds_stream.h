@@ -243,6 +243,13 @@ char *kds_shard_id(char *buf, size_t n, uint32_t index);
  * string like AWS's: monotonic within a shard, unique within the stream. buf >= 57 B. */
 char *kds_seqno(char *buf, size_t n, uint32_t index, uint64_t pos);
 
+/* The end of a trace line naming the sequence numbers of `count` consecutive records from
+ * position `first` of shard `index`: "; sequence numbers A to B", "; sequence number A"
+ * for one, "" for none. buf >= KDS_SEQNOS_LEN B. Returns buf. Only traces call it, after
+ * their KDS_TRACING test: a run without a trace never formats one. */
+#define KDS_SEQNOS_LEN 160
+char *kds_trace_seqnos(char *buf, size_t n, uint32_t index, uint64_t first, uint64_t count);
+
 /* The outcome of putting one sub-batch into one shard. */
 typedef struct kds_put_result {
     uint32_t stored;     /* records stored, in request order (a prefix) */
