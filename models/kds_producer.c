@@ -350,10 +350,26 @@ static void serve_request(request *r)
     send(p, r, wait);
 }
 
+/* The largest record size a draw stands for: 1 TiB, far above any record the stream
+ * accepts (at most 10 MiB), so that a heavy-tailed draw (a Pareto reaches 1e300 B, or
+ * infinity, whose llround is undefined) is refused as too large like any other, and an
+ * aggregate of up to 100,000 of them still sums without overflow. */
+#define SIZE_DRAW_MAX (UINT64_C(1) << 40)
+
+/* A drawn size in whole bytes: at least 1 (a record holds its key), at most
+ * SIZE_DRAW_MAX. */
+static uint64_t size_bytes(double v)
+{
+    if (!(v >= 1.0))
+        return 1;
+    if (v >= (double)SIZE_DRAW_MAX)
+        return SIZE_DRAW_MAX;
+    return (uint64_t)llround(v);
+}
+
 static uint64_t draw_user(kds_producer *p)
 {
-    double v = sim_dist_sample(&p->cfg.size, p->rng);
-    return v < 1.0 ? 1 : (uint64_t)llround(v);
+    return size_bytes(sim_dist_sample(&p->cfg.size, p->rng));
 }
 
 /* The size of one fresh Kinesis record of client c, of a varying size: one draw, or an
@@ -524,7 +540,7 @@ static sim_time next_flush_in(kds_producer *p, sim_time now)
     if (per_client > 0) {
         double fill = (double)batch / per_client * 1e9;
         if (fill < (double)dt || p->cfg.linger == 0)
-            dt = (sim_time)fill;
+            dt = fill < (double)SIM_DRAW_MAX ? (sim_time)fill : SIM_DRAW_MAX; /* a trickle */
     }
     return dt < 1000 ? 1000 : dt; /* at least 1 us between flushes */
 }
@@ -614,8 +630,7 @@ kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *c
     p->agg = cfg->aggregate > 1 ? cfg->aggregate : 1;
     p->const_size = cfg->size.kind == SIM_DIST_CONST;
     if (p->const_size) {
-        double v = sim_dist_sample(&p->cfg.size, p->rng);
-        p->size_const = v < 1.0 ? 1 : (uint64_t)llround(v);
+        p->size_const = size_bytes(sim_dist_sample(&p->cfg.size, p->rng));
         /* Aggregates of equal records are cut by count alone: as many as fit in the
          * maximum record size with the overhead, at most `aggregate` (draw_one). */
         uint64_t max = st->cfg.max_record_size, over = p->cfg.aggregate_overhead;

@@ -41,10 +41,18 @@ static inline double sim_to_ms(sim_time t)
     return (double)t / 1e6;
 }
 
+/* The longest duration a draw can stand for: 1000 days, longer than any run (at most
+ * 400 days), so that a capped draw still ends after the run, and short enough that the
+ * clock plus a few capped draws stays far from INT64_MAX (about 106,000 days). A
+ * heavy-tailed latency (a Pareto of alpha 0.1 reaches 1e300 ms, or infinity) means
+ * "not within this run", never a wrapped, negative time. */
+#define SIM_DRAW_MAX SIM_DAY(1000)
+
 /* A duration drawn in milliseconds as whole nanoseconds, rounded to the nearest (halves
- * up); 0 for ms <= 0. The same value as llround(ms * 1e6) without the library call:
- * below 2^52 the sum x + 0.5 is exact or rounds within the same integer, and above it
- * (52 days) llround does the work. Every model's latency draw goes through this. */
+ * up); 0 for ms <= 0 (and NaN), SIM_DRAW_MAX for anything longer, infinity included.
+ * The same value as llround(ms * 1e6) in between, without the library call: below 2^52
+ * the sum x + 0.5 is exact or rounds within the same integer, and above it (52 days)
+ * llround does the work. Every model's latency draw goes through this. */
 static inline sim_time sim_ms_to_ns(double ms)
 {
     double x = ms * 1e6;
@@ -52,6 +60,8 @@ static inline sim_time sim_ms_to_ns(double ms)
         return 0;
     if (x < 0x1p52)
         return (sim_time)(x + 0.5);
+    if (x >= (double)SIM_DRAW_MAX)
+        return SIM_DRAW_MAX;
     return (sim_time)llround(x);
 }
 

@@ -73,8 +73,8 @@ static inline double sim_dist_sample(const sim_dist *d, gsl_rng *r)
     return x;
 }
 
-/* A draw in milliseconds as whole nanoseconds (sim_ms_to_ns: rounded, 0 when <= 0): how
- * every model turns a latency draw into simulated time. */
+/* A draw in milliseconds as whole nanoseconds (sim_ms_to_ns: rounded, 0 when <= 0,
+ * SIM_DRAW_MAX when longer): how every model turns a latency draw into simulated time. */
 static inline sim_time sim_dist_sample_ns(const sim_dist *d, gsl_rng *r)
 {
     return sim_ms_to_ns(sim_dist_sample(d, r));

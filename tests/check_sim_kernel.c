@@ -3,7 +3,9 @@
  * randomised schedule/cancel stress test checked against a naive reference queue, and
  * the order through a heap too big for the kernel's branch-free sift-down.
  */
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "sim.h"
+#include "sim_dist.h"
 #include "sim_err.h"
 #include "sim_rng.h"
 #include "testutil.h"
@@ -566,8 +569,9 @@ END_TEST
 
 /* ---- rounding of drawn durations ------------------------------------------------- */
 
-/* sim_ms_to_ns is llround(ms * 1e6) (0 below 0): at halves, the doubles either side of
- * them, of powers of two, around 2^52 ns, and random values over 15 decades. */
+/* sim_ms_to_ns is llround(ms * 1e6) (0 below 0, SIM_DRAW_MAX above it): at halves, the
+ * doubles either side of them, of powers of two, around 2^52 ns, and random values over
+ * 15 decades. */
 START_TEST(test_ms_to_ns_is_llround)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
@@ -580,7 +584,7 @@ START_TEST(test_ms_to_ns_is_llround)
         for (size_t k = 0; k < 6; k++) {
             double ms = near[k] / 1e6;
             sim_time want = ms * 1e6 <= 0 ? 0 : (sim_time)llround(ms * 1e6);
-            ck_assert_int_eq(sim_ms_to_ns(ms), want);
+            ck_assert_int_eq(sim_ms_to_ns(ms), want < SIM_DRAW_MAX ? want : SIM_DRAW_MAX);
         }
     }
     for (int i = 0; i < 200000; i++) {
@@ -590,6 +594,45 @@ START_TEST(test_ms_to_ns_is_llround)
     ck_assert_int_eq(sim_ms_to_ns(-3.0), 0);
     ck_assert_int_eq(sim_ms_to_ns(NAN), 0);
     gsl_rng_free(r);
+}
+END_TEST
+
+static void noop_event(sim *s, void *ctx)
+{
+    (void)s;
+    (void)ctx;
+}
+
+/* A heavy-tailed draw (a Pareto of alpha 0.05 reaches 1e300 ms, and infinity) saturates
+ * at SIM_DRAW_MAX instead of wrapping to a negative time (llround of it is undefined),
+ * and SIM_DRAW_MAX leaves room for the clock and a few draws added together. */
+START_TEST(test_ms_to_ns_saturates)
+{
+    double cap_ms = (double)SIM_DRAW_MAX / 1e6;
+    ck_assert_int_eq(sim_ms_to_ns(cap_ms), SIM_DRAW_MAX);
+    ck_assert_int_eq(sim_ms_to_ns(nextafter(cap_ms, 0)), (sim_time)llround(nextafter(cap_ms, 0) * 1e6));
+    ck_assert_int_eq(sim_ms_to_ns(cap_ms * 2), SIM_DRAW_MAX);
+    ck_assert_int_eq(sim_ms_to_ns(90000.0 * 86400e3), SIM_DRAW_MAX); /* 90,000 days */
+    ck_assert_int_eq(sim_ms_to_ns(1e300), SIM_DRAW_MAX);
+    ck_assert_int_eq(sim_ms_to_ns(DBL_MAX), SIM_DRAW_MAX);
+    ck_assert_int_eq(sim_ms_to_ns(INFINITY), SIM_DRAW_MAX);
+    ck_assert(SIM_DRAW_MAX > SIM_DAY(400));
+    ck_assert(SIM_DAY(400) + 8 * SIM_DRAW_MAX < SIM_TIME_MAX / 2);
+
+    /* Drawn and scheduled: every event runs, none in the past. */
+    sim *s = sim_new(1);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    gsl_rng_set(r, 3);
+    sim_dist d = {SIM_DIST_PARETO, 1.0, 0.05, 1.0, INFINITY};
+    for (int i = 0; i < 100000; i++) {
+        sim_time t = sim_now(s) + sim_dist_sample_ns(&d, r) + sim_dist_sample_ns(&d, r);
+        ck_assert(t >= sim_now(s));
+        sim_at(s, t, noop_event, NULL);
+    }
+    sim_run_until(s, SIM_TIME_MAX);
+    ck_assert_int_eq(sim_pending(s), 0);
+    gsl_rng_free(r);
+    sim_free(s);
 }
 END_TEST
 
@@ -757,6 +800,7 @@ static Suite *kernel_suite(void)
 
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_after_saturates);
+    tcase_add_test(limits, test_ms_to_ns_saturates);
     tcase_add_test(limits, test_free_pending);
     tcase_add_test(limits, test_stress_against_reference);
     tcase_add_test(limits, test_big_heap_order);
