@@ -278,6 +278,8 @@ void ydiag_report(const ydiag *g, FILE *out, const char *file)
 
 /* ==== loading ====================================================================== */
 
+#define OOM_MSG "out of memory while reading the file"
+
 /* Report a libyaml failure. Scanner, parser and composer errors have a problem mark
  * (and often a context: "while scanning a simple key" with where it started); reader
  * errors (bad UTF-8, control characters) have only a byte offset. */
@@ -296,7 +298,7 @@ static void report_parser_error(ydiag *g, const char *name, const yaml_parser_t 
     }
     switch (p->error) {
     case YAML_MEMORY_ERROR:
-        ydiag_add(g, name, NULL, "", "out of memory while reading the file");
+        ydiag_add(g, name, NULL, "", OOM_MSG);
         break;
     case YAML_READER_ERROR:
         ydiag_add(g, name, NULL, "", "invalid YAML: %s at byte %zu; save the file as UTF-8",
@@ -313,19 +315,66 @@ static void report_parser_error(ydiag *g, const char *name, const yaml_parser_t 
     }
 }
 
+/* Read the whole file's events before loading it, for what the loader would let
+ * through: libyaml's yaml_parser_load returns the first document and leaves the rest
+ * unread, so a second document (after a `---`), or a syntax error after the first one,
+ * would be ignored without a word. Returns 0, or SIM_ESYNTAX (SIM_ENOMEM) with an item
+ * in g when the file has either, or any other syntax error (the loader would report it
+ * the same way). */
+static int prescan(ydiag *g, const char *name, const char *text, size_t len)
+{
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p))
+        return 0; /* the loader reports the lack of memory */
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    int rc = 0;
+    bool done = false;
+    int docs = 0;
+    while (rc == 0 && !done) {
+        yaml_event_t e;
+        if (!yaml_parser_parse(&p, &e)) {
+            report_parser_error(g, name, &p, text, len);
+            rc = p.error == YAML_MEMORY_ERROR ? SIM_ENOMEM : SIM_ESYNTAX;
+            break;
+        }
+        switch (e.type) {
+        case YAML_DOCUMENT_START_EVENT:
+            if (++docs == 2) {
+                ydiag_add(g, name, &e.start_mark, "",
+                          "the file holds more than one YAML document; a scenario is one "
+                          "document: delete the second from here on, or give it a file of "
+                          "its own");
+                rc = SIM_ESYNTAX;
+            }
+            break;
+        case YAML_STREAM_END_EVENT:
+            done = true;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&e);
+    }
+    yaml_parser_delete(&p);
+    return rc;
+}
+
 int ydoc_load_string(ydoc *d, const char *name, const char *text, size_t len, ydiag *g)
 {
     memset(d, 0, sizeof *d);
+    int rc = prescan(g, name, text, len);
+    if (rc)
+        return rc;
 
     yaml_parser_t p;
     if (!yaml_parser_initialize(&p)) {
-        ydiag_add(g, name, NULL, "", "out of memory while reading the file");
+        ydiag_add(g, name, NULL, "", OOM_MSG);
         return SIM_ENOMEM;
     }
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
     if (!yaml_parser_load(&p, &d->doc)) {
         /* yaml_parser_load has already deleted the partial document. */
-        int rc = p.error == YAML_MEMORY_ERROR ? SIM_ENOMEM : SIM_ESYNTAX;
+        rc = p.error == YAML_MEMORY_ERROR ? SIM_ENOMEM : SIM_ESYNTAX;
         report_parser_error(g, name, &p, text, len);
         yaml_parser_delete(&p);
         return rc;
@@ -341,7 +390,7 @@ int ydoc_load_string(ydoc *d, const char *name, const char *text, size_t len, yd
         if (!yaml_document_initialize(&d->doc, NULL, NULL, NULL, 1, 1) ||
             !yaml_document_add_mapping(&d->doc, NULL, YAML_BLOCK_MAPPING_STYLE)) {
             yaml_document_delete(&d->doc);
-            ydiag_add(g, name, NULL, "", "out of memory while reading the file");
+            ydiag_add(g, name, NULL, "", OOM_MSG);
             return SIM_ENOMEM;
         }
     }

@@ -63,8 +63,9 @@ typedef struct ydoc {
     char *file;          /* owned; the name used in messages */
 } ydoc;
 
-/* Load the first document of a YAML file. Syntax errors go to `g` with the parser's
- * problem mark; an unreadable file is one item without position. Returns 0, or
+/* Load the one document of a YAML file. Syntax errors, and a second document (after a
+ * `---`), go to `g` with their position; an unreadable file is one item without position.
+ * Returns 0, or
  * SIM_EIO / SIM_ESYNTAX (SIM_ENOMEM if libyaml runs out of memory; the item is in g).
  * An empty file yields an empty mapping. On failure d holds nothing to free. */
 int ydoc_load_file(ydoc *d, const char *path, ydiag *g);

@@ -394,6 +394,28 @@ START_TEST(test_bad_utf8)
 }
 END_TEST
 
+/* A second document is refused where it starts, explicit (---) or after a ...; a
+ * single document with markers, or ended with ..., is one document. */
+START_TEST(test_two_documents)
+{
+    static const char two[] = "---\na: 1\n---\nb: 2\n";
+    ck_assert_int_eq(ydoc_load_string(&d, "s.yaml", two, sizeof two - 1, &g), SIM_ESYNTAX);
+    ck_assert(!d.loaded);
+    expect_one("kdsim: s.yaml:3:1: the file holds more than one YAML document; a scenario is "
+               "one document: delete the second from here on, or give it a file of its own");
+    ydiag_fini(&g);
+    static const char after_end[] = "a: 1\n...\nb: 2\n";
+    ck_assert_int_eq(ydoc_load_string(&d, "s.yaml", after_end, sizeof after_end - 1, &g),
+                     SIM_ESYNTAX);
+    ck_assert_uint_eq(g.n, 1);
+    ck_assert_int_eq(g.items[0].line, 3);
+    ydiag_fini(&g);
+    static const char one[] = "---\na: 1\n...\n";
+    ck_assert_int_eq(ydoc_load_string(&d, "s.yaml", one, sizeof one - 1, &g), 0);
+    ck_assert_uint_eq(g.n, 0);
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
     ck_assert_int_eq(ydoc_load_file(&d, "/nonexistent/s.yaml", &g), SIM_EIO);
@@ -716,6 +738,7 @@ static Suite *ydoc_suite(void)
     tcase_add_test(errors, test_syntax_error_tab);
     tcase_add_test(errors, test_bad_utf8);
     tcase_add_test(errors, test_missing_file);
+    tcase_add_test(errors, test_two_documents);
     tcase_add_loop_test(errors, test_set_errors, 0, (int)(sizeof bad_sets / sizeof bad_sets[0]));
     tcase_add_loop_test(errors, test_getter_errors, 0,
                         (int)(sizeof getter_errors / sizeof getter_errors[0]));
