@@ -584,7 +584,8 @@ size_t kdsim_utf8_chars(const char *s)
     return n;
 }
 
-bool kdsim_check_name(ywalk *w, yaml_node_t *map, const char *path, const char *name)
+/* Whether `name` is one AWS takes for a stream or a consumer. */
+static bool name_ok(const char *name)
 {
     size_t n = strlen(name);
     bool ok = n >= 1 && n <= 128;
@@ -593,6 +594,12 @@ bool kdsim_check_name(ywalk *w, yaml_node_t *map, const char *path, const char *
         ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
              ch == '_' || ch == '.' || ch == '-';
     }
+    return ok;
+}
+
+bool kdsim_check_name(ywalk *w, yaml_node_t *map, const char *path, const char *name)
+{
+    bool ok = name_ok(name);
     if (!ok) {
         char kp[PATH];
         yw_error(w, yw_get(w, map, "name"), yw_path(kp, sizeof kp, path, "name"),
@@ -766,8 +773,19 @@ static int load_any(kdsim_scenario *sc, const char *path, const char *text, size
                      max_efo == 20 ? "; On-demand Advantage allows 50, or read some by polling"
                                    : "; read some by polling");
     }
-    if (!yw_get(&w, sm ? sm : root, "name") && sm)
+    if (sm && !yw_get(&w, sm, "name")) {
+        /* The stream is named after the scenario (or its file), which must then be a
+         * name AWS takes too. */
         wc->stream.name = sc->name;
+        yaml_node_t *nn = yw_get(&w, root, "name");
+        if (!name_ok(sc->name))
+            yw_error(&w, nn ? nn : root, nn ? "name" : "",
+                     "the stream takes its name from the %s when stream.name is not given, "
+                     "and a stream name has 1 to 128 letters, digits, '_', '.' or '-', got "
+                     "\"%s\"; set stream.name, or %s",
+                     nn ? "scenario's name" : "file's name (the scenario has no name key)",
+                     sc->name, nn ? "fix the name" : "give the scenario a name");
+    }
     kdsim_billing_load(&w, yw_get(&w, root, "billing"), path, &sc->billing);
     return g->n > before ? SIM_EINVAL : 0;
 }
