@@ -15,12 +15,31 @@ void kdsim_load_start(ywalk *w, yaml_node_t *cm, const char *path, kds_start_kin
                       sim_time *start_time, uint64_t *start_pos)
 {
     int sp = 0;
-    if (yw_enum(w, cm, path, "start_position", false, STARTS, &sp))
+    bool sp_ok = yw_enum(w, cm, path, "start_position", false, STARTS, &sp);
+    if (sp_ok)
         *start = (kds_start_kind)sp;
     bool has_ts = yw_get(w, cm, "start_timestamp") != NULL;
     bool has_seq = yw_get(w, cm, "start_sequence") != NULL;
     yw_duration(w, cm, path, "start_timestamp", false, 0, MAX_DURATION, start_time);
     yw_u64(w, cm, path, "start_sequence", false, 0, UINT64_MAX, start_pos);
+    /* A start key of another position would be ignored without a word (with a bad
+     * start_position, the user's intent is unknown: that error is enough). */
+    bool known = sp_ok || !yw_get(w, cm, "start_position");
+    char kp[PATH];
+    if (known && has_ts && *start != KDS_START_AT_TIMESTAMP)
+        yw_error(w, yw_get(w, cm, "start_timestamp"),
+                 yw_path(kp, sizeof kp, path, "start_timestamp"),
+                 "applies to start_position: at_timestamp only, and the start position here "
+                 "is %s; set start_position: at_timestamp, or remove start_timestamp",
+                 STARTS[*start]);
+    if (known && has_seq && *start != KDS_START_AT_SEQUENCE_NUMBER &&
+        *start != KDS_START_AFTER_SEQUENCE_NUMBER)
+        yw_error(w, yw_get(w, cm, "start_sequence"),
+                 yw_path(kp, sizeof kp, path, "start_sequence"),
+                 "applies to start_position: at_sequence_number or after_sequence_number "
+                 "only, and the start position here is %s; set one of them, or remove "
+                 "start_sequence",
+                 STARTS[*start]);
     if (*start == KDS_START_AT_TIMESTAMP && !has_ts)
         yw_error(w, cm, path, "start_position at_timestamp needs start_timestamp (a time "
                               "from the start of the run, like 10m)");

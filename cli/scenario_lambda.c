@@ -97,13 +97,22 @@ void kdsim_load_lambda(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char
         c->batching_window = t;
     if (yw_u64(w, cm, path, "parallelization_factor", false, 1, KDS_LAMBDA_MAX_PARALLEL, &u))
         c->parallelization = (uint32_t)u;
-    if (yw_enum(w, cm, path, "start_position", false, LAMBDA_STARTS, &e))
+    bool start_ok = yw_enum(w, cm, path, "start_position", false, LAMBDA_STARTS, &e);
+    if (start_ok)
         c->start = e == 0 ? KDS_START_TRIM_HORIZON : e == 1 ? KDS_START_LATEST
                                                             : KDS_START_AT_TIMESTAMP;
     yw_duration(w, cm, path, "start_timestamp", false, 0, MAX_DURATION, &c->start_time);
     if (c->start == KDS_START_AT_TIMESTAMP && !yw_get(w, cm, "start_timestamp"))
         yw_error(w, cm, path, "start_position at_timestamp needs start_timestamp (a time "
                               "from the start of the run, like 10m)");
+    char kp[PATH];
+    if (c->start != KDS_START_AT_TIMESTAMP && yw_get(w, cm, "start_timestamp") &&
+        (start_ok || !yw_get(w, cm, "start_position")))
+        yw_error(w, yw_get(w, cm, "start_timestamp"),
+                 yw_path(kp, sizeof kp, path, "start_timestamp"),
+                 "applies to start_position: at_timestamp only, and the start position here "
+                 "is %s; set start_position: at_timestamp, or remove start_timestamp",
+                 c->start == KDS_START_LATEST ? "latest" : "trim_horizon");
     yw_duration(w, cm, path, "start", false, 0, MAX_DURATION, &c->begin);
     yw_duration(w, cm, path, "creation_delay", false, 0, SIM_HOUR(1), &c->creation_delay);
     load_function(w, cm, path, c);
@@ -128,6 +137,18 @@ void kdsim_load_lambda(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char
     }
     yw_duration(w, cm, path, "retry_delay", false, 0, SIM_HOUR(1), &c->retry_delay);
     yw_duration(w, cm, path, "retry_delay_max", false, 0, SIM_HOUR(1), &c->retry_delay_max);
+    if (c->retry_delay_max < c->retry_delay) {
+        /* The wait starts at retry_delay and doubles up to retry_delay_max: below it, the
+         * maximum would silently win. */
+        const char *at = yw_get(w, cm, "retry_delay_max") ? "retry_delay_max" : "retry_delay";
+        char a[32], b[32];
+        yw_error(w, yw_get(w, cm, at), yw_path(kp, sizeof kp, path, at),
+                 "retry_delay_max, %s, is below retry_delay, %s: the wait before a retry "
+                 "starts at retry_delay and doubles up to retry_delay_max; raise "
+                 "retry_delay_max or lower retry_delay",
+                 sim_fmt_duration(a, sizeof a, c->retry_delay_max),
+                 sim_fmt_duration(b, sizeof b, c->retry_delay));
+    }
     yw_duration(w, cm, path, "throttle_retry", false, SIM_MS(1), SIM_HOUR(1), &c->throttle_retry);
     if (yw_bytes(w, cm, path, "record_overhead", false, 0, 64 * KDS_KIB, &u))
         c->record_overhead = (uint32_t)u;

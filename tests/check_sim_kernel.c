@@ -610,7 +610,8 @@ START_TEST(test_ms_to_ns_saturates)
 {
     double cap_ms = (double)SIM_DRAW_MAX / 1e6;
     ck_assert_int_eq(sim_ms_to_ns(cap_ms), SIM_DRAW_MAX);
-    ck_assert_int_eq(sim_ms_to_ns(nextafter(cap_ms, 0)), (sim_time)llround(nextafter(cap_ms, 0) * 1e6));
+    ck_assert_int_eq(sim_ms_to_ns(nextafter(cap_ms, 0)),
+                     (sim_time)llround(nextafter(cap_ms, 0) * 1e6));
     ck_assert_int_eq(sim_ms_to_ns(cap_ms * 2), SIM_DRAW_MAX);
     ck_assert_int_eq(sim_ms_to_ns(90000.0 * 86400e3), SIM_DRAW_MAX); /* 90,000 days */
     ck_assert_int_eq(sim_ms_to_ns(1e300), SIM_DRAW_MAX);
