@@ -10,6 +10,7 @@
 
 #include "cost.h"
 #include "kds_hashkey.h"
+#include "kds_kcl.h"
 #include "kds_trace.h"
 #include "kds_stream.h"
 #include "kds_world.h"
@@ -74,7 +75,8 @@ static const char *usage_of(const char *cmd)
     "                     reshard, and those of the consumer kinds)\n"                     \
     "    --trace-shard ID keep only lines about this shard (shardId-000000000002 or 2)\n"  \
     "    --trace-names N  keep only these producers, consumers or workers (a KCL\n"        \
-    "                     worker is CONSUMER/WORKER; either part selects it)\n"            \
+    "                     worker is CONSUMER/WORKER; either part selects it); the\n"      \
+    "                     filters need --trace, and are checked against the scenario\n"   \
     "    --prices FILE    bill with this price file instead of the scenario's\n"           \
     "                     billing.prices (default scenarios/prices/us-east-1-2026-09.yaml)\n" \
     "    with --replications N or --warmup T: independent replications with confidence\n"  \
@@ -182,6 +184,45 @@ static const char **split_list(args *a, const char *val)
     return list;
 }
 
+/* "a, b and c" of a NULL-terminated list, into buf. */
+static const char *join_and(char *buf, size_t n, const char *const *list)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; list[i] && o < n; i++) {
+        int k = snprintf(buf + o, n - o, "%s%s", i == 0 ? "" : list[i + 1] ? ", " : " and ",
+                         list[i]);
+        if (k < 0)
+            break;
+        o += (size_t)k;
+    }
+    return buf;
+}
+
+/* Every kind of --trace-kinds is one the trace writes (kds_trace_kinds): a misspelt kind
+ * would keep nothing. Prints why and returns -1, or returns 0. */
+static int check_kinds(const char *const *kinds, const char *val, FILE *err)
+{
+    char all[256];
+    join_and(all, sizeof all, kds_trace_kinds);
+    if (!kinds[0]) {
+        fprintf(err, "kdsim: --trace-kinds: expected kinds separated by commas, like put,get, "
+                     "got \"%s\"; the kinds are %s\n", val, all);
+        return -1;
+    }
+    for (size_t i = 0; kinds[i]; i++) {
+        bool known = false;
+        for (size_t k = 0; kds_trace_kinds[k] && !known; k++)
+            known = !strcmp(kinds[i], kds_trace_kinds[k]);
+        if (!known) {
+            fprintf(err, "kdsim: --trace-kinds: no trace line has the kind \"%s\"; the kinds "
+                         "are %s (README.md, The trace)\n", kinds[i], all);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Parse options after the command. Returns 0 or prints a usage error and returns 2. */
 static int parse(int argc, char **argv, args *a, FILE *err)
 {
@@ -225,8 +266,15 @@ static int parse(int argc, char **argv, args *a, FILE *err)
             a->trace_path = val;
         } else if (!strcmp(s, "--trace-kinds")) {
             a->trace_kinds = split_list(a, val);
+            if (check_kinds(a->trace_kinds, val, err))
+                return KDSIM_EXIT_USAGE;
         } else if (!strcmp(s, "--trace-names")) {
             a->trace_names = split_list(a, val);
+            if (!a->trace_names[0]) {
+                fprintf(err, "kdsim: --trace-names: expected names separated by commas, like "
+                             "web,live-metrics, got \"%s\"\n", val);
+                return KDSIM_EXIT_USAGE;
+            }
         } else if (!strcmp(s, "--trace-shard")) {
             const char *d = strncmp(val, "shardId-", 8) == 0 ? val + 8 : val;
             char *end;
@@ -263,6 +311,16 @@ static int parse(int argc, char **argv, args *a, FILE *err)
             fprintf(err, "kdsim: unexpected argument %s (one scenario at a time)\n%s", s, USAGE);
             return KDSIM_EXIT_USAGE;
         }
+    }
+    /* A filter without a trace would be dropped without a word. */
+    const char *filter = a->trace_kinds    ? "--trace-kinds"
+                         : a->trace_names  ? "--trace-names"
+                         : a->trace_shard >= 0 ? "--trace-shard"
+                                               : NULL;
+    if (filter && !a->trace_path && !a->help) {
+        fprintf(err, "kdsim: %s chooses the lines of the event trace: give --trace FILE (or "
+                     "--trace - for stderr) too\n", filter);
+        return KDSIM_EXIT_USAGE;
     }
     /* run, cost and validate run the scenario as given: the seed is one of its keys. */
     kdsim_scenario_opts_seed_as_set(&a->so);
@@ -319,6 +377,101 @@ static int load(args *a, kdsim_scenario *sc, FILE *err)
     return rc ? KDSIM_EXIT_USAGE : 0;
 }
 
+/* A growable list of borrowed names. */
+typedef struct name_list {
+    const char **v;
+    size_t n, cap;
+} name_list;
+
+static void names_add(name_list *l, const char *name)
+{
+    if (!name)
+        return;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        SIM_ASSERT(l->v != NULL);
+    }
+    l->v[l->n++] = name;
+}
+
+/* The entities a trace line can name in this scenario: the stream, the producers, the
+ * consumers, and each KCL worker both alone and as CONSUMER/WORKER (kds_trace.h).
+ * Strings made here go to `owned`. */
+static void trace_entities(kdsim_scenario *sc, name_list *l, name_list *owned)
+{
+    const kds_world_cfg *wc = &sc->world;
+    names_add(l, wc->stream.name);
+    for (size_t i = 0; i < wc->n_producers; i++)
+        names_add(l, wc->producers[i].name);
+    ywalk w = {&sc->doc, NULL};
+    yaml_node_t *cs = yw_get(&w, ydoc_root(&sc->doc), "consumers");
+    for (size_t i = 0; i < yw_seq_len(&w, cs) && i < wc->n_consumers; i++) {
+        yaml_node_t *nn = yw_get(&w, yw_seq_item(&w, cs, i), "name");
+        const char *cname = nn && nn->type == YAML_SCALAR_NODE ? (const char *)nn->data.scalar.value
+                                                               : NULL;
+        names_add(l, cname);
+        const kds_consumer_cfg *cc = &wc->consumers[i];
+        if (!cname || cc->kind != KDS_CONSUMER_MODEL || cc->make != kds_kcl_make)
+            continue;
+        const kds_kcl_cfg *kc = cc->cfg;
+        for (size_t k = 0; k < kc->n_workers; k++) {
+            names_add(l, kc->workers[k].name);
+            char *both = kdsim_strdupf("%s/%s", cname, kc->workers[k].name);
+            names_add(owned, both);
+            names_add(l, both);
+        }
+    }
+}
+
+/* Whether --trace-names and --trace-shard can match a line of this scenario: a name no
+ * entity has, or a shard that can never exist, would give an empty trace without a
+ * word. Prints why and returns 2, or returns 0. A shard that resharding may create is
+ * let through (the run says afterwards if it never existed). */
+static int check_trace_filters(const args *a, kdsim_scenario *sc, FILE *err)
+{
+    const kds_world_cfg *wc = &sc->world;
+    if (a->trace_shard >= 0) {
+        bool reshards = wc->stream.mode != KDS_MODE_PROVISIONED || wc->capacity.n_events > 0 ||
+                        wc->capacity.n_rules > 0;
+        if (!reshards && a->trace_shard >= (int64_t)wc->stream.shards) {
+            fprintf(err, "kdsim: --trace-shard %" PRId64 ": the stream has %u shard%s, "
+                         "numbered from 0 to %u, and nothing in %s reshards it, so no line "
+                         "would match; nothing was run\n",
+                    a->trace_shard, wc->stream.shards, wc->stream.shards == 1 ? "" : "s",
+                    wc->stream.shards - 1, a->scenario);
+            return KDSIM_EXIT_USAGE;
+        }
+    }
+    if (!a->trace_names)
+        return 0;
+    name_list l = {0}, owned = {0};
+    trace_entities(sc, &l, &owned);
+    int status = 0;
+    for (size_t i = 0; a->trace_names[i] && !status; i++) {
+        bool found = false;
+        for (size_t k = 0; k < l.n && !found; k++)
+            found = !strcmp(l.v[k], a->trace_names[i]);
+        if (found)
+            continue;
+        fprintf(err, "kdsim: --trace-names: nothing in %s is named \"%s\"; the stream, "
+                     "producers, consumers and KCL workers (also as CONSUMER/WORKER) are ",
+                a->scenario, a->trace_names[i]);
+        size_t shown = l.n < 20 ? l.n : 20;
+        for (size_t k = 0; k < shown; k++)
+            fprintf(err, "%s%s", k == 0 ? "" : k + 1 == l.n ? " and " : ", ", l.v[k]);
+        if (shown < l.n)
+            fprintf(err, " and %zu more", l.n - shown);
+        fprintf(err, "; nothing was run\n");
+        status = KDSIM_EXIT_USAGE;
+    }
+    for (size_t k = 0; k < owned.n; k++)
+        free((char *)owned.v[k]);
+    free(owned.v);
+    free(l.v);
+    return status;
+}
+
 /* The memory guard's budget: --max-memory, by default half of the machine, so that a run
  * too large for it stops with a message instead of being killed. */
 static uint64_t memory_budget(const args *a)
@@ -359,6 +512,8 @@ static int cmd_run(args *a, FILE *out, FILE *err)
 {
     kdsim_scenario sc = {0};
     int status = load(a, &sc, err);
+    if (!status)
+        status = check_trace_filters(a, &sc, err);
     if (status) {
         kdsim_scenario_fini(&sc);
         return status;
@@ -403,6 +558,10 @@ static int cmd_run(args *a, FILE *out, FILE *err)
     bool trace_bad = tf && tf != err && fclose(tf) != 0;
     if (trace_bad)
         fprintf(err, "kdsim: error writing the trace %s\n", a->trace_path);
+    if (a->trace_shard >= 0 && (size_t)a->trace_shard >= w.stream.n_shards)
+        fprintf(err, "kdsim: note: --trace-shard %" PRId64 ": the run's shards were 0 to %zu, "
+                     "so the trace holds no shard's line\n",
+                a->trace_shard, w.stream.n_shards - 1);
     if (w.violated) {
         fprintf(err, "kdsim: %s\nkdsim: the run stopped: this is a bug in kdsim; %s\n",
                 w.violation, written(trace_file, wr, sizeof wr));

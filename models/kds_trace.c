@@ -5,6 +5,9 @@
 #include <stdarg.h>
 #include <string.h>
 
+const char *const kds_trace_kinds[] = {"put",    "get",        "push",    "reshard", "invoke",
+                                       "s3",     "checkpoint", "failure", "lease",   NULL};
+
 static bool in_list(const char *const *list, const char *s)
 {
     if (!list)

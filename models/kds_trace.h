@@ -28,6 +28,11 @@ typedef struct kds_trace {
     uint64_t lines;           /* lines written */
 } kds_trace;
 
+/* Every kind a line can have, NULL-terminated, in the order README's trace section
+ * gives them: what --trace-kinds is checked against. A model that writes a new kind
+ * adds it here (tests/cli_trace_filters.sh checks the models' sources against it). */
+extern const char *const kds_trace_kinds[];
+
 /* Whether a line of this kind, entity and shard (-1: none) passes the filters: its kind
  * among `kinds`, its entity among `names` (for "A/B", A or B will do), its shard the
  * one kept. A NULL list keeps everything. */
