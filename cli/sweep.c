@@ -453,6 +453,21 @@ static const char SWEEP_USAGE[] =
     "usage: kdsim sweep FILE [--jobs N] [--out DIR] [--part K/N] [--no-plots] [--resume]\n"
     "       kdsim merge PART... [--out DIR] [--no-plots]\n";
 
+/* Where a sweep takes what `run` takes as --seed, --duration, --set or --prices: from
+ * its file, so that the file alone says what was run and every part runs the same. */
+static const char *in_file_instead(const char *opt)
+{
+    if (!strcmp(opt, "--seed"))
+        return " (give seed: N in the sweep file)";
+    if (!strcmp(opt, "--duration"))
+        return " (give duration: T under set: in the sweep file)";
+    if (!strcmp(opt, "--set"))
+        return " (give the overrides under set: in the sweep file)";
+    if (!strcmp(opt, "--prices"))
+        return " (give billing.prices: FILE under set: in the sweep file)";
+    return "";
+}
+
 static int make_dirs(const char *dir, FILE *err)
 {
     char *p = kdsim_strdupf("%s", dir);
@@ -517,7 +532,8 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
                 return KDSIM_EXIT_USAGE;
             }
         } else if (s[0] == '-' && s[1] == '-') {
-            fprintf(err, "kdsim: sweep does not take %s\n%s", s, SWEEP_USAGE);
+            fprintf(err, "kdsim: sweep does not take %s%s\n%s", s, in_file_instead(s),
+                    SWEEP_USAGE);
             return KDSIM_EXIT_USAGE;
         } else if (!file) {
             file = s;
@@ -739,7 +755,12 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
             }
             out_dir = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1] == '-') {
-            fprintf(err, "kdsim: merge does not take %s\n%s", argv[i], SWEEP_USAGE);
+            bool scenario_opt = *in_file_instead(argv[i]) != '\0';
+            fprintf(err, "kdsim: merge does not take %s%s\n%s", argv[i],
+                    scenario_opt ? " (it combines runs already made, with the settings of "
+                                   "their sweep file)"
+                                 : "",
+                    SWEEP_USAGE);
             free(files);
             return KDSIM_EXIT_USAGE;
         } else {
