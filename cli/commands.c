@@ -15,6 +15,7 @@
 #include "kds_stream.h"
 #include "kds_world.h"
 #include "opts.h"
+#include "outdir.h"
 #include "plan.h"
 #include "prices.h"
 #include "progress.h"
@@ -65,7 +66,8 @@ static const char *usage_of(const char *cmd)
     "                     --set producers[0].rate=\"1500 records/s\" (repeatable)\n"       \
     "    --json           print the JSON report instead of the text report\n"              \
     "    --out DIR        also write report.json, report.txt, CSV time series, plots\n"    \
-    "                     (DIR/plots, with gnuplot) and report.html in DIR\n"              \
+    "                     (DIR/plots, with gnuplot) and report.html in DIR, all of them\n" \
+    "                     or none; they replace an earlier run's outputs there\n"         \
     "    --timing         print wall-clock time and events/s on stderr\n"                  \
     "    --max-memory S   stop cleanly if the run needs more memory than S (default: half\n" \
     "                     of the machine's memory)\n"                                      \
@@ -511,9 +513,13 @@ static void print_out_of_memory(const kds_world *w, const char *trace, FILE *err
 static int cmd_run(args *a, FILE *out, FILE *err)
 {
     kdsim_scenario sc = {0};
+    kdsim_outdir od = {0};
     int status = load(a, &sc, err);
     if (!status)
         status = check_trace_filters(a, &sc, err);
+    /* --out is checked, and its hidden folder made, before anything runs (outdir.h). */
+    if (!status && a->out_dir)
+        status = kdsim_outdir_begin(&od, a->out_dir, err);
     if (status) {
         kdsim_scenario_fini(&sc);
         return status;
@@ -525,6 +531,7 @@ static int cmd_run(args *a, FILE *out, FILE *err)
         if (!tf) {
             fprintf(err, "kdsim: --trace %s: %s\n", a->trace_path, strerror(errno));
             kdsim_scenario_fini(&sc);
+            kdsim_outdir_abort(&od);
             return KDSIM_EXIT_FAIL;
         }
         trace = (kds_trace){tf, a->trace_kinds, a->trace_names, a->trace_shard, 0};
@@ -541,6 +548,7 @@ static int cmd_run(args *a, FILE *out, FILE *err)
         if (tf && tf != err)
             fclose(tf);
         kdsim_scenario_fini(&sc);
+        kdsim_outdir_abort(&od);
         return KDSIM_EXIT_FAIL;
     }
     kdsim_progress_run(&w, err, tf != err); /* a progress line on a terminal (progress.c) */
@@ -553,6 +561,7 @@ static int cmd_run(args *a, FILE *out, FILE *err)
             fclose(tf);
         kds_world_fini(&w);
         kdsim_scenario_fini(&sc);
+        kdsim_outdir_abort(&od);
         return KDSIM_EXIT_FAIL;
     }
     bool trace_bad = tf && tf != err && fclose(tf) != 0;
@@ -567,13 +576,17 @@ static int cmd_run(args *a, FILE *out, FILE *err)
                 w.violation, written(trace_file, wr, sizeof wr));
         kds_world_fini(&w);
         kdsim_scenario_fini(&sc);
+        kdsim_outdir_abort(&od);
         return KDSIM_EXIT_FAIL;
     }
     json_t *report = kdsim_report_json(&sc, &w);
     status = KDSIM_EXIT_FAIL;
     if (report) {
         status = trace_bad ? KDSIM_EXIT_FAIL : KDSIM_EXIT_OK;
-        if (a->out_dir && kdsim_report_write_dir(&sc, &w, report, a->out_dir) != 0)
+        /* Every output into the hidden folder, then all of them into DIR at once. */
+        if (a->out_dir && (status != KDSIM_EXIT_OK ||
+                           kdsim_report_write_dir(&sc, &w, report, od.staging) != 0 ||
+                           kdsim_outdir_commit(&od, err) != 0))
             status = KDSIM_EXIT_FAIL;
         if (status == KDSIM_EXIT_OK) {
             if (a->json) {
@@ -598,6 +611,7 @@ static int cmd_run(args *a, FILE *out, FILE *err)
     }
     kds_world_fini(&w);
     kdsim_scenario_fini(&sc);
+    kdsim_outdir_abort(&od); /* nothing left after a commit; all of it after a failure */
     return status;
 }
 

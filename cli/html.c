@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "outdir.h"
 #include "report_int.h"
 #include "sim_err.h"
 #include "sim_units.h"
@@ -752,7 +753,8 @@ static int plots_section(FILE *f, const kdsim_plots *p, const char *dir)
         size_t len;
         char *svg = slurp(path, &len);
         if (!svg) {
-            fprintf(stderr, "kdsim: cannot read %s\n", path);
+            char sb[4600];
+            fprintf(stderr, "kdsim: cannot read %s\n", kdsim_outdir_shown(path, sb, sizeof sb));
             return SIM_EIO;
         }
         char prefix[32];

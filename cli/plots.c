@@ -16,6 +16,7 @@
 
 #include "cost.h"
 #include "kds_kcl.h"
+#include "outdir.h"
 #include "report_int.h"
 #include "sim_err.h"
 
@@ -715,8 +716,10 @@ static void draw(const char *gnuplot, const char *pdir, kdsim_plots *p)
                 continue;
             int r1 = run_gnuplot(gnuplot, pdir, p, &i, 1, errfile);
             if (!settle(pdir, &p->v[i])) {
+                char sb[4400];
                 fprintf(stderr, "kdsim: warning: gnuplot could not draw %s/%s (%s, exit status "
-                                "%d)\n", pdir, p->v[i].name, p->v[i].script, r1);
+                                "%d)\n", kdsim_outdir_shown(pdir, sb, sizeof sb), p->v[i].name,
+                        p->v[i].script, r1);
                 show_errors(errfile);
             }
         }
@@ -915,7 +918,9 @@ int kdsim_plots_write(const kds_world *w, const json_t *report, const char *dir,
     if (snprintf(pdir, sizeof pdir, "%s/plots", dir) >= (int)sizeof pdir)
         return SIM_EIO;
     if (mkdir(pdir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "kdsim: cannot create %s: %s\n", pdir, strerror(errno));
+        char sb[4400];
+        fprintf(stderr, "kdsim: cannot create %s: %s\n", kdsim_outdir_shown(pdir, sb, sizeof sb),
+                strerror(errno));
         return SIM_EIO;
     }
     axis ax = time_axis(w);
@@ -936,7 +941,9 @@ int kdsim_plots_write(const kds_world *w, const json_t *report, const char *dir,
             scripts_ok = copy_script(out->v[i].script, pdir) == 0;
     }
     if (!scripts_ok) {
-        fprintf(stderr, "kdsim: warning: no plots drawn; the plot data is in %s\n", pdir);
+        char sb[4400];
+        fprintf(stderr, "kdsim: warning: no plots drawn; the plot data is in %s\n",
+                kdsim_outdir_shown(pdir, sb, sizeof sb));
         return 0;
     }
 
@@ -945,11 +952,13 @@ int kdsim_plots_write(const kds_world *w, const json_t *report, const char *dir,
     out->gnuplot_found = gnuplot != NULL;
     if (!gnuplot) {
         static bool told; /* once per process: a sweep would say it at every run */
+        char sb[4400];
+        const char *shown = kdsim_outdir_shown(pdir, sb, sizeof sb);
         if (!told)
             fprintf(stderr, "kdsim: gnuplot is not installed, so %s has the plot data and "
                             "scripts but no pictures. Install it (Debian: apt-get install "
                             "gnuplot-nox), then run sh %s/plots.sh or kdsim again.\n",
-                    pdir, pdir);
+                    shown, shown);
         told = true;
         return 0;
     }

@@ -13,6 +13,7 @@
 #include "cost.h"
 #include "html.h"
 #include "kds_hashkey.h"
+#include "outdir.h"
 #include "sim_err.h"
 #include "sim_units.h"
 
@@ -601,7 +602,9 @@ int kdsim_aopen(kdsim_afile *a, const char *dir, const char *name)
     snprintf(a->tmp, sizeof a->tmp, "%s/.%s.tmp", dir, name);
     a->f = fopen(a->tmp, "w");
     if (!a->f) {
-        fprintf(stderr, "kdsim: cannot write %s: %s\n", a->tmp, strerror(errno));
+        char sb[sizeof a->tmp + 256];
+        fprintf(stderr, "kdsim: cannot write %s: %s\n",
+                kdsim_outdir_shown(a->tmp, sb, sizeof sb), strerror(errno));
         return SIM_EIO;
     }
     return 0;
@@ -610,13 +613,15 @@ int kdsim_aopen(kdsim_afile *a, const char *dir, const char *name)
 int kdsim_aclose(kdsim_afile *a)
 {
     int bad = ferror(a->f);
+    char sb[sizeof a->tmp + 256];
     if (fclose(a->f) != 0 || bad) {
-        fprintf(stderr, "kdsim: error writing %s\n", a->tmp);
+        fprintf(stderr, "kdsim: error writing %s\n", kdsim_outdir_shown(a->tmp, sb, sizeof sb));
         remove(a->tmp);
         return SIM_EIO;
     }
     if (rename(a->tmp, a->final) != 0) {
-        fprintf(stderr, "kdsim: cannot rename %s: %s\n", a->tmp, strerror(errno));
+        fprintf(stderr, "kdsim: cannot rename %s: %s\n", kdsim_outdir_shown(a->tmp, sb, sizeof sb),
+                strerror(errno));
         remove(a->tmp);
         return SIM_EIO;
     }

@@ -226,11 +226,13 @@ EOF
     failed=$((failed + 1))
 fi
 
-# --- an --out path that cannot be a directory: status 1, a message naming it ----------------
+# --- an --out path that cannot be a directory: status 2 before anything runs, a message
+# naming it (cli_out_dir.sh checks the rest of --out) -------------------------------------
 : >"$tmp/file"
 "$kdsim" run "$scenario" --duration 2m --json --out "$tmp/file" >"$tmp/f.out" 2>"$tmp/f.err"
 rc=$?
-[ $rc -eq 1 ] || fail "--out onto a regular file: exit status $rc, expected 1"
+[ $rc -eq 2 ] || fail "--out onto a regular file: exit status $rc, expected 2"
+[ -s "$tmp/f.out" ] && fail "--out onto a regular file: the scenario still ran"
 grep -q "$tmp/file" "$tmp/f.err" || fail "--out onto a regular file: the message does not name it: $(cat "$tmp/f.err")"
 # Regression: the message names the folder given, not a temporary file.
 if grep -q '\.report\.json\.tmp' "$tmp/f.err"; then
