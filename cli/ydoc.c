@@ -1133,10 +1133,11 @@ bool yw_double(ywalk *w, yaml_node_t *map, const char *path, const char *key, bo
 }
 
 /* Report a value that a unit parser refused (rc < 0) or that fell outside [lo, hi]
- * (rc == 0): a malformed value gets the accepted forms, an out-of-range one the
- * accepted range (lo/hi preformatted, NULL if unbounded). */
+ * (rc == 0): a malformed value gets the accepted forms (`hint`, or sim_units_hint(kind)
+ * when NULL), an out-of-range one the accepted range (lo/hi preformatted, NULL if
+ * unbounded). */
 static void unit_error(ywalk *w, yaml_node_t *v, const char *kp, int rc, char kind, const char *lo,
-                       const char *hi, const char *suffix)
+                       const char *hi, const char *suffix, const char *hint)
 {
     char q[QUOTE_LEN];
     const char *text = scalar_text(v);
@@ -1145,7 +1146,8 @@ static void unit_error(ywalk *w, yaml_node_t *v, const char *kp, int rc, char ki
     else if (rc == 0 || rc == SIM_ERANGE)
         range_error(w, v, kp, lo, hi, suffix, text);
     else
-        yw_error(w, v, kp, "expected %s, got %s", sim_units_hint(kind), describe(q, v));
+        yw_error(w, v, kp, "expected %s, got %s", hint ? hint : sim_units_hint(kind),
+                 describe(q, v));
 }
 
 bool yw_duration(ywalk *w, yaml_node_t *map, const char *path, const char *key, bool required,
@@ -1166,7 +1168,7 @@ bool yw_duration(ywalk *w, yaml_node_t *map, const char *path, const char *key, 
     sim_fmt_duration(los, sizeof los, lo);
     sim_fmt_duration(his, sizeof his, hi);
     unit_error(w, v, kp, rc, 'd', lo == INT64_MIN ? NULL : los, hi == SIM_TIME_MAX ? NULL : his,
-               "");
+               "", NULL);
     return false;
 }
 
@@ -1187,7 +1189,7 @@ bool yw_bytes(ywalk *w, yaml_node_t *map, const char *path, const char *key, boo
     char los[32], his[32];
     sim_fmt_bytes(los, sizeof los, lo);
     sim_fmt_bytes(his, sizeof his, hi);
-    unit_error(w, v, kp, rc, 'b', los, hi == UINT64_MAX ? NULL : his, "");
+    unit_error(w, v, kp, rc, 'b', los, hi == UINT64_MAX ? NULL : his, "", NULL);
     return false;
 }
 
@@ -1222,8 +1224,31 @@ bool yw_byte_rate(ywalk *w, yaml_node_t *map, const char *path, const char *key,
     }
     char los[48], his[48];
     unit_error(w, v, kp, rc, 'r', fmt_rate_bound(los, sizeof los, lo),
-               fmt_rate_bound(his, sizeof his, hi), "");
+               fmt_rate_bound(his, sizeof his, hi), "", NULL);
     return false;
+}
+
+/* "5 records/s" said in `word` ("5 calls/s") into fix, when the text is a number, another
+ * word and a period, and so said it reads as a count rate. */
+static bool in_word(const char *text, const char *word, char *fix, size_t n)
+{
+    if (word == NULL)
+        return false;
+    const char *sp = strchr(text, ' ');
+    const char *slash = strchr(text, '/');
+    if (sp == NULL || slash == NULL || slash < sp)
+        return false;
+    const char *wd = sp;
+    while (*wd == ' ')
+        wd++;
+    for (const char *c = wd; c < slash; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
+            return false;
+    if (wd == slash || (size_t)(sp - text) + strlen(word) + strlen(slash) + 2 > n)
+        return false;
+    snprintf(fix, n, "%.*s %s%s", (int)(sp - text), text, word, slash);
+    double r;
+    return sim_parse_count_rate(fix, word, &r) == 0;
 }
 
 bool yw_count_rate(ywalk *w, yaml_node_t *map, const char *path, const char *key, bool required,
@@ -1240,13 +1265,27 @@ bool yw_count_rate(ywalk *w, yaml_node_t *map, const char *path, const char *key
         *out = r;
         return true;
     }
-    char los[32], his[32], unit[64];
+    char los[32], his[32], unit[64], hint[160];
     if (word != NULL)
         snprintf(unit, sizeof unit, "%s/s", word);
     else
         snprintf(unit, sizeof unit, "per second");
+    /* The hint in the key's own word: read_calls counts calls, and suggesting
+     * "1000 records/s" to someone who wrote "5 records/s" there would not help; the
+     * value with that word, when it reads, is the likely fix. */
+    if (word != NULL)
+        snprintf(hint, sizeof hint, "a count rate like 1000 %s/s, 5/s or 60/min", word);
+    else
+        snprintf(hint, sizeof hint, "a count rate like 5/s or 60/min");
+    char fix[QUOTE_LEN + 32];
+    if (rc < 0 && rc != SIM_ERANGE && in_word(text, word, fix, sizeof fix)) {
+        char q[QUOTE_LEN];
+        yw_error(w, v, kp, "expected %s, got %s; did you mean \"%s\"?", hint, describe(q, v),
+                 fix);
+        return false;
+    }
     unit_error(w, v, kp, rc, 'c', fmt_double_bound(los, sizeof los, lo),
-               fmt_double_bound(his, sizeof his, hi), unit);
+               fmt_double_bound(his, sizeof his, hi), unit, hint);
     return false;
 }
 
