@@ -280,6 +280,25 @@ void ydiag_report(const ydiag *g, FILE *out, const char *file)
 
 #define OOM_MSG "out of memory while reading the file"
 
+/* The 0-based line and column of byte `off` of text, as libyaml's scanner counts them:
+ * a line ends at \n, \r\n or \r, and a column is a character (a UTF-8 lead byte; a
+ * byte-order mark at the start counts for none). */
+static yaml_mark_t offset_mark(const char *text, size_t len, size_t off)
+{
+    yaml_mark_t m = {off, 0, 0};
+    size_t i = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    for (; i < off && i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '\n' || (c == '\r' && (i + 1 >= len || text[i + 1] != '\n'))) {
+            m.line++;
+            m.column = 0;
+        } else if (c != '\r' && (c & 0xC0) != 0x80) {
+            m.column++;
+        }
+    }
+    return m;
+}
+
 /* Report a libyaml failure. Scanner, parser and composer errors have a problem mark
  * (and often a context: "while scanning a simple key" with where it started); reader
  * errors (bad UTF-8, control characters) have only a byte offset. */
@@ -300,10 +319,46 @@ static void report_parser_error(ydiag *g, const char *name, const yaml_parser_t 
     case YAML_MEMORY_ERROR:
         ydiag_add(g, name, NULL, "", OOM_MSG);
         break;
-    case YAML_READER_ERROR:
-        ydiag_add(g, name, NULL, "", "invalid YAML: %s at byte %zu; save the file as UTF-8",
-                  problem, p->problem_offset);
+    case YAML_READER_ERROR: {
+        /* The reader gives only a byte offset: its line and column, counted as the
+         * scanner counts them (characters, not bytes), place it like any other error. */
+        yaml_mark_t m = offset_mark(text, len, p->problem_offset);
+        bool control = strcmp(problem, "control characters are not allowed") == 0;
+        if (control && p->problem_value == 0)
+            /* NULs between the letters are what UTF-16 without a byte-order mark looks
+             * like to a UTF-8 reader. */
+            ydiag_add(g, name, &m, "",
+                      "invalid YAML: a NUL byte is not allowed in YAML text; if the file was "
+                      "saved as UTF-16, save it as UTF-8, otherwise delete it");
+        else if (control)
+            ydiag_add(g, name, &m, "",
+                      "invalid YAML: the control character U+%04X is not allowed in YAML text, "
+                      "which holds only tabs, line breaks and printable characters; delete it",
+                      (unsigned)p->problem_value);
+        else {
+            /* libyaml places a bad trailing octet after the byte that began the
+             * sequence (the Latin-1 0xE9 of "caf\xe9,"): point at that byte instead. */
+            size_t at_byte = p->problem_offset < len ? p->problem_offset : len;
+            if (strstr(problem, "trailing") != NULL) {
+                size_t k = at_byte;
+                while (k > 0 && at_byte - k < 4 && ((unsigned char)text[k - 1] & 0xC0) == 0x80)
+                    k--;
+                if (k > 0 && ((unsigned char)text[k - 1] & 0xC0) == 0xC0)
+                    at_byte = k - 1;
+            }
+            m = offset_mark(text, len, at_byte);
+            if (at_byte < len)
+                ydiag_add(g, name, &m, "",
+                          "invalid YAML: the text is not valid UTF-8 here (byte 0x%02X); save "
+                          "the file as UTF-8",
+                          (unsigned)(unsigned char)text[at_byte]);
+            else
+                ydiag_add(g, name, &m, "",
+                          "invalid YAML: the text is not valid UTF-8 here (the file ends inside "
+                          "a character); save the file as UTF-8");
+        }
         break;
+    }
     default:
         if (p->context != NULL)
             ydiag_add(g, name, &p->problem_mark, "",

@@ -385,12 +385,36 @@ START_TEST(test_syntax_error_tab)
 }
 END_TEST
 
+/* A reader error (bad UTF-8, a control character) has only a byte offset: it is placed at
+ * its line and column (characters, not bytes), and a control character in a UTF-8 file
+ * is not called an encoding problem. */
 START_TEST(test_bad_utf8)
 {
     static const char text[] = "name: caf\xe9\n";
     ck_assert_int_eq(ydoc_load_string(&d, "s.yaml", text, sizeof text - 1, &g), SIM_ESYNTAX);
-    expect_one("kdsim: s.yaml: invalid YAML: incomplete UTF-8 octet sequence at byte 9; save the "
-               "file as UTF-8");
+    expect_one("kdsim: s.yaml:1:10: invalid YAML: the text is not valid UTF-8 here (byte 0xE9); "
+               "save the file as UTF-8");
+    ydiag_fini(&g);
+    static const char lead[] = "a: 1\r\nb: \xc3\xa9t\xc3\xa9 \xff\n";
+    ck_assert_int_eq(ydoc_load_string(&d, "s.yaml", lead, sizeof lead - 1, &g), SIM_ESYNTAX);
+    expect_one("kdsim: s.yaml:2:8: invalid YAML: the text is not valid UTF-8 here (byte 0xFF); "
+               "save the file as UTF-8");
+    ydiag_fini(&g);
+    static const char trail[] = "a: caf\xe9, x\n"; /* Latin-1: 0xE9 then a comma */
+    ck_assert_int_eq(ydoc_load_string(&d, "s.yaml", trail, sizeof trail - 1, &g), SIM_ESYNTAX);
+    expect_one("kdsim: s.yaml:1:7: invalid YAML: the text is not valid UTF-8 here (byte 0xE9); "
+               "save the file as UTF-8");
+    ydiag_fini(&g);
+    static const char bel[] = "\xef\xbb\xbf" "a: 1\nb: x\a\n";
+    ck_assert_int_eq(ydoc_load_string(&d, "s.yaml", bel, sizeof bel - 1, &g), SIM_ESYNTAX);
+    expect_one("kdsim: s.yaml:2:5: invalid YAML: the control character U+0007 is not allowed in "
+               "YAML text, which holds only tabs, line breaks and printable characters; delete "
+               "it");
+    ydiag_fini(&g);
+    static const char nul[] = "a: 1\r\rb: 2\0\n";
+    ck_assert_int_eq(ydoc_load_string(&d, "s.yaml", nul, sizeof nul - 1, &g), SIM_ESYNTAX);
+    expect_one("kdsim: s.yaml:3:5: invalid YAML: a NUL byte is not allowed in YAML text; if the "
+               "file was saved as UTF-16, save it as UTF-8, otherwise delete it");
 }
 END_TEST
 
