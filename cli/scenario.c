@@ -665,23 +665,10 @@ static int load_any(kdsim_scenario *sc, const char *path, const char *text, size
                                      "stream and producers (see README.md, Scenario reference)");
         return SIM_EINVAL;
     }
-    for (size_t i = 0; i < n_sets; i++) {
-        /* "--seed seed=7": an override that another option made (see scenario.h). */
-        const char *sp = strchr(sets[i], ' ');
-        if (strncmp(sets[i], "--", 2) == 0 && sp) {
-            static const char *const opts[] = {"--seed", "--duration", "--prices"};
-            const char *origin = "--set";
-            for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
-                if ((size_t)(sp - sets[i]) == strlen(opts[k]) &&
-                    strncmp(sets[i], opts[k], strlen(opts[k])) == 0)
-                    origin = opts[k];
-            ydoc_set_as(&sc->doc, origin, sp + 1, g);
-        } else {
-            ydoc_set(&sc->doc, sets[i], g);
-        }
-    }
-    if (g->n > before)
-        return SIM_EINVAL;
+    /* An override that fails leaves the document as it was: the file's own errors are
+     * still worth reporting with it. */
+    for (size_t i = 0; i < n_sets; i++)
+        ydoc_set_any(&sc->doc, sets[i], g); /* the forms of scenario.h */
 
     ywalk w = {&sc->doc, g};
     root = ydoc_root(&sc->doc); /* --set may have moved the nodes */

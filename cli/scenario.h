@@ -52,10 +52,12 @@ typedef struct kdsim_scenario {
 } kdsim_scenario;
 
 /* Load and validate `path` with overrides `sets` ("key.path=value", applied in order;
- * "--seed seed=7" marks an override made by the option --seed, --duration or
- * --prices, so that errors about it name that option).
+ * "--seed seed=7" marks an override made by the option --seed, --duration, --prices or
+ * --vary, so that errors about it name that option, and "\x1fFILE\x1fLINE:COL\x1fkey=value"
+ * one written at FILE:LINE:COL, a sweep's value: ydoc_set_any).
  * Returns 0 when the scenario is valid; otherwise SIM_EINVAL (or SIM_EIO) with every
- * problem in `g`. On any return, kdsim_scenario_fini() must be called. */
+ * problem in `g`, those of the file as well as those of the overrides. On any return,
+ * kdsim_scenario_fini() must be called. */
 int kdsim_scenario_load(kdsim_scenario *sc, const char *path, const char *const *sets,
                         size_t n_sets, ydiag *g);
 

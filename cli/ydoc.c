@@ -24,25 +24,36 @@
 #define CLI_MARK SIZE_MAX
 #define CLI_FILE "--set"
 
-/* The command-line options that nodes can come from ("--set", "--seed", ...): a
- * command-line node's start_mark.line is an index into this table, so that an error
- * about it names the option the user typed. Origins are static strings. */
-#define MAX_ORIGINS 16
-static const char *origins[MAX_ORIGINS] = {CLI_FILE};
-static size_t n_origins = 1;
+/* Where command-line nodes come from: an option ("--set", "--seed", ...), or a place in
+ * another file (a sweep's value at sweep.yaml:12:20). A command-line node's
+ * start_mark.line is an index into this table, so that an error about it names what the
+ * user wrote and where. Entries are added once and kept for the process's life (a few per
+ * option, one per value of a sweep). */
+static void *xrealloc(void *p, size_t n);
+static char *xstrdup(const char *s);
+static int set_one(ydoc *d, const char *assignment, ydiag *g);
 
-static size_t origin_index(const char *origin)
+typedef struct set_origin {
+    char *file;       /* owned: "--set", or a file name */
+    size_t line, col; /* 1-based place in that file; 0 for an option */
+} set_origin;
+static set_origin *origins;
+static size_t n_origins, cap_origins;
+
+static size_t origin_index(const char *file, size_t line, size_t col)
 {
     for (size_t i = 0; i < n_origins; i++)
-        if (strcmp(origins[i], origin) == 0)
+        if (origins[i].line == line && origins[i].col == col && strcmp(origins[i].file, file) == 0)
             return i;
-    if (n_origins == MAX_ORIGINS)
-        return 0;
-    origins[n_origins] = origin;
+    if (n_origins == cap_origins) {
+        cap_origins = cap_origins ? 2 * cap_origins : 16;
+        origins = xrealloc(origins, cap_origins * sizeof *origins);
+    }
+    origins[n_origins] = (set_origin){xstrdup(file), line, col};
     return n_origins++;
 }
 
-/* The origin of the nodes being created by the current ydoc_set_as() call. */
+/* The origin of the nodes being created by the current ydoc_set_*() call. */
 static size_t current_origin;
 
 /* Room for a key path in messages ("producers[12].latency.median"); longer paths are
@@ -184,9 +195,15 @@ static void diag_push(ydiag *g, const char *file, const yaml_mark_t *mark, const
         g->items = xrealloc(g->items, g->cap * sizeof *g->items);
     }
     ydiag_item *it = &g->items[g->n++];
+    yaml_mark_t at;
     if (mark != NULL && mark->index == CLI_MARK) {
-        file = mark->line < n_origins ? origins[mark->line] : CLI_FILE;
+        const set_origin *o = mark->line < n_origins ? &origins[mark->line] : NULL;
+        file = o ? o->file : CLI_FILE;
         mark = NULL;
+        if (o && o->line > 0) {
+            at = (yaml_mark_t){0, o->line - 1, o->col - 1};
+            mark = &at;
+        }
     }
     it->file = xstrdup(file ? file : "");
     it->line = mark ? (long)mark->line + 1 : 0; /* libyaml counts from 0, GNU from 1 */
@@ -604,6 +621,7 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
 {
     yaml_document_t *doc = &d->doc;
     char where[PATH_LEN] = ""; /* the path walked so far, for messages */
+    const yaml_mark_t here = {CLI_MARK, current_origin, 0}; /* the override's origin */
     /* ydoc_load_* always leaves a root, and libyaml's root is the first node added. */
     SIM_ASSERT(yaml_document_get_root_node(doc) != NULL);
     int cur = 1;
@@ -616,7 +634,7 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
         if (steps[s].key != NULL) {
             const char *key = steps[s].key;
             if (node->type != YAML_MAPPING_NODE) {
-                ydiag_add(g, origins[current_origin], NULL, where,
+                ydiag_add(g, "", &here, where,
                           "cannot set key '%s': the value here is %s, not a mapping", key,
                           node->type == YAML_SEQUENCE_NODE ? "a list" : "a single value");
                 return SIM_EINVAL;
@@ -636,7 +654,7 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
                 continue;
             }
             if (!last && steps[s + 1].key == NULL) {
-                ydiag_add(g, origins[current_origin], NULL, where,
+                ydiag_add(g, "", &here, where,
                           "no such list; [%zu] can only change an item the file defines",
                           steps[s + 1].index);
                 return SIM_EINVAL;
@@ -653,7 +671,7 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
         } else {
             size_t i = steps[s].index;
             if (node->type != YAML_SEQUENCE_NODE) {
-                ydiag_add(g, origins[current_origin], NULL, where,
+                ydiag_add(g, "", &here, where,
                           "cannot use [%zu]: the value here is %s", i,
                           node->type == YAML_MAPPING_NODE ? "a mapping, not a list"
                                                           : "a single value, not a list");
@@ -662,10 +680,10 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
             size_t len = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
             if (i >= len) {
                 if (len == 0)
-                    ydiag_add(g, origins[current_origin], NULL, where,
+                    ydiag_add(g, "", &here, where,
                               "no item [%zu]: the list is empty", i);
                 else
-                    ydiag_add(g, origins[current_origin], NULL, where,
+                    ydiag_add(g, "", &here, where,
                               "no item [%zu]: the list has %zu item%s (indices 0 to %zu)", i, len,
                               len == 1 ? "" : "s", len - 1);
                 return SIM_EINVAL;
@@ -688,7 +706,7 @@ add_failed:
     /* libyaml refuses a scalar that is not valid UTF-8 (or runs out of memory); a key
      * path that was accepted is valid UTF-8 only if the value is the culprit, so name
      * both. */
-    ydiag_add(g, origins[current_origin], NULL, where, "the key or value is not valid UTF-8 text");
+    ydiag_add(g, "", &here, where, "the key or value is not valid UTF-8 text");
     return SIM_EINVAL;
 }
 
@@ -697,19 +715,63 @@ int ydoc_set(ydoc *d, const char *assignment, ydiag *g)
     return ydoc_set_as(d, CLI_FILE, assignment, g);
 }
 
+int ydoc_set_at(ydoc *d, const char *file, long line, long col, const char *assignment,
+                ydiag *g)
+{
+    current_origin = origin_index(file, line > 0 ? (size_t)line : 0,
+                                  line > 0 && col > 0 ? (size_t)col : line > 0 ? 1 : 0);
+    return set_one(d, assignment, g);
+}
+
 int ydoc_set_as(ydoc *d, const char *origin, const char *assignment, ydiag *g)
 {
+    current_origin = origin_index(origin, 0, 0);
+    return set_one(d, assignment, g);
+}
+
+int ydoc_set_any(ydoc *d, const char *set, ydiag *g)
+{
+    if (set[0] == '\x1f') {
+        /* "\x1fFILE\x1fLINE:COL\x1fkey=value": written at FILE:LINE:COL. */
+        const char *f = set + 1, *fe = strchr(f, '\x1f');
+        char *end = NULL;
+        long line = fe ? strtol(fe + 1, &end, 10) : 0;
+        long col = end && *end == ':' ? strtol(end + 1, &end, 10) : 0;
+        if (fe && end && *end == '\x1f') {
+            char *file = xrealloc(NULL, (size_t)(fe - f) + 1);
+            memcpy(file, f, (size_t)(fe - f));
+            file[fe - f] = '\0';
+            int rc = ydoc_set_at(d, file, line, col, end + 1, g);
+            free(file);
+            return rc;
+        }
+    }
+    /* "--seed seed=7": an override that the option --seed made. */
+    const char *sp = strchr(set, ' ');
+    if (strncmp(set, "--", 2) == 0 && sp) {
+        static const char *const opts[] = {"--seed", "--duration", "--prices", "--vary"};
+        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
+            if ((size_t)(sp - set) == strlen(opts[k]) &&
+                strncmp(set, opts[k], strlen(opts[k])) == 0)
+                return ydoc_set_as(d, opts[k], sp + 1, g);
+        return ydoc_set(d, sp + 1, g);
+    }
+    return ydoc_set(d, set, g);
+}
+
+/* Apply one override with the current origin. */
+static int set_one(ydoc *d, const char *assignment, ydiag *g)
+{
     char q[QUOTE_LEN];
-    current_origin = origin_index(origin);
-    const char *CLI_ORIGIN = origins[current_origin];
+    const yaml_mark_t here = {CLI_MARK, current_origin, 0};
     const char *eq = strchr(assignment, '=');
     if (d == NULL || !d->loaded) {
-        ydiag_add(g, CLI_ORIGIN, NULL, "", "no scenario is loaded to apply %s to",
+        ydiag_add(g, "", &here, "", "no scenario is loaded to apply %s to",
                   quote(q, assignment));
         return SIM_EINVAL;
     }
     if (eq == NULL || eq == assignment) {
-        ydiag_add(g, CLI_ORIGIN, NULL, "",
+        ydiag_add(g, "", &here, "",
                   "expected key.path=value (such as stream.shards=4 or producers[0].rate=500/s),"
                   " got %s",
                   quote(q, assignment));
@@ -725,7 +787,7 @@ int ydoc_set_as(ydoc *d, const char *origin, const char *assignment, ydiag *g)
     size_t n = split_path(path, steps, SET_MAX_STEPS);
     int rc;
     if (n == 0) {
-        ydiag_add(g, CLI_ORIGIN, NULL, "",
+        ydiag_add(g, "", &here, "",
                   "expected key.path=value with keys joined by '.' and list items as [0] "
                   "(such as producers[0].rate=500/s), got %s",
                   quote(q, assignment));

@@ -89,8 +89,20 @@ int ydoc_set(ydoc *d, const char *assignment, ydiag *g);
 
 /* The same for an override that comes from another option (`--seed 7` is applied as
  * ydoc_set_as(d, "--seed", "seed=7", g)): errors about it name that option instead of
- * --set. `origin` must be a static string. */
+ * --set. `origin` is copied. */
 int ydoc_set_as(ydoc *d, const char *origin, const char *assignment, ydiag *g);
+
+/* The same for an override written at line:col (1-based) of another file, as a sweep's
+ * values are: errors about it are reported at `file:line:col:`. `file` is copied. */
+int ydoc_set_at(ydoc *d, const char *file, long line, long col, const char *assignment,
+                ydiag *g);
+
+/* Apply one override in any of the forms the scenario loader takes (scenario.h):
+ * "key.path=value" (from --set); "--OPT key.path=value", made by the option --OPT
+ * (--seed, --duration, --prices or --vary; another --OPT counts as --set); or
+ * "\x1fFILE\x1fLINE:COL\x1fkey.path=value", written at FILE:LINE:COL. Returns as
+ * ydoc_set(). */
+int ydoc_set_any(ydoc *d, const char *set, ydiag *g);
 
 /* ---- walking ---------------------------------------------------------------------- */
 
