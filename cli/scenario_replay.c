@@ -1,7 +1,9 @@
 /* scenario_replay.c - loading a producer's replayed trace (scenario_replay.h). */
 #include "scenario_replay.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,18 +43,30 @@ void kdsim_load_replay(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, yaml_node_
     if (!yw_str(w, n, kp, "file", true, &file))
         return;
     char *path = beside(sc->path, file);
-    kdsim_trace t;
-    size_t before = w->g->n;
-    if (kdsim_trace_read(path, &t, w->g) != 0) {
-        char fp[PATH];
-        yw_error(w, yw_get(w, n, "file"), yw_path(fp, sizeof fp, kp, "file"),
-                 "cannot use the trace %s (see the message%s above)%s", path,
-                 w->g->n - before > 1 ? "s" : "",
-                 file[0] == '/' ? "" : "; the path is relative to the scenario's folder");
+    char fp[PATH];
+    yw_path(fp, sizeof fp, kp, "file");
+    /* A file that is not there is one error, at the key, with where it was looked for; a
+     * file that is there has its own errors under its name (sorted after or before this
+     * file's, so "above" would be a guess). */
+    FILE *probe = fopen(path, "rb");
+    if (!probe) {
+        yw_error(w, yw_get(w, n, "file"), fp, "cannot open the trace %s: %s%s", path,
+                 strerror(errno),
+                 file[0] == '/' ? "" : " (the path is relative to the scenario's folder)");
         free(path);
         return;
     }
-    char fp[PATH];
+    fclose(probe);
+    kdsim_trace t;
+    size_t before = w->g->n;
+    if (kdsim_trace_read(path, &t, w->g) != 0) {
+        size_t k = w->g->n - before;
+        yw_error(w, yw_get(w, n, "file"), fp,
+                 "cannot use the trace %s: it has %zu error%s, reported with its name", path,
+                 k, k == 1 ? "" : "s");
+        free(path);
+        return;
+    }
     kdsim_add_input(sc, yw_path(fp, sizeof fp, kp, "file"), file, path);
     free(path);
     double biggest = 0;

@@ -257,8 +257,8 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
             continue;
         }
         cell_text(tc, buf, sizeof buf);
-        bool ok = kdsim_parse_utc(buf, &r.t);
-        if (!ok)
+        bool time_ok = kdsim_parse_utc(buf, &r.t);
+        if (!time_ok)
             err_at(g, name, line_no, tc->col,
                    "expected a UTC time like 2026-09-14T08:05:00Z or Unix seconds, got \"%s\"",
                    buf);
@@ -266,15 +266,15 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
             cell_text(&cells[rcol], buf, sizeof buf);
             err_at(g, name, line_no, cells[rcol].col,
                    "IncomingRecords: expected a count >= 0 (or an empty cell), got \"%s\"", buf);
-            ok = false;
         }
         if (bcol >= 0 && !read_count(&cells[bcol], &r.bytes)) {
             cell_text(&cells[bcol], buf, sizeof buf);
             err_at(g, name, line_no, cells[bcol].col,
                    "IncomingBytes: expected a count >= 0 (or an empty cell), got \"%s\"", buf);
-            ok = false;
         }
-        if (!ok)
+        /* A row whose time reads takes part in the timing checks below even when a count
+         * is bad: every error of the file is reported at once. */
+        if (!time_ok)
             continue;
         if (n_rows == cap) {
             cap = cap ? cap * 2 : 1024;
@@ -289,9 +289,9 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
                "(timestamp,IncomingRecords,IncomingBytes) and one row a minute");
     else if (g->n == before && n_rows == 0)
         err_at(g, name, 0, 0, "the trace has a header but no rows");
-    if (g->n > before) {
+    if (n_rows == 0) {
         free(rows);
-        return SIM_EINVAL;
+        return g->n > before ? SIM_EINVAL : 0;
     }
     qsort(rows, n_rows, sizeof *rows, by_time);
     int64_t t0 = rows[0].t;
@@ -307,7 +307,7 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
                    (long long)(rows[i].t - t0));
         }
     }
-    if (g->n == before && (rows[n_rows - 1].t - t0) / 60 >= MAX_MINUTES)
+    if ((rows[n_rows - 1].t - t0) / 60 >= MAX_MINUTES)
         err_at(g, name, rows[n_rows - 1].line, (size_t)1,
                "the trace spans more than 400 days (the longest run)");
     if (g->n > before) {

@@ -142,6 +142,21 @@ START_TEST(test_errors)
     ck_assert_str_eq(first_error(), "3:1: this minute already has a row (line 2)");
     ydiag_fini(&g);
     ydiag_init(&g);
+    /* A bad cell does not hide the rows' timing errors, its own row's included. */
+    ck_assert_int_eq(parse("timestamp,IncomingRecords\n"
+                           "2026-09-14T00:00:00Z,x\n"
+                           "2026-09-14T00:01:00Z,2\n"
+                           "2026-09-14T00:01:00Z,3\n"
+                           "2026-09-14T00:02:30Z,4\n"),
+                     SIM_EINVAL);
+    ck_assert_uint_eq(g.n, 3);
+    ck_assert_str_eq(first_error(), "2:22: IncomingRecords: expected a count >= 0 (or an empty "
+                                    "cell), got \"x\"");
+    ck_assert_int_eq(g.items[1].line, 4);
+    ck_assert_str_eq(g.items[1].msg, "this minute already has a row (line 3)");
+    ck_assert_int_eq(g.items[2].line, 5);
+    ydiag_fini(&g);
+    ydiag_init(&g);
     ck_assert_int_eq(parse("# only a comment\n"), SIM_EINVAL);
     ck_assert_int_eq(g.items[0].line, 0);
     ck_assert_int_eq(kdsim_trace_read("/nonexistent/trace.csv", &t, &g), SIM_EIO);

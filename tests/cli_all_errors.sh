@@ -38,4 +38,28 @@ k set-and-file 2 validate "$tmp/typo.yaml" --set 'producers[3].rate=1/s' &&
         "kdsim: $tmp/typo.yaml:8:5: producers[0]: unknown key 'record_sise'; did you mean 'record_size'?" \
         "kdsim: 4 errors in $tmp/typo.yaml; nothing was run"
 
+# A replayed trace with a bad cell: its rows' timing is still checked (a repeated minute
+# on another row), and the scenario's message neither says "above" of messages sorted
+# after it nor blames the path of a file that was found.
+printf 'timestamp,IncomingRecords\n2026-09-14T00:00:00Z,x\n2026-09-14T00:01:00Z,2\n2026-09-14T00:01:00Z,3\n' \
+    >"$tmp/trace.csv"
+cat >"$tmp/replay.yaml" <<'YAML'
+duration: 10m
+stream: {shards: 2}
+producers:
+  - name: p
+    rate: {profile: replay, file: trace.csv}
+    record_size: 1 KiB
+  - name: q
+    rate: {profile: replay, file: missing.csv}
+    record_size: 1 KiB
+YAML
+k replay 2 validate "$tmp/replay.yaml" &&
+    expect replay \
+        "kdsim: $tmp/trace.csv:2:22: IncomingRecords: expected a count >= 0 (or an empty cell), got \"x\"" \
+        "kdsim: $tmp/trace.csv:4:1: this minute already has a row (line 3)" \
+        "kdsim: $tmp/replay.yaml:5:35: producers[0].rate.file: cannot use the trace $tmp/trace.csv: it has 2 errors, reported with its name" \
+        "kdsim: $tmp/replay.yaml:8:35: producers[1].rate.file: cannot open the trace $tmp/missing.csv: No such file or directory (the path is relative to the scenario's folder)" \
+        "kdsim: 4 errors in $tmp/replay.yaml; nothing was run"
+
 cli_finish cli_all_errors

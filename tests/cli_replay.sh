@@ -65,8 +65,9 @@ grep -q "bad.csv:3:22: IncomingRecords: expected a count >= 0 (or an empty cell)
 grep -q "badrow.yaml:24:35: producers\[0\].rate.file: cannot use the trace" "$tmp/badrow.err" ||
     fail "a bad trace does not point at the scenario key: $(cat "$tmp/badrow.err")"
 k missing 2 run "$scenario" --set 'producers[0].rate.file=nowhere.csv'
-grep -q "cannot open the trace: No such file or directory" "$tmp/missing.err" ||
-    fail "a missing trace: $(cat "$tmp/missing.err")"
+grep -q "producers\[0\].rate.file: cannot open the trace scenarios/nowhere.csv: No such file or directory" \
+    "$tmp/missing.err" || fail "a missing trace: $(cat "$tmp/missing.err")"
+[ "$(wc -l <"$tmp/missing.err")" = 2 ] || fail "a missing trace is one error: $(cat "$tmp/missing.err")"
 grep -q "relative to the scenario's folder" "$tmp/missing.err" ||
     fail "a missing trace: no hint about the folder"
 k nosize 2 run scenarios/acme-clickstream.yaml --set 'producers[0].record_size=trace'
