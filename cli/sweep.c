@@ -34,8 +34,9 @@
 #define MAX_RUNS 10000000 /* points x replications */
 
 typedef struct param {
-    const char *key; /* borrowed from the document: a scenario key path */
-    char **values;   /* owned: the values as scenario text */
+    const char *key;    /* borrowed from the document: a scenario key path */
+    char **values;      /* owned: the values as scenario text */
+    yaml_mark_t *marks; /* owned: where each value is written (a range's: the range) */
     size_t n;
 } param;
 
@@ -50,7 +51,9 @@ typedef struct sweep {
     bool has_seed;
     uint64_t seed;
     sim_time warmup;
-    char **fixed; /* owned "key=value" from `set` */
+    yaml_mark_t warmup_mark; /* where `warmup` is written (the file's start without it) */
+    char **fixed;            /* owned "key=value" from `set` */
+    yaml_mark_t *fixed_marks; /* owned: where each value of `set` is written */
     size_t n_fixed;
     param *params; /* owned */
     size_t n_params;
@@ -65,10 +68,12 @@ static void sweep_fini(sweep *s)
     for (size_t i = 0; i < s->n_fixed; i++)
         free(s->fixed[i]);
     free(s->fixed);
+    free(s->fixed_marks);
     for (size_t i = 0; i < s->n_params; i++) {
         for (size_t k = 0; k < s->params[i].n; k++)
             free(s->params[i].values[k]);
         free(s->params[i].values);
+        free(s->params[i].marks);
     }
     free(s->params);
     memset(s, 0, sizeof *s);
@@ -83,10 +88,12 @@ static char *beside(const char *base, const char *rel)
     return kdsim_strdupf("%.*s%s", (int)(slash - base + 1), base, rel);
 }
 
-static void add_value(param *p, char *v)
+static void add_value(param *p, char *v, const yaml_node_t *at)
 {
     p->values = realloc(p->values, (p->n + 1) * sizeof *p->values);
-    SIM_ASSERT(p->values != NULL);
+    p->marks = realloc(p->marks, (p->n + 1) * sizeof *p->marks);
+    SIM_ASSERT(p->values != NULL && p->marks != NULL);
+    p->marks[p->n] = at->start_mark;
     p->values[p->n++] = v;
 }
 
@@ -110,7 +117,7 @@ static void load_param(ywalk *w, yaml_node_t *k, yaml_node_t *v, param *p)
             yw_index(ip, sizeof ip, kp, i);
             const char *t = yw_scalar(w, yw_seq_item(w, v, i), ip);
             if (t)
-                add_value(p, kdsim_strdupf("%s", t));
+                add_value(p, kdsim_strdupf("%s", t), yw_seq_item(w, v, i));
         }
         return;
     }
@@ -144,7 +151,7 @@ static void load_param(ywalk *w, yaml_node_t *k, yaml_node_t *v, param *p)
         double x = from + (double)i * step;
         char num[64];
         snprintf(num, sizeof num, "%.10g", x);
-        add_value(p, unit ? kdsim_strdupf("%s %s", num, unit) : kdsim_strdupf("%s", num));
+        add_value(p, unit ? kdsim_strdupf("%s %s", num, unit) : kdsim_strdupf("%s", num), v);
     }
 }
 
@@ -184,6 +191,8 @@ static int sweep_load(sweep *s, const char *file, ydiag *g)
         s->reps = (unsigned long)u;
     s->has_seed = yw_u64(&w, root, "", "seed", false, 0, UINT64_MAX, &s->seed);
     yw_duration(&w, root, "", "warmup", false, 0, SIM_DAY(400), &s->warmup);
+    yaml_node_t *wn = yw_get(&w, root, "warmup");
+    s->warmup_mark = (wn ? wn : root)->start_mark;
     yaml_node_t *set = yw_get(&w, root, "set");
     if (set && yw_is_map(&w, set, "set")) {
         for (yaml_node_pair_t *pr = set->data.mapping.pairs.start; pr < set->data.mapping.pairs.top;
@@ -197,7 +206,9 @@ static int sweep_load(sweep *s, const char *file, ydiag *g)
             if (!vt)
                 continue;
             s->fixed = realloc(s->fixed, (s->n_fixed + 1) * sizeof *s->fixed);
-            SIM_ASSERT(s->fixed != NULL);
+            s->fixed_marks = realloc(s->fixed_marks, (s->n_fixed + 1) * sizeof *s->fixed_marks);
+            SIM_ASSERT(s->fixed != NULL && s->fixed_marks != NULL);
+            s->fixed_marks[s->n_fixed] = v->start_mark;
             s->fixed[s->n_fixed++] = kdsim_strdupf("%s=%s", kt, vt);
         }
     }
@@ -246,6 +257,46 @@ static size_t point_sets(const sweep *s, size_t p, char **sets, const char **val
     for (size_t i = 0; i < s->n_params; i++)
         sets[n++] = kdsim_strdupf("%s=%s", s->params[i].key, vals[i]);
     return n;
+}
+
+/* Check point p before anything runs, its errors into g: the scenario loads under the
+ * point's overrides, each marked with where the sweep file writes it (scenario.h), so
+ * that an error about a value is reported at that value, and the warm-up is shorter
+ * than the run. Returns 0 and the scenario's seed in *seed, or SIM_EINVAL. */
+static int check_point(const sweep *s, size_t p, ydiag *g, uint64_t *seed)
+{
+    size_t n = s->n_fixed + s->n_params, k = 0;
+    char **sets = calloc(n ? n : 1, sizeof *sets);
+    SIM_ASSERT(sets != NULL);
+    for (size_t i = 0; i < s->n_fixed; i++)
+        sets[k++] = kdsim_strdupf("\x1f%s\x1f%zu:%zu\x1f%s", s->file, s->fixed_marks[i].line + 1,
+                                  s->fixed_marks[i].column + 1, s->fixed[i]);
+    size_t rem = p;
+    for (size_t i = s->n_params; i-- > 0;) {
+        const param *q = &s->params[i];
+        size_t v = rem % q->n;
+        rem /= q->n;
+        sets[s->n_fixed + i] = kdsim_strdupf("\x1f%s\x1f%zu:%zu\x1f%s=%s", s->file,
+                                             q->marks[v].line + 1, q->marks[v].column + 1,
+                                             q->key, q->values[v]);
+    }
+    kdsim_scenario sc = {0};
+    int rc = kdsim_scenario_load(&sc, s->scenario, (const char *const *)sets, n, g);
+    if (!rc && s->warmup >= sc.world.duration) {
+        char a[32], b[32];
+        ydiag_add(g, s->file, &s->warmup_mark, "warmup",
+                  "the warm-up (%s) must be shorter than the run (%s)",
+                  sim_fmt_duration(a, sizeof a, s->warmup),
+                  sim_fmt_duration(b, sizeof b, sc.world.duration));
+        rc = SIM_EINVAL;
+    } else if (!rc) {
+        *seed = sc.world.seed;
+    }
+    kdsim_scenario_fini(&sc);
+    for (size_t i = 0; i < n; i++)
+        free(sets[i]);
+    free(sets);
+    return rc;
 }
 
 /* ---- tables ---------------------------------------------------------------------------- */
@@ -569,9 +620,12 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
     json_t *meta = json_object(), *pts = json_array(), *seeds = json_array();
     SIM_ASSERT(psets && pn && vals && meta && pts && seeds);
 
-    /* Check every point before running any, so a bad value stops the sweep whole. */
+    /* Check every point before running any, so a bad value stops the sweep whole; every
+     * bad value is reported at its place in the sweep file, and an error that many
+     * points share (one of the scenario's own) once. */
     uint64_t master = sw.seed;
     bool bad = false;
+    ydiag_init(&g);
     for (size_t p = 0; p < np; p++) {
         psets[p] = calloc(sw.n_fixed + sw.n_params + 1, sizeof **psets);
         SIM_ASSERT(psets[p] != NULL);
@@ -583,19 +637,17 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
         json_object_set_new(po, "point", json_integer((json_int_t)p));
         json_object_set_new(po, "parameters", pv);
         json_array_append_new(pts, po);
-        uint64_t seed;
-        if (kdsim_scenario_check(sw.scenario, (const char *const *)psets[p], pn[p], sw.warmup, err,
-                                 &seed)) {
-            fprintf(err, "kdsim: (in point %zu of %s", p, file);
-            for (size_t i = 0; i < sw.n_params; i++)
-                fprintf(err, "%s %s=%s", i ? "," : ":", sw.params[i].key, vals[i]);
-            fprintf(err, ")\n");
+        uint64_t seed = 0;
+        if (check_point(&sw, p, &g, &seed) != 0)
             bad = true;
-            break;
-        }
-        if (p == 0 && !sw.has_seed)
+        else if (p == 0 && !sw.has_seed)
             master = seed;
     }
+    if (bad) {
+        ydiag_dedupe(&g);
+        ydiag_report(&g, err, file);
+    }
+    ydiag_fini(&g);
     /* The sweep file, then point 0's run digest: the base scenario's bytes, its
      * overrides and the files it reads (a trace or price file changed on one host is
      * another sweep to kdsim merge). */

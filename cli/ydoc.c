@@ -286,6 +286,29 @@ void ydiag_print(const ydiag *g, FILE *out, const char *prog)
     free(ord);
 }
 
+void ydiag_dedupe(ydiag *g)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        ydiag_item *it = &g->items[i];
+        bool seen = false;
+        /* Quadratic, like ydiag_print: tens of distinct errors, not thousands. */
+        for (size_t j = 0; j < kept && !seen; j++) {
+            const ydiag_item *k = &g->items[j];
+            seen = k->line == it->line && k->col == it->col && strcmp(k->file, it->file) == 0 &&
+                   strcmp(k->path, it->path) == 0 && strcmp(k->msg, it->msg) == 0;
+        }
+        if (seen) {
+            free(it->file);
+            free(it->path);
+            free(it->msg);
+        } else {
+            g->items[kept++] = *it;
+        }
+    }
+    g->n = kept;
+}
+
 void ydiag_report(const ydiag *g, FILE *out, const char *file)
 {
     size_t n = g ? g->n : 0;

@@ -49,6 +49,11 @@ void ydiag_add(ydiag *g, const char *file, const yaml_mark_t *mark, const char *
  * --set) print first as `prog: file: path: msg`; ties keep the order of addition. */
 void ydiag_print(const ydiag *g, FILE *out, const char *prog);
 
+/* Drop every item that repeats an earlier one exactly (file, position, path and
+ * message), keeping the first: for errors collected over several loads of one file, as
+ * a sweep's points are. */
+void ydiag_dedupe(ydiag *g);
+
 /* What every command prints when its input (`file`, with the options applied to it) has
  * errors: each item as ydiag_print(g, out, "kdsim") does, then the summary line
  * `kdsim: N error(s) in FILE; nothing was run` (always: a failed load says so even if

@@ -62,4 +62,37 @@ k replay 2 validate "$tmp/replay.yaml" &&
         "kdsim: $tmp/replay.yaml:8:35: producers[1].rate.file: cannot open the trace $tmp/missing.csv: No such file or directory (the path is relative to the scenario's folder)" \
         "kdsim: 4 errors in $tmp/replay.yaml; nothing was run"
 
+# A sweep: every bad value at its place in the sweep file (a list's item, a range), the
+# error all points share (a bad value under set, a scenario's own bad key) once.
+cat >"$tmp/scenario.yaml" <<'YAML'
+duration: 1m
+stream: {shards: 2, retension: 7d}
+producers: [{name: web, rate: 100 records/s, record_size: 1 KiB}]
+YAML
+cat >"$tmp/sweep.yaml" <<'YAML'
+scenario: scenario.yaml
+warmup: 10s
+set:
+  stream.retention: 1h
+parameters:
+  stream.shards: [2, 0, 99999]
+  producers[0].clients: {from: 0, to: 1, step: 1}
+YAML
+k sweep 2 sweep "$tmp/sweep.yaml" --out "$tmp/sweep-out" &&
+    expect sweep \
+        "kdsim: $tmp/scenario.yaml:2:21: stream: unknown key 'retension'; did you mean 'retention'?" \
+        "kdsim: $tmp/sweep.yaml:4:21: stream.retention: must be between 1d and 365d, got 1h" \
+        "kdsim: $tmp/sweep.yaml:6:22: stream.shards: must be between 1 and 10000, got 0" \
+        "kdsim: $tmp/sweep.yaml:6:25: stream.shards: must be between 1 and 10000, got 99999" \
+        "kdsim: $tmp/sweep.yaml:7:25: producers[0].clients: must be between 1 and 100000, got 0" \
+        "kdsim: 5 errors in $tmp/sweep.yaml; nothing was run"
+[ -e "$tmp/sweep-out" ] && fail "a sweep with bad points wrote $tmp/sweep-out"
+# The warm-up against each point's duration, at the warm-up's place.
+sed -i 's/, retension: 7d//' "$tmp/scenario.yaml"
+printf 'scenario: scenario.yaml\nwarmup: 2m\nparameters:\n  duration: [1m, 5m]\n' >"$tmp/warm.yaml"
+k warm 2 sweep "$tmp/warm.yaml" --out "$tmp/warm-out" &&
+    expect warm \
+        "kdsim: $tmp/warm.yaml:2:9: warmup: the warm-up (2m) must be shorter than the run (1m)" \
+        "kdsim: 1 error in $tmp/warm.yaml; nothing was run"
+
 cli_finish cli_all_errors

@@ -175,8 +175,8 @@ parameters:
   stream.shards: [2, 0]
 EOF
 k badvalue 2 sweep "$tmp/badvalue.yaml" --out "$tmp/badvalue"
-grep -q "in point 1 of .*stream.shards=0" "$tmp/badvalue.err" ||
-    fail "a bad value does not name its point: $(cat "$tmp/badvalue.err")"
+grep -q "badvalue.yaml:3:22: stream.shards: must be between 1 and 10000, got 0" "$tmp/badvalue.err" ||
+    fail "a bad value is not reported at its place: $(cat "$tmp/badvalue.err")"
 [ -e "$tmp/badvalue" ] && fail "a sweep with a bad point ran"
 k badpart 2 sweep "$sweep" --part 4/3
 k nofile 2 sweep
