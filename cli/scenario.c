@@ -265,7 +265,16 @@ static void load_rate(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const char 
         r->amplitude = 0.5;
         yw_double(w, n, kp, "amplitude", false, 0, 1, &r->amplitude);
         r->peak = SIM_HOUR(14);
-        yw_duration(w, n, kp, "peak", false, 0, SIM_DAY(1) - 1, &r->peak);
+        sim_time pk = r->peak;
+        if (yw_duration(w, n, kp, "peak", false, 0, SIM_TIME_MAX, &pk) && pk >= SIM_DAY(1)) {
+            char pp[PATH];
+            yw_error(w, yw_get(w, n, "peak"), yw_path(pp, sizeof pp, kp, "peak"),
+                     "must be a time of day, from 0s up to but not including 24h, got "
+                     "%s; for midnight write 0s",
+                     (const char *)yw_get(w, n, "peak")->data.scalar.value);
+        } else {
+            r->peak = pk;
+        }
         break;
     }
     case KDS_RATE_TABLE: /* `replay`: a CloudWatch trace (scenario_replay.c) */
@@ -541,8 +550,12 @@ static void check_producer(ywalk *w, yaml_node_t *pm, const char *path,
                  c->aggregate, sim_fmt_bytes(a, sizeof a, agg_size),
                  sim_fmt_bytes(b, sizeof b, s->max_record_size));
     }
-    if (c->stop >= 0 && c->stop <= c->start && yw_get(w, pm, "stop"))
-        yw_error(w, yw_get(w, pm, "stop"), path, "stop must be after start");
+    if (c->stop >= 0 && c->stop <= c->start && yw_get(w, pm, "stop")) {
+        char kp[PATH], a[32], b[32];
+        yw_error(w, yw_get(w, pm, "stop"), yw_path(kp, sizeof kp, path, "stop"),
+                 "must be after start (%s), got %s; set a later stop, or an earlier start",
+                 sim_fmt_duration(a, sizeof a, c->start), sim_fmt_duration(b, sizeof b, c->stop));
+    }
     if (c->ordered) {
         char kp[PATH];
         yw_path(kp, sizeof kp, path, "sequence_number_for_ordering");
