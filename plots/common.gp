@@ -14,10 +14,15 @@ set tics nomirror
 set autoscale xfix
 # The time plots span the whole run (xmax: its end in x units), its last minute included;
 # each minute's value is drawn at the middle of its minute (xmid), where it belongs, so a
-# change inside minute m shows between m and m + 1, not a minute early.
+# change inside minute m shows between m and m + 1, not a minute early. A last minute
+# that the run's end cuts short is drawn at the middle of its part in the run: a run of
+# 10 s puts its one minute at 5 s, inside the plot, where the minute's middle (30 s) would
+# leave the plot without a point. A grid (a heat map) keeps whole cells (xcell).
 if (exists('xmax') && xmax > 0) set xrange [0:xmax]
 if (!exists('xstep')) xstep = 1
-xmid(m) = (m + xstep / 2.0) / xdiv
+xcell(m) = (m + xstep / 2.0) / xdiv
+xend(m) = exists('xmax') && xmax > 0 ? (m / xdiv + xmax) / 2.0 : xcell(m)
+xmid(m) = xcell(m) < xend(m) ? xcell(m) : xend(m)
 set xtics out
 set ytics out
 pngterm = strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? 'pngcairo' : 'png'

@@ -20,7 +20,12 @@ if (heat) {
     set grid noxtics noytics
     set key off
     # A grid with holes is not an image: a shard that did not exist yet is drawn as 0.
-    cmd = "plot data skip 1 using (xmid($1)):2:(column(col) == column(col) ? column(col) : 0) with image notitle"
+    cmd = "plot data skip 1 using (xcell($1)):2:(column(col) == column(col) ? column(col) : 0) with image notitle"
+    # One column (a run of a minute or less) gives an image no cell width: draw its cells
+    # as boxes, cut at the run's end.
+    if (npoints <= 1) {
+        cmd = "plot data skip 1 using (xcell($1)):2:(xstep / 2.0 / xdiv):(0.5):(column(col) == column(col) ? column(col) : 0) with boxxyerror fill solid 1.0 noborder lc palette notitle"
+    }
 } else {
     set ylabel unit
     set yrange [0:*]
