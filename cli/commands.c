@@ -29,9 +29,12 @@
 static const char USAGE[] =
     "usage: kdsim run SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
     "                          [--prices FILE] [--json] [--out DIR] [--timing]\n"
+    "                          [--max-memory S] [--trace FILE [--trace-kinds K,...]\n"
+    "                          [--trace-shard ID] [--trace-names N,...]]\n"
     "       kdsim cost SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
     "                           [--prices FILE] [--json] [--max-memory S]\n"
-    "       kdsim validate SCENARIO [--set KEY.PATH=VALUE]... [--prices FILE]\n"
+    "       kdsim validate SCENARIO [--seed N] [--duration T] [--set KEY.PATH=VALUE]...\n"
+    "                               [--prices FILE]\n"
     "       kdsim route [--shards N] KEY...\n"
     "       kdsim run SCENARIO --replications N [--warmup T] [--jobs N] [options of run]\n"
     "       kdsim sweep FILE [--jobs N] [--out DIR] [--part K/N] [--resume]\n"
@@ -676,8 +679,10 @@ static int cmd_validate(args *a, FILE *out, FILE *err)
     kdsim_scenario sc = {0};
     int status = load(a, &sc, err);
     if (!status)
-        fprintf(out, "%s: ok (%zu producers, %zu consumers, %u shards)\n", a->scenario,
-                sc.world.n_producers, sc.world.n_consumers, sc.world.stream.shards);
+        fprintf(out, "%s: ok (%zu producer%s, %zu consumer%s, %u shard%s)\n", a->scenario,
+                sc.world.n_producers, sc.world.n_producers == 1 ? "" : "s", sc.world.n_consumers,
+                sc.world.n_consumers == 1 ? "" : "s", sc.world.stream.shards,
+                sc.world.stream.shards == 1 ? "" : "s");
     kdsim_scenario_fini(&sc);
     return status;
 }

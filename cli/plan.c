@@ -481,7 +481,8 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
             SIM_ASSERT(sets != NULL);
             for (size_t j = 0; j < o.n_sets; j++)
                 sets[j] = o.sets[j];
-            char *kv = kdsim_strdupf("%s=%s", vs[i].key, vs[i].values[k]);
+            /* Marked as --vary's, so that an error about it names that option. */
+            char *kv = kdsim_strdupf("--vary %s=%s", vs[i].key, vs[i].values[k]);
             sets[o.n_sets] = kv;
             kdsim_scenario probe = {0};
             ydiag g;
@@ -489,8 +490,8 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
             int rc = kdsim_scenario_load(&probe, scenario, sets, o.n_sets + 1, &g);
             if (rc) {
                 ydiag_print(&g, err, "kdsim");
-                fprintf(err, "kdsim: --vary %s: %zu error%s with this value; nothing was run\n",
-                        kv, g.n, g.n == 1 ? "" : "s");
+                fprintf(err, "kdsim: --vary %s=%s: %zu error%s with this value; nothing was run\n",
+                        vs[i].key, vs[i].values[k], g.n, g.n == 1 ? "" : "s");
             }
             kdsim_scenario_fini(&probe); /* safe after a failed load, as for sc below */
             ydiag_fini(&g);

@@ -35,6 +35,22 @@ static const char USAGE[] =
     "                 [--duration T] [--set KEY.PATH=VALUE]... [--prices FILE] [--json]\n"
     "                 [--out DIR [--resume]]\n";
 
+/* What --help prints after the usage. */
+static const char HELP[] =
+    "\n"
+    "  run SCENARIO --replications N   run the scenario N times with independent seeds and\n"
+    "                     print each headline figure's mean and 95 % confidence interval\n"
+    "    --replications N 1 to 10000 runs; replication 0 uses the master seed itself\n"
+    "    --warmup T       leave the first T of simulated time out of the statistics\n"
+    "    --jobs N         worker processes (default: every core)\n"
+    "    --seed N         master seed the replications' seeds derive from\n"
+    "    --duration, --set, --prices   as for kdsim run\n"
+    "    --json           print {summary, runs, seeds, ...} instead of the table\n"
+    "    --out DIR        keep each run's result in DIR/runs/, and write\n"
+    "                     DIR/replications.json\n"
+    "    --resume         with --out: keep the runs DIR/runs/ already holds, run the rest\n"
+    "  docs/capacity-planning.md tells more.\n";
+
 /* A number for the text table: counts whole, others to 4 significant digits or more. */
 static const char *show(char *buf, size_t n, double v)
 {
@@ -87,6 +103,7 @@ int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
         const char *s = argv[i];
         if (kdsim_is_help(s)) {
             fputs(USAGE, out);
+            fputs(HELP, out);
             status = KDSIM_EXIT_OK;
             goto done;
         }

@@ -454,8 +454,8 @@ void kdsim_report_text(const json_t *r, FILE *out)
     const json_t *st = json_object_get(r, "stream");
     char ret[32];
     sim_fmt_duration(ret, sizeof ret, (sim_time)llround(jr(st, "retention_h") * 3600e9));
-    fprintf(out, "\nStream %s: %s, %" PRIu64 " open shards, retention %s\n", js(st, "name"),
-            js(st, "mode"), ju(st, "open_shards"), ret);
+    fprintf(out, "\nStream %s: %s, %" PRIu64 " open shard%s, retention %s\n", js(st, "name"),
+            js(st, "mode"), ju(st, "open_shards"), ju(st, "open_shards") == 1 ? "" : "s", ret);
     double secs = jr(r, "duration_s");
     fprintf(out, "  written %" PRIu64 " records (%s), %.1f records/s on average, peak %.0f/s\n",
             ju(st, "records_in"), sim_fmt_bytes(b, sizeof b, ju(st, "bytes_in")),

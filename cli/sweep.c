@@ -504,6 +504,28 @@ static const char SWEEP_USAGE[] =
     "usage: kdsim sweep FILE [--jobs N] [--out DIR] [--part K/N] [--no-plots] [--resume]\n"
     "       kdsim merge PART... [--out DIR] [--no-plots]\n";
 
+/* What `kdsim sweep --help` and `kdsim merge --help` print. */
+static const char SWEEP_HELP[] =
+    "usage: kdsim sweep FILE [--jobs N] [--out DIR] [--part K/N] [--no-plots] [--resume]\n"
+    "\n"
+    "  sweep FILE         run the scenario the sweep file names at every combination of\n"
+    "                     its parameters, each with its replications; seed, warm-up and\n"
+    "                     overrides come from the file (docs/capacity-planning.md)\n"
+    "    --jobs N         worker processes (default: every core)\n"
+    "    --out DIR        write runs/, results.csv, results.json, summary.csv and plots/\n"
+    "                     there (default out/NAME)\n"
+    "    --part K/N       run only part K of N (every N-th run); combine with kdsim merge\n"
+    "    --no-plots       leave out the summary plots\n"
+    "    --resume         keep the runs DIR/runs/ already holds, run the rest\n";
+static const char MERGE_HELP[] =
+    "usage: kdsim merge PART... [--out DIR] [--no-plots]\n"
+    "\n"
+    "  merge PART...      combine the part files (part-K-of-N.json) of one sweep, made by\n"
+    "                     kdsim sweep FILE --part K/N, into the tables one sweep writes\n"
+    "    --out DIR        write results.csv, results.json, summary.csv and plots/ there\n"
+    "                     (default: the first part's folder)\n"
+    "    --no-plots       leave out the summary plots\n";
+
 /* Where a sweep takes what `run` takes as --seed, --duration, --set or --prices: from
  * its file, so that the file alone says what was run and every part runs the same. */
 static const char *in_file_instead(const char *opt)
@@ -547,7 +569,7 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
         if (kdsim_is_help(s)) {
-            fputs(SWEEP_USAGE, out);
+            fputs(SWEEP_HELP, out);
             return KDSIM_EXIT_OK;
         }
         bool takes = !strcmp(s, "--jobs") || !strcmp(s, "--out") || !strcmp(s, "--part");
@@ -793,7 +815,7 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
     bool plots = true;
     for (int i = 2; i < argc; i++) {
         if (kdsim_is_help(argv[i])) {
-            fputs(SWEEP_USAGE, out);
+            fputs(MERGE_HELP, out);
             free(files);
             return KDSIM_EXIT_OK;
         }
