@@ -413,8 +413,10 @@ static void report_parser_error(ydiag *g, const char *name, const yaml_parser_t 
 /* Read the whole file's events before loading it, for what the loader would let
  * through: libyaml's yaml_parser_load returns the first document and leaves the rest
  * unread, so a second document (after a `---`), or a syntax error after the first one,
- * would be ignored without a word. Returns 0, or SIM_ESYNTAX (SIM_ENOMEM) with an item
- * in g when the file has either, or any other syntax error (the loader would report it
+ * would be ignored without a word; and its scanner takes time quadratic in the nesting
+ * depth (80,000 nested `[` cost half a minute), so nesting deeper than YDOC_MAX_DEPTH is
+ * refused as soon as it is read. Returns 0, or SIM_ESYNTAX (SIM_ENOMEM) with an item in g
+ * when the file has any of those, or any other syntax error (the loader would report it
  * the same way). */
 static int prescan(ydiag *g, const char *name, const char *text, size_t len)
 {
@@ -424,7 +426,7 @@ static int prescan(ydiag *g, const char *name, const char *text, size_t len)
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
     int rc = 0;
     bool done = false;
-    int docs = 0;
+    int docs = 0, depth = 0;
     while (rc == 0 && !done) {
         yaml_event_t e;
         if (!yaml_parser_parse(&p, &e)) {
@@ -441,6 +443,20 @@ static int prescan(ydiag *g, const char *name, const char *text, size_t len)
                           "its own");
                 rc = SIM_ESYNTAX;
             }
+            break;
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if (++depth > YDOC_MAX_DEPTH) {
+                ydiag_add(g, name, &e.start_mark, "",
+                          "lists and mappings nest more than %d deep here (a scenario needs "
+                          "a few levels); look for a '[' or '{' that is never closed",
+                          YDOC_MAX_DEPTH);
+                rc = SIM_ESYNTAX;
+            }
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            depth--;
             break;
         case YAML_STREAM_END_EVENT:
             done = true;

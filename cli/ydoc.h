@@ -68,10 +68,14 @@ typedef struct ydoc {
     char *file;          /* owned; the name used in messages */
 } ydoc;
 
-/* Load the one document of a YAML file. Syntax errors, and a second document (after a
- * `---`), go to `g` with their position; an unreadable file is one item without position.
- * Returns 0, or
- * SIM_EIO / SIM_ESYNTAX (SIM_ENOMEM if libyaml runs out of memory; the item is in g).
+/* The deepest nesting of lists and mappings a YAML file may have: scenarios need about
+ * six levels, and libyaml's scanner takes time quadratic in the depth. */
+#define YDOC_MAX_DEPTH 64
+
+/* Load the one document of a YAML file. Syntax errors, a second document (after a
+ * `---`) and nesting deeper than YDOC_MAX_DEPTH go to `g` with their position; an
+ * unreadable file is one item without position. Returns 0, or SIM_EIO / SIM_ESYNTAX
+ * (SIM_ENOMEM if libyaml runs out of memory; the item is in g).
  * An empty file yields an empty mapping. On failure d holds nothing to free. */
 int ydoc_load_file(ydoc *d, const char *path, ydiag *g);
 

@@ -440,6 +440,32 @@ START_TEST(test_two_documents)
 }
 END_TEST
 
+/* Nesting is refused past YDOC_MAX_DEPTH levels, where the level past it opens, and
+ * allowed up to it; 100,000 levels are refused at once (libyaml's scanner would take
+ * time quadratic in the depth to read them all). */
+START_TEST(test_deep_nesting)
+{
+    char ok[2 * YDOC_MAX_DEPTH + 8], deep[200008];
+    size_t n = 0;
+    n += (size_t)sprintf(ok, "a: ");
+    for (int i = 1; i < YDOC_MAX_DEPTH; i++) /* the root mapping is the first level */
+        ok[n++] = '[';
+    for (int i = 1; i < YDOC_MAX_DEPTH; i++)
+        ok[n++] = ']';
+    ok[n] = '\0';
+    ck_assert_int_eq(ydoc_load_string(&d, "s.yaml", ok, n, &g), 0);
+    ydoc_fini(&d);
+    n = (size_t)sprintf(deep, "a: ");
+    for (int i = 0; i < 100000; i++)
+        deep[n++] = '[';
+    deep[n] = '\0';
+    ck_assert_int_eq(ydoc_load_string(&d, "s.yaml", deep, n, &g), SIM_ESYNTAX);
+    ck_assert(!d.loaded);
+    expect_one("kdsim: s.yaml:1:67: lists and mappings nest more than 64 deep here (a scenario "
+               "needs a few levels); look for a '[' or '{' that is never closed");
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
     ck_assert_int_eq(ydoc_load_file(&d, "/nonexistent/s.yaml", &g), SIM_EIO);
@@ -767,6 +793,7 @@ static Suite *ydoc_suite(void)
     tcase_add_test(errors, test_bad_utf8);
     tcase_add_test(errors, test_missing_file);
     tcase_add_test(errors, test_two_documents);
+    tcase_add_test(errors, test_deep_nesting);
     tcase_add_loop_test(errors, test_set_errors, 0, (int)(sizeof bad_sets / sizeof bad_sets[0]));
     tcase_add_loop_test(errors, test_getter_errors, 0,
                         (int)(sizeof getter_errors / sizeof getter_errors[0]));
