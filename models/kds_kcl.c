@@ -565,6 +565,7 @@ static void fetch_body(proc *p)
                  &tk);
     kds_stream_read_charge(a->st, sh, tk.records, tk.bytes);
     cs->bytes_read_shared += tk.bytes;
+    cs->bytes_read_over_7d += kds_stream_bytes_over_7d(a->st, &sh->log, p->fcur.pos, &tk);
     if (tk.records == 0)
         cs->empty_calls++;
     bool caught_up = p->fcur.pos >= sh->log.end_pos;
@@ -1890,6 +1891,7 @@ static void finish(kds_consumer *base, sim_time end)
     }
     if (a->cfg.efo) {
         cs->bytes_read_efo = a->efo_cs.bytes_read_efo;
+        cs->bytes_read_over_7d = a->efo_cs.bytes_read_over_7d; /* EFO reads no other way */
         if (a->efo_cs.iterator_age_ms_max > cs->iterator_age_ms_max)
             cs->iterator_age_ms_max = a->efo_cs.iterator_age_ms_max;
         /* The pushes' ages join the application's, minute by minute (kcl_new). */

@@ -898,6 +898,7 @@ static void poll_event(sim *s, void *ctx)
     rd->expired += tk.expired;
     kds_stream_read_charge(st, rd->sh, tk.records, tk.bytes);
     cs->bytes_read_shared += tk.bytes;
+    cs->bytes_read_over_7d += kds_stream_bytes_over_7d(st, &rd->sh->log, rd->cur.pos, &tk);
     if (tk.records == 0)
         cs->empty_calls++;
     if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index)) {
@@ -1107,6 +1108,7 @@ static void finish(kds_consumer *base, sim_time end)
     if (m->cfg.retrieval == KDS_LAMBDA_EFO) {
         expired += m->efo_st.records_expired_unread;
         cs->bytes_read_efo = m->efo_st.bytes_read_efo;
+        cs->bytes_read_over_7d = m->efo_st.bytes_read_over_7d; /* EFO reads no other way */
         cs->efo_consumer_shard_hours = hours;
     }
     cs->records_unread = unread;

@@ -197,6 +197,7 @@ int kds_stream_init(kds_stream *st, sim *s, const kds_stream_cfg *cfg)
         return SIM_EINVAL;
     st->cfg = *cfg;
     st->sim = s;
+    st->long_term = cfg->retention > KDS_LONG_TERM_AGE;
     char name[128];
     snprintf(name, sizeof name, "stream/%s", cfg->name);
     st->rng = sim_rng(s, name);
@@ -479,6 +480,18 @@ void kds__stream_trim(kds_stream *st, kds_shard *sh)
     if (now < st->cfg.retention)
         return;
     sh->st.records_expired += kds_log_trim(&sh->log, now - st->cfg.retention);
+}
+
+uint64_t kds__stream_bytes_over_7d(const kds_stream *st, const kds_log *l, uint64_t end,
+                                   const kds_take *tk)
+{
+    sim_time now = sim_now(st->sim);
+    if (now <= KDS_LONG_TERM_AGE)
+        return 0;
+    sim_time cutoff = now - KDS_LONG_TERM_AGE;
+    if (tk->t_last <= cutoff)
+        return tk->bytes; /* the newest record taken is old: all of them are */
+    return kds_log_bytes_range_before(l, end - tk->records, end, cutoff);
 }
 
 void kds_stream_meter_retention(kds_stream *st)

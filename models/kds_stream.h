@@ -192,6 +192,8 @@ typedef struct kds_stream {
     size_t n_listeners;
     uint64_t topology_version; /* bumped whenever the set of open shards changes */
     sim_time last_meter;       /* time of the last retention metering, ns */
+    bool long_term;            /* the retention is above 7 days: records older than 7
+                                  days can be read (long-term retrieval is metered) */
     bool updating;             /* StreamStatus UPDATING: a reshard is in progress */
     struct kds_reshard_op *pending_op; /* the change in progress (borrowed from ops) */
     struct kds_reshard_op **ops; /* owned: every reshard request, in request order */
@@ -312,6 +314,26 @@ bool kds_stream_read_admit(kds_stream *st, kds_shard *sh);
  * (it may go into debt); a call that returned max_bytes_per_call opens the
  * big_read_penalty window. */
 void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uint64_t bytes);
+
+/* Data older than 7 days is billed when read (model.md section 9, long-term retention
+ * retrieval). */
+#define KDS_LONG_TERM_AGE SIM_DAY(7)
+
+uint64_t kds__stream_bytes_over_7d(const kds_stream *st, const kds_log *l, uint64_t end,
+                                   const kds_take *tk);
+
+/* Of what a take just returned from log `l` (tk, its cursor now at `end`), the bytes
+ * written 7 days or more before now (as the retention bands count them): what a reader
+ * adds to its bytes_read_over_7d.
+ * Inline: every read calls it, and a stream retaining 7 days or less (most) answers 0
+ * from one flag; the rest is kds__stream_bytes_over_7d(). */
+static inline uint64_t kds_stream_bytes_over_7d(const kds_stream *st, const kds_log *l,
+                                                uint64_t end, const kds_take *tk)
+{
+    if (!st->long_term || tk->records == 0)
+        return 0;
+    return kds__stream_bytes_over_7d(st, l, end, tk);
+}
 
 /* Drop records older than the retention period from `sh` as of now. Readers learn
  * about it when they next take. Inline: every put and every read calls it, and nearly

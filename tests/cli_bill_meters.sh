@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# cli_bill_meters.sh - billing meters of whole runs, checked to the cent against what
+# the scenarios make exact: the long-term retrieval of every kind of reader.
+#
+# usage: bash tests/cli_bill_meters.sh KDSIM SOURCE_DIR
+set -u
+
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
+cli_tmpdir
+
+# run NAME SCENARIO [ARGS...]: `kdsim run SCENARIO --json` into $tmp/NAME.json.
+run() {
+    local name=$1 scenario=$2
+    shift 2
+    k "$name" 0 run "$scenario" --json "$@" && cp "$tmp/$name.out" "$tmp/$name.json"
+}
+
+# check NAME WHAT JQ_EXPR: the expression must hold on $tmp/NAME.json.
+check() {
+    local name=$1 what=$2 expr=$3
+    jq -e "$expr" "$tmp/$name.json" >/dev/null 2>&1 || fail "$name: $what ($expr)"
+}
+
+# item MODE ITEM: the jq path of a line item of the cost.
+item() {
+    echo ".cost.modes.$1.items[] | select(.item == \"$2\")"
+}
+
+# --- long-term retrieval -------------------------------------------------------------
+# Nine readers (polling, efo, lambda and flink both ways, firehose, kcl both ways) start
+# at 169 h at the trim horizon and read everything: 720,000 records of 10 KiB written in
+# the first hour, older than 7 days when read, and 540,000 records of 1 KiB written
+# from 168 h, younger. Retrieval bills the old ones only: 9 x 7,372,800,000 B =
+# 61.798 GB x $0.021 = $1.2978 for the 172 h, and x 720 / 172 = $5.4325 a month.
+run lt tests/scenarios/bill-long-term-reads.yaml
+check lt "every reader read everything" \
+    'all(.consumers[]; .records_delivered == 1260000 and .bytes_read_shared + .bytes_read_efo
+         == 7925760000)'
+check lt "retrieval bills what every reader read of the first hour" \
+    "$(item provisioned long_term_retrieval) | (.quantity * 1073741824 - 9 * 7372800000 | fabs)
+     < 1"
+check lt "retrieval costs \$1.30 for the period" \
+    "$(item provisioned long_term_retrieval) | .usd == 1.3 and .monthly_usd == 5.43"
+
+cli_finish cli_bill_meters
