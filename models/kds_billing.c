@@ -130,15 +130,7 @@ void kds_billing_meters(const kds_world *w, kds_meters *m)
     m->shards = st->cfg.shards;
     for (size_t i = 0; i < st->n_shards; i++) {
         const kds_shard *sh = st->shards[i];
-        /* The rule of kds_shard_hours(), in integer nanoseconds. */
-        sim_time stop = end;
-        if (sh->closed >= 0 && sh->closed + st->cfg.retention < stop)
-            stop = sh->closed + st->cfg.retention;
-        if (stop > sh->created)
-            m->shard_ns += (uint64_t)(stop - sh->created);
-        sim_time shut = sh->closed >= 0 && sh->closed < end ? sh->closed : end;
-        if (shut > sh->created)
-            m->open_shard_ns += (uint64_t)(shut - sh->created);
+        m->shard_ns += (uint64_t)kds_shard_billed_ns(st, sh, sh->created, end);
         m->records_in += sh->st.records_in;
         m->bytes_in += sh->st.bytes_in;
         m->put_units += sh->st.put_units;
@@ -371,17 +363,15 @@ void kds_billing_compute(const kds_meters *m, const kds_prices *p, const kds_bil
     out->modes[KDS_BILL_PROVISIONED].shards = m->shards;
     provisioned(&c, &out->modes[KDS_BILL_PROVISIONED], m->shard_ns, m->efo_consumer_shard_ns);
     /* The rule's stream: its shards for the whole period, and the EFO consumers
-     * registered on each of them as they were on the run's open shards (consumer-shard
-     * time scaled by the ratio of open shard-times: a resharded run also bills closed
-     * shards, on which no consumer counts; a ratio of meters, so long double is exact
-     * enough). */
+     * registered on each of them as they were on the run's (consumer-shard time scaled
+     * by the ratio of shard-times: both count every shard for the time it is billed; a
+     * ratio of meters, so long double is exact enough). */
     kds_u128 sizing_ns =
         (kds_u128)out->sizing.shards * (uint64_t)(m->duration > 0 ? m->duration : 0);
     kds_u128 sizing_efo = 0;
-    kds_u128 open_ns = m->open_shard_ns ? m->open_shard_ns : m->shard_ns;
-    if (open_ns > 0)
+    if (m->shard_ns > 0)
         sizing_efo = (kds_u128)((long double)m->efo_consumer_shard_ns * (long double)sizing_ns /
-                                    (long double)open_ns +
+                                    (long double)m->shard_ns +
                                 0.5L);
     out->modes[KDS_BILL_PROVISIONED_SIZING].shards = out->sizing.shards;
     provisioned(&c, &out->modes[KDS_BILL_PROVISIONED_SIZING], sizing_ns, sizing_efo);

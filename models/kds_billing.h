@@ -124,9 +124,9 @@ typedef struct kds_meters {
     uint64_t bytes_read_shared;     /* bytes read through shared throughput, all consumers */
     uint64_t bytes_read_efo;        /* bytes pushed by enhanced fan-out, all consumers */
     uint64_t bytes_read_over_7d;    /* bytes read of data older than 7 days */
-    kds_u128 efo_consumer_shard_ns; /* consumer x shard x ns of EFO registrations */
-    kds_u128 open_shard_ns;         /* shard x ns while open (0: take shard_ns): what EFO
-                                       registrations run over */
+    kds_u128 efo_consumer_shard_ns; /* consumer x shard x ns of EFO registrations: every
+                                       shard for the time it is billed (as shard_ns) while
+                                       the consumer is registered */
     /* For the sizing rule: per-shard limits and the busiest minutes. */
     uint64_t shard_write_bytes_per_s;    /* 1 MiB/s */
     uint64_t shard_write_records_per_s;  /* 1,000 records/s */

@@ -435,16 +435,12 @@ static void finish(kds_consumer *base, sim_time end)
     kds_consumer_stats *cs = &c->base.st;
     cs->records_unread = 0;
     cs->records_skipped_at_start = 0;
-    cs->efo_consumer_shard_hours = 0;
     for (size_t i = 0; i < c->n_subs; i++) {
         kds_efo_sub *sub = c->subs[i];
         kds_consumer_settle(cs, &sub->sh->log, &sub->cur, sub->start_pos);
-        /* Consumer-shard-hours: while registered, for each shard while it is open. */
-        sim_time from = sub->sh->created > c->begin ? sub->sh->created : c->begin;
-        sim_time to = sub->sh->closed >= 0 && sub->sh->closed < end ? sub->sh->closed : end;
-        if (to > from)
-            cs->efo_consumer_shard_hours += sim_to_s(to - from) / 3600.0;
     }
+    /* Registered from its start to the end of the run. */
+    cs->efo_consumer_shard_hours = kds_stream_consumer_shard_hours(c->st, c->begin, end);
     sim_series_extend(&cs->iterator_age_min, end);
     sim_series_extend(&cs->delivered_min, end);
 }

@@ -1897,15 +1897,9 @@ static void finish(kds_consumer *base, sim_time end)
         /* The pushes' ages join the application's, minute by minute (kcl_new). */
         int frc = sim_series_flush(&a->efo_cs.iterator_age_min);
         SIM_ASSERT(frc == 0); /* out of memory for the application's minutes: fatal */
-        cs->efo_consumer_shard_hours = 0;
-        if (a->efo_begin >= 0)
-            for (size_t i = 0; i < a->st->n_shards; i++) {
-                const kds_shard *sh = a->st->shards[i];
-                sim_time from = sh->created > a->efo_begin ? sh->created : a->efo_begin;
-                sim_time to = sh->closed >= 0 && sh->closed < end ? sh->closed : end;
-                if (to > from)
-                    cs->efo_consumer_shard_hours += sim_to_s(to - from) / 3600.0;
-            }
+        /* Registered from the first worker's start to the end of the run. */
+        cs->efo_consumer_shard_hours =
+            a->efo_begin >= 0 ? kds_stream_consumer_shard_hours(a->st, a->efo_begin, end) : 0;
     }
     sim_series_extend(&cs->iterator_age_min, end);
     sim_series_extend(&cs->delivered_min, end);

@@ -1069,7 +1069,6 @@ static void finish(kds_consumer *base, sim_time end)
     kds_lambda *m = (kds_lambda *)base;
     kds_consumer_stats *cs = &m->base.st;
     uint64_t unread = 0, expired = 0, skipped = 0;
-    double hours = 0;
     m->ls.shards_blocked = 0;
     m->ls.longest_block_s = 0;
     for (size_t i = 0; i < m->n_readers; i++) {
@@ -1097,19 +1096,13 @@ static void finish(kds_consumer *base, sim_time end)
         rd->st.longest_block_s = held;
         if (held > m->ls.longest_block_s)
             m->ls.longest_block_s = held;
-        if (rd->sub) {
-            /* Consumer-shard-hours: registered, for each shard while it is open. */
-            sim_time from = rd->sh->created > m->enabled_at ? rd->sh->created : m->enabled_at;
-            sim_time to = rd->sh->closed >= 0 && rd->sh->closed < end ? rd->sh->closed : end;
-            if (to > from)
-                hours += sim_to_s(to - from) / 3600.0;
-        }
     }
     if (m->cfg.retrieval == KDS_LAMBDA_EFO) {
         expired += m->efo_st.records_expired_unread;
         cs->bytes_read_efo = m->efo_st.bytes_read_efo;
         cs->bytes_read_over_7d = m->efo_st.bytes_read_over_7d; /* EFO reads no other way */
-        cs->efo_consumer_shard_hours = hours;
+        /* Registered from the mapping's enabling to the end of the run. */
+        cs->efo_consumer_shard_hours = kds_stream_consumer_shard_hours(m->st, m->enabled_at, end);
     }
     cs->records_unread = unread;
     cs->records_expired_unread = expired;

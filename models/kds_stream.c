@@ -516,10 +516,18 @@ void kds_stream_meter_retention(kds_stream *st)
 
 double kds_shard_hours(const kds_stream *st, const kds_shard *sh, sim_time end)
 {
-    sim_time stop = end;
-    if (sh->closed >= 0 && sh->closed + st->cfg.retention < stop)
-        stop = sh->closed + st->cfg.retention;
-    return stop > sh->created ? sim_to_s(stop - sh->created) / 3600.0 : 0.0;
+    return sim_to_s(kds_shard_billed_ns(st, sh, sh->created, end)) / 3600.0;
+}
+
+double kds_stream_consumer_shard_hours(const kds_stream *st, sim_time from, sim_time end)
+{
+    double hours = 0;
+    for (size_t i = 0; i < st->n_shards; i++) {
+        sim_time ns = kds_shard_billed_ns(st, st->shards[i], from, end);
+        if (ns > 0)
+            hours += sim_to_s(ns) / 3600.0;
+    }
+    return hours;
 }
 
 void kds_stream_finish(kds_stream *st, sim_time end)

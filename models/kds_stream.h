@@ -299,10 +299,30 @@ static inline void kds_shard_notify_append(kds_shard *sh)
  * every simulated hour and at the end (kds_stream_finish). */
 void kds_stream_meter_retention(kds_stream *st);
 
-/* Shard-hours billed for shard `sh` up to `end`: from its creation until the end, or
- * until its closing plus the retention period for a closed shard (a closed shard keeps
- * accruing while its records are retained). */
+/* The time shard `sh` is billed for within [from, end), ns: it exists from its
+ * creation until the end, or until its closing plus the retention period for a closed
+ * shard (a closed shard keeps accruing while its records are retained). The one rule of
+ * shard-hours and of EFO consumer-shard-hours (model.md section 9: both accrue for every
+ * hour a shard exists). */
+static inline sim_time kds_shard_billed_ns(const kds_stream *st, const kds_shard *sh,
+                                           sim_time from, sim_time end)
+{
+    sim_time start = sh->created > from ? sh->created : from;
+    sim_time stop = end;
+    if (sh->closed >= 0 && sh->closed + st->cfg.retention < stop)
+        stop = sh->closed + st->cfg.retention;
+    return stop > start ? stop - start : 0;
+}
+
+/* Shard-hours billed for shard `sh` up to `end` (kds_shard_billed_ns from its
+ * creation). */
 double kds_shard_hours(const kds_stream *st, const kds_shard *sh, sim_time end);
+
+/* EFO consumer-shard-hours of one registration from `from` to `end`: AWS counts
+ * consumers registered times shards in the stream, so every shard of the stream for
+ * the time it is billed (kds_shard_billed_ns) while the consumer is registered, whether
+ * or not the consumer subscribed to it. */
+double kds_stream_consumer_shard_hours(const kds_stream *st, sim_time from, sim_time end);
 
 /* Ask for one GetRecords call on shard `sh` at the current time through the shared
  * budget. Returns true and spends one call when admitted; false when throttled

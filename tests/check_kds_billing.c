@@ -515,11 +515,11 @@ START_TEST(test_sizing_variant_bills_its_shards)
     ck_assert_int_eq(
         item(&b, KDS_BILL_PROVISIONED_SIZING, "efo_consumer_shard_hours")->period_cents,
         9); /* 6 x $0.015 */
-    /* After a reshard the bill holds closed shards too (10 shard-hours here), while the
-     * consumers count on open ones only (8): the rule's 3 shards still get both
-     * consumers for the hour, 6 consumer-shard-hours, not 16 x 3 / 10 = 4.8. */
+    /* After a reshard the bill holds closed shards too (10 shard-hours here), and so do
+     * the consumers' registrations (20): the rule's 3 shards still get both consumers
+     * for the hour, 6 consumer-shard-hours. */
     m.shard_ns = 10 * (uint64_t)SIM_HOUR(1);
-    m.open_shard_ns = 8 * (uint64_t)SIM_HOUR(1);
+    m.efo_consumer_shard_ns = 20 * (uint64_t)SIM_HOUR(1);
     b = bill_of(&m);
     ck_assert_qty(item(&b, KDS_BILL_PROVISIONED_SIZING, "efo_consumer_shard_hours")->period, 6.0);
 }

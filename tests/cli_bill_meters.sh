@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # cli_bill_meters.sh - billing meters of whole runs, checked to the cent against what
-# the scenarios make exact: the long-term retrieval of every kind of reader.
+# the scenarios make exact: the long-term retrieval of every kind of reader, and EFO
+# consumer-shard-hours on the shards the stream bills.
 #
 # usage: bash tests/cli_bill_meters.sh KDSIM SOURCE_DIR
 set -u
@@ -42,5 +43,23 @@ check lt "retrieval bills what every reader read of the first hour" \
      < 1"
 check lt "retrieval costs \$1.30 for the period" \
     "$(item provisioned long_term_retrieval) | .usd == 1.3 and .monthly_usd == 5.43"
+
+# --- EFO consumer-shard-hours --------------------------------------------------------
+# Shard 0 of 2 is split at 1 h (closed at 1 h 0 m 30 s, after the reshard's 30 s) and
+# billed until its records expire 24 h later; the run lasts 30 h. Shard-hours: 25.00833
+# + 30 + 2 x 28.99167 = 112.99167 ($1.69; a month, x 24: $40.68). Each of the four EFO
+# registrations (efo, lambda, flink, kcl), registered from 0, accrues the same hours:
+# 451.96667 consumer-shard-hours, $6.78 ($162.71 a month); counting the parent only
+# while it was open would leave out 4 x 24 h.
+run efo tests/scenarios/bill-efo-closed-shards.yaml
+check efo "shard-hours" "$(item provisioned shard_hours) | .usd == 1.69 and .monthly_usd == 40.68"
+check efo "every registration accrues the stream's shard-hours" \
+    '([.stream.shards[].shard_hours] | add) as $h
+     | all(.consumers[].figures.consumer_shard_hours; (. - $h | fabs) < 0.002)'
+check efo "consumer-shard-hours on every billed shard" \
+    "$(item provisioned efo_consumer_shard_hours) | .usd == 6.78 and .monthly_usd == 162.71"
+# The sizing rule's one shard, with the same four consumers: 4 x 30 h, $1.80.
+check efo "the sizing rule's consumers" \
+    "$(item provisioned_sizing_rule efo_consumer_shard_hours) | .quantity == 120 and .usd == 1.8"
 
 cli_finish cli_bill_meters
