@@ -500,17 +500,23 @@ void kds_stream_meter_retention(kds_stream *st)
     double hours = sim_to_s(now - st->last_meter) / 3600.0;
     st->last_meter = now;
     if (hours <= 0 || now <= SIM_HOUR(24))
-        return; /* nothing is older than 24 h yet */
-    /* The bytes held at the end of the interval stand for the whole interval: the
-     * run calls this every simulated hour, AWS's own billing granularity. */
+        return; /* nothing is older than 24 h yet: every band holds 0 */
+    /* The run calls this every simulated hour, AWS's own billing granularity. A band
+     * fills (and, after a pause in the writes, empties) over time, so the bytes it
+     * holds are the average of the interval's two ends, not the amount at its end:
+     * exact while the write rate that fed the band was constant. */
     for (size_t i = 0; i < st->n_shards; i++) {
         kds_shard *sh = st->shards[i];
         kds_stream_trim(st, sh);
         uint64_t over_24h = kds_log_bytes_written_before(&sh->log, now - SIM_HOUR(24));
         uint64_t over_7d =
             now > SIM_DAY(7) ? kds_log_bytes_written_before(&sh->log, now - SIM_DAY(7)) : 0;
-        sh->st.byte_hours_24h_7d += (double)(over_24h - over_7d) * hours;
-        sh->st.byte_hours_over_7d += (double)over_7d * hours;
+        kds_shard_stats *ss = &sh->st;
+        ss->byte_hours_24h_7d +=
+            ((double)ss->held_24h_7d + (double)(over_24h - over_7d)) / 2 * hours;
+        ss->byte_hours_over_7d += ((double)ss->held_over_7d + (double)over_7d) / 2 * hours;
+        ss->held_24h_7d = over_24h - over_7d;
+        ss->held_over_7d = over_7d;
     }
 }
 

@@ -112,6 +112,8 @@ typedef struct kds_shard_stats {
     uint64_t bytes_in_kib_rounded;    /* bytes with each record rounded up to 1 KiB */
     double byte_hours_24h_7d;         /* B x h retained at an age in (24 h, 7 d] */
     double byte_hours_over_7d;        /* B x h retained at an age above 7 d */
+    uint64_t held_24h_7d;             /* B retained in each band at the last metering */
+    uint64_t held_over_7d;
     sim_series in_records_min;        /* records stored per minute */
     sim_series in_bytes_min;          /* bytes stored per minute */
     sim_series throttled_min;         /* write-throttled records per minute */
@@ -295,8 +297,9 @@ static inline void kds_shard_notify_append(kds_shard *sh)
 }
 
 /* Add the retention meters for the hour that ends now: bytes retained at ages in
- * (24 h, 7 d] and above 7 d, times the hours since the last call. The run calls it
- * every simulated hour and at the end (kds_stream_finish). */
+ * (24 h, 7 d] and above 7 d, the average of their amounts at the last call and now,
+ * times the hours since the last call. The run calls it every simulated hour and at the
+ * end (kds_stream_finish). */
 void kds_stream_meter_retention(kds_stream *st);
 
 /* The time shard `sh` is billed for within [from, end), ns: it exists from its

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cli_bill_meters.sh - billing meters of whole runs, checked to the cent against what
-# the scenarios make exact: the long-term retrieval of every kind of reader, and EFO
-# consumer-shard-hours on the shards the stream bills.
+# the scenarios make exact: the long-term retrieval of every kind of reader, EFO
+# consumer-shard-hours on the shards the stream bills, and retention storage while a
+# band fills.
 #
 # usage: bash tests/cli_bill_meters.sh KDSIM SOURCE_DIR
 set -u
@@ -61,5 +62,20 @@ check efo "consumer-shard-hours on every billed shard" \
 # The sizing rule's one shard, with the same four consumers: 4 x 30 h, $1.80.
 check efo "the sizing rule's consumers" \
     "$(item provisioned_sizing_rule efo_consumer_shard_hours) | .quantity == 120 and .usd == 1.8"
+
+# --- retention storage while a band fills -----------------------------------------------
+# 4 MiB/s (less what is throttled) into a 48 h retention for 48 h: the (24 h, 7 d] band
+# fills from 24 h on, to 24 h of writes at the end. The period holds 4,030.26 GiB-hours
+# (the same metered every minute instead of every hour: 4,030.262), $0.56 at $0.10 per
+# GB-month of 720 h; counting each hour's end amount for the whole hour billed 4,198.19
+# GiB-hours, $0.58. The month (bands full) is unchanged: $33.59.
+run ret tests/scenarios/bill-retention-fill.yaml
+check ret "the band's GiB-hours" \
+    "$(item on_demand_standard extended_retention) | (.quantity * 720 - 4030.26 | fabs) < 0.01"
+check ret "the band's cost" \
+    "$(item on_demand_standard extended_retention) | .usd == 0.56 and .monthly_usd == 33.59"
+check ret "the shards' meters add up to the bill's" \
+    "([.stream.shards[].retained_gib_hours_24h_7d] | add) as \$g
+     | $(item on_demand_standard extended_retention) | (.quantity * 720 - \$g | fabs) < 0.01"
 
 cli_finish cli_bill_meters
