@@ -77,8 +77,8 @@ static inline bool push_now(kds_efo_sub *sub)
         /* The budget was refilled to now above; a push may overdraw it (a record is
          * pushed whole even past an exhausted budget). */
         kds_bucket_spend(&sub->budget, tk.bytes);
-        sub->cs->bytes_read_efo += tk.bytes;
-        sub->cs->bytes_read_over_7d += kds_stream_bytes_over_7d(sub->st, l, sub->cur.pos, &tk);
+        sub->bill->bytes_read_efo += tk.bytes;
+        sub->bill->bytes_read_over_7d += kds_stream_bytes_over_7d(sub->st, l, sub->cur.pos, &tk);
         sim_time at = now + sim_dist_sample_ns(&sub->cfg->push_delay_ms, sub->rng);
         if (at < sub->last_at)
             at = sub->last_at; /* pushes arrive in order */
@@ -177,6 +177,7 @@ int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
     sub->sim = s;
     sub->rng = rng;
     sub->cs = cs;
+    sub->bill = cs;
     sim_time now = sim_now(s);
     kds_bucket_init(&sub->budget, cfg->bytes_per_s, cfg->bytes_per_s, now);
     kds_stream_trim(st, sh);
@@ -439,8 +440,7 @@ static void finish(kds_consumer *base, sim_time end)
         kds_efo_sub *sub = c->subs[i];
         kds_consumer_settle(cs, &sub->sh->log, &sub->cur, sub->start_pos);
     }
-    /* Registered from its start to the end of the run. */
-    cs->efo_consumer_shard_hours = kds_stream_consumer_shard_hours(c->st, c->begin, end);
+    kds_consumer_efo_registered(cs, c->st, c->begin, end); /* from its start */
     sim_series_extend(&cs->iterator_age_min, end);
     sim_series_extend(&cs->delivered_min, end);
 }

@@ -589,7 +589,7 @@ static void finish(kds_consumer *base, sim_time end)
     }
     /* Registered from the job's start to the end of the run, failures included. */
     if (f->cfg.retrieval == KDS_FLINK_EFO)
-        cs->efo_consumer_shard_hours = kds_stream_consumer_shard_hours(f->st, f->begin, end);
+        kds_consumer_efo_registered(cs, f->st, f->begin, end);
     sim_series_extend(&cs->iterator_age_min, end);
     sim_series_extend(&cs->delivered_min, end);
 }

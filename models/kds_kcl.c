@@ -760,6 +760,7 @@ static void init_body(proc *p)
             SIM_ASSERT(kds_efo_sub_start(sl->sub, a->sim, a->st, sl->sh, &a->cfg.efo_cfg, a->rng,
                                          &a->efo_cs, KDS_START_AT_SEQUENCE_NUMBER, 0, p->pcur.pos,
                                          a->base.name, sl, efo_deliver) == 0);
+            sl->sub->bill = &a->base.st; /* the pushes' ages stay in efo_cs */
         } else {
             kds_efo_sub_seek(sl->sub, p->pcur.pos);
             kds_efo_sub_resume(sl->sub);
@@ -1890,16 +1891,14 @@ static void finish(kds_consumer *base, sim_time end)
         }
     }
     if (a->cfg.efo) {
-        cs->bytes_read_efo = a->efo_cs.bytes_read_efo;
-        cs->bytes_read_over_7d = a->efo_cs.bytes_read_over_7d; /* EFO reads no other way */
         if (a->efo_cs.iterator_age_ms_max > cs->iterator_age_ms_max)
             cs->iterator_age_ms_max = a->efo_cs.iterator_age_ms_max;
         /* The pushes' ages join the application's, minute by minute (kcl_new). */
         int frc = sim_series_flush(&a->efo_cs.iterator_age_min);
         SIM_ASSERT(frc == 0); /* out of memory for the application's minutes: fatal */
         /* Registered from the first worker's start to the end of the run. */
-        cs->efo_consumer_shard_hours =
-            a->efo_begin >= 0 ? kds_stream_consumer_shard_hours(a->st, a->efo_begin, end) : 0;
+        if (a->efo_begin >= 0)
+            kds_consumer_efo_registered(cs, a->st, a->efo_begin, end);
     }
     sim_series_extend(&cs->iterator_age_min, end);
     sim_series_extend(&cs->delivered_min, end);

@@ -965,6 +965,7 @@ static void reader_start(reader *rd, kds_start_kind kind)
         int rc = kds_efo_sub_start(rd->sub, m->sim, st, rd->sh, &m->cfg.efo, m->rng, &m->efo_st,
                                    kind, m->cfg.start_time, 0, m->base.name, rd, efo_deliver);
         SIM_ASSERT(rc == 0);
+        rd->sub->bill = &m->base.st; /* MillisBehindLatest stays in efo_st */
         rd->start_pos = rd->sub->start_pos;
     } else {
         const kds_log *l = &rd->sh->log;
@@ -1099,10 +1100,8 @@ static void finish(kds_consumer *base, sim_time end)
     }
     if (m->cfg.retrieval == KDS_LAMBDA_EFO) {
         expired += m->efo_st.records_expired_unread;
-        cs->bytes_read_efo = m->efo_st.bytes_read_efo;
-        cs->bytes_read_over_7d = m->efo_st.bytes_read_over_7d; /* EFO reads no other way */
         /* Registered from the mapping's enabling to the end of the run. */
-        cs->efo_consumer_shard_hours = kds_stream_consumer_shard_hours(m->st, m->enabled_at, end);
+        kds_consumer_efo_registered(cs, m->st, m->enabled_at, end);
     }
     cs->records_unread = unread;
     cs->records_expired_unread = expired;

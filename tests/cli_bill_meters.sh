@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # cli_bill_meters.sh - billing meters of whole runs, checked to the cent against what
 # the scenarios make exact: the long-term retrieval of every kind of reader, EFO
-# consumer-shard-hours on the shards the stream bills, and retention storage while a
-# band fills.
+# consumer-shard-hours on the shards the stream bills, retention storage while a band
+# fills, and the bill as run of a stream that switched capacity mode.
 #
 # usage: bash tests/cli_bill_meters.sh KDSIM SOURCE_DIR
 set -u
@@ -77,5 +77,38 @@ check ret "the band's cost" \
 check ret "the shards' meters add up to the bill's" \
     "([.stream.shards[].retained_gib_hours_24h_7d] | add) as \$g
      | $(item on_demand_standard extended_retention) | (.quantity * 720 - \$g | fabs) < 0.01"
+
+# --- the bill as run -------------------------------------------------------------------
+# 100 records/s of 2 KiB into 2 shards and one EFO reader; provisioned until 2 h, then
+# On-demand Standard (which grows the stream to its 4-shard floor) until 6 h. As run:
+# provisioned 0-2 h: 4 shard-hours $0.06, 0.7199 M PUT units $0.01, 4 consumer-shard-
+# hours $0.06, 1.3731 GB pushed $0.02 = $0.15 (a month, x 120: $17.75); Standard 2-6 h:
+# 4 stream-hours $0.16, 2.7466 GB written $0.22 and pushed $0.14 = $0.52 ($62.05): $0.67
+# and $79.80. The modes' lines still bill the whole run in one mode (Standard: $0.78).
+run sw tests/scenarios/bill-mode-switch.yaml
+check sw "two segments" \
+    '[.cost.as_run.segments[] | [.mode, .from_h, .to_h]]
+     == [["provisioned", 0, 2], ["on_demand_standard", 2, 6]]'
+check sw "each segment in its own mode" \
+    '[.cost.as_run.segments[] | [.period_usd, .monthly_usd]] == [[0.15, 17.75], [0.52, 62.05]]'
+check sw "the bill as run" \
+    '.cost.as_run | .mode_switches == 1 and .period_usd == 0.67 and .monthly_usd == 79.8'
+check sw "the provisioned stretch's items" \
+    '.cost.as_run.segments[0].items | map({(.item): .usd}) | add
+     | .shard_hours == 0.06 and .put_payload_units == 0.01
+       and .efo_consumer_shard_hours == 0.06 and .efo_data_retrieval == 0.02'
+check sw "the modes' lines bill the whole run" \
+    '.cost.modes.on_demand_standard | .period_usd == 0.78 and .monthly_usd == 93.07'
+check sw "an assumption says how it is billed" \
+    'any(.cost.assumptions[]; startswith("as run: the stream switched capacity mode 1 time;"))'
+check lt "no bill as run without a mode switch" '.cost | has("as_run") | not'
+k swtext 0 run tests/scenarios/bill-mode-switch.yaml
+grep -Eq '^  as run, 1 mode switch \(the scenario.s\) +\$0\.67 +\$79\.80$' "$tmp/swtext.out" ||
+    fail "sw: the text report has no as-run line of \$0.67 and \$79.80"
+grep -q "on_demand_standard (the scenario's)" "$tmp/swtext.out" &&
+    fail "sw: the text report calls a mode the scenario's although the run switched"
+k swcost 0 cost tests/scenarios/bill-mode-switch.yaml
+grep -q '^on_demand_standard, from 2h to 6h$' "$tmp/swcost.out" ||
+    fail "sw: kdsim cost shows no line items of the on-demand stretch"
 
 cli_finish cli_bill_meters
