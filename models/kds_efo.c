@@ -78,7 +78,7 @@ static inline bool push_now(kds_efo_sub *sub)
          * pushed whole even past an exhausted budget). */
         kds_bucket_spend(&sub->budget, tk.bytes);
         sub->bill->bytes_read_efo += tk.bytes;
-        sub->bill->bytes_read_over_7d += kds_stream_bytes_over_7d(sub->st, l, sub->cur.pos, &tk);
+        kds_stream_meter_over_7d(sub->st, l, sub->cur.pos, &tk, &sub->bill->bytes_read_over_7d);
         sim_time at = now + sim_dist_sample_ns(&sub->cfg->push_delay_ms, sub->rng);
         if (at < sub->last_at)
             at = sub->last_at; /* pushes arrive in order */

@@ -565,7 +565,7 @@ static void fetch_body(proc *p)
                  &tk);
     kds_stream_read_charge(a->st, sh, tk.records, tk.bytes);
     cs->bytes_read_shared += tk.bytes;
-    cs->bytes_read_over_7d += kds_stream_bytes_over_7d(a->st, &sh->log, p->fcur.pos, &tk);
+    kds_stream_meter_over_7d(a->st, &sh->log, p->fcur.pos, &tk, &cs->bytes_read_over_7d);
     if (tk.records == 0)
         cs->empty_calls++;
     bool caught_up = p->fcur.pos >= sh->log.end_pos;

@@ -898,7 +898,7 @@ static void poll_event(sim *s, void *ctx)
     rd->expired += tk.expired;
     kds_stream_read_charge(st, rd->sh, tk.records, tk.bytes);
     cs->bytes_read_shared += tk.bytes;
-    cs->bytes_read_over_7d += kds_stream_bytes_over_7d(st, &rd->sh->log, rd->cur.pos, &tk);
+    kds_stream_meter_over_7d(st, &rd->sh->log, rd->cur.pos, &tk, &cs->bytes_read_over_7d);
     if (tk.records == 0)
         cs->empty_calls++;
     if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index)) {

@@ -345,17 +345,16 @@ void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uin
 uint64_t kds__stream_bytes_over_7d(const kds_stream *st, const kds_log *l, uint64_t end,
                                    const kds_take *tk);
 
-/* Of what a take just returned from log `l` (tk, its cursor now at `end`), the bytes
- * written 7 days or more before now (as the retention bands count them): what a reader
- * adds to its bytes_read_over_7d.
- * Inline: every read calls it, and a stream retaining 7 days or less (most) answers 0
- * from one flag; the rest is kds__stream_bytes_over_7d(). */
-static inline uint64_t kds_stream_bytes_over_7d(const kds_stream *st, const kds_log *l,
-                                                uint64_t end, const kds_take *tk)
+/* Add to *meter (a reader's bytes_read_over_7d) the bytes of what a take just returned
+ * from log `l` (tk, its cursor now at `end`) written 7 days or more before now (as the
+ * retention bands count them). Inline: every read calls it, and for a stream retaining
+ * 7 days or less (most) it is one test of a flag; the rest is
+ * kds__stream_bytes_over_7d(). */
+static inline void kds_stream_meter_over_7d(const kds_stream *st, const kds_log *l, uint64_t end,
+                                            const kds_take *tk, uint64_t *meter)
 {
-    if (!st->long_term || tk->records == 0)
-        return 0;
-    return kds__stream_bytes_over_7d(st, l, end, tk);
+    if (st->long_term && tk->records > 0)
+        *meter += kds__stream_bytes_over_7d(st, l, end, tk);
 }
 
 /* Drop records older than the retention period from `sh` as of now. Readers learn
