@@ -551,8 +551,9 @@ static void kcl_tables(FILE *f, const json_t *c)
         fputs("</table></div>\n", f);
     }
     scalar_table(f, json_object_get(c, "worker_events"),
-                 "worker events (converged_after_s: until every lease was held by a running "
-                 "worker and the loads differed by at most one; - not by the end)");
+                 "worker events (converged_after_s: until every lease was held by its "
+                 "owner, a running worker, and the loads differed by at most one; - not by "
+                 "the end)");
     scalar_table(f, json_object_get(c, "lease_move_log"),
                  json_is_true(json_object_get(c, "lease_move_log_truncated"))
                      ? "lease moves (the first 1,000; report.json counts them all)"

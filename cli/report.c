@@ -128,6 +128,8 @@ static json_t *producer_json(const kds_producer *p)
     json_object_set_new(o, "api",
                         json_string(c->api == KDS_API_PUT_RECORDS ? "PutRecords" : "PutRecord"));
     json_object_set_new(o, "aggregate", json_integer(c->aggregate > 1 ? c->aggregate : 1));
+    if (c->ordered) /* only then: the reports of other scenarios stay as they were */
+        json_object_set_new(o, "sequence_number_for_ordering", json_true());
     json_object_set_new(o, "records_attempted", u64(s->records_attempted));
     json_object_set_new(o, "records_written", u64(s->records_written));
     json_object_set_new(o, "write_throttled_records", u64(s->write_throttled_records));
@@ -467,7 +469,9 @@ void kdsim_report_text(const json_t *r, FILE *out)
                 js(sh, "shard_id"), ju(sh, "records_in"),
                 sim_fmt_bytes(b, sizeof b, ju(sh, "bytes_in")), ju(sh, "write_throttled_records"),
                 ju(sh, "read_calls"), ju(sh, "read_throttled_calls"), ju(sh, "records_expired"),
-                strcmp(js(sh, "state"), "OPEN") ? " (closed)" : "");
+                !strcmp(js(sh, "state"), "OPEN")      ? ""
+                : !strcmp(js(sh, "state"), "EXPIRED") ? " (expired)"
+                                                      : " (closed)");
     }
 
     const json_t *ops = json_object_get(st, "reshards");
@@ -515,6 +519,17 @@ void kdsim_report_text(const json_t *r, FILE *out)
                 js(p, "name"), ju(p, "records_attempted"), ju(p, "records_written"),
                 ju(p, "write_throttled_records"), ju(p, "records_failed_internal"),
                 ju(p, "records_given_up"), ju(p, "duplicates_written"));
+    }
+    json_array_foreach(json_object_get(r, "producers"), i, p)
+    {
+        if (ju(p, "records_buffered") == 0)
+            continue;
+        fprintf(out, "  %s: %" PRIu64 " records still in its clients' buffers at the end%s\n",
+                js(p, "name"), ju(p, "records_buffered"),
+                json_is_true(json_object_get(p, "sequence_number_for_ordering"))
+                    ? " (sequence_number_for_ordering: one PutRecord in flight per client, so "
+                      "each client sends at most one record per round trip)"
+                    : "");
     }
 
     const json_t *cs = json_object_get(r, "consumers");

@@ -52,6 +52,7 @@ static json_t *worker_json(const kds_kcl_worker_summary *w, bool kcl3)
     json_object_set_new(o, "scans", u64(w->scans));
     json_object_set_new(o, "scans_throttled", u64(w->scans_throttled));
     json_object_set_new(o, "shard_sync_audits", u64(w->audits));
+    json_object_set_new(o, "startup_checks", u64(w->startup_checks));
     json_object_set_new(o, "checkpoints", u64(w->checkpoints));
     json_object_set_new(o, "checkpoints_throttled", u64(w->checkpoints_throttled));
     if (kcl3) {
@@ -240,9 +241,12 @@ void kdsim_kcl_text(const json_t *r, FILE *out)
         }
         fprintf(out,
                 "  lease moves %" PRIu64 ": take %" PRIu64 ", steal %" PRIu64 ", expiry %" PRIu64
-                " (%" PRIu64 " from healthy workers), shutdown %" PRIu64 "\n",
+                " (%" PRIu64 " from healthy workers), shutdown %" PRIu64,
                 ju(c, "lease_moves"), ju(bc, "take"), ju(bc, "steal"), ju(bc, "expiry"),
                 ju(c, "lease_moves_from_healthy_workers"), ju(bc, "shutdown"));
+        if (la) /* the causes add up to the moves: 3.x has one more */
+            fprintf(out, ", balance %" PRIu64, ju(bc, "balance"));
+        fputc('\n', out);
         fprintf(out,
                 "  duplicates from failover %" PRIu64 " (records processed after the last "
                 "checkpoint: %" PRIu64 "); idle workers at the end %" PRIu64 " of %" PRIu64 "\n",

@@ -137,14 +137,34 @@ static void load_stream(kdsim_scenario *sc, ywalk *w, yaml_node_t *m)
     c->shards = c->mode == KDS_MODE_PROVISIONED ? 1 : 4;
     bool need_shards = !yw_get(w, m, "mode") || (mode_ok && c->mode == KDS_MODE_PROVISIONED);
     uint64_t u;
-    if (yw_u64(w, m, path, "shards", need_shards, 1, MAX_SHARDS, &u))
+    if (yw_u64(w, m, path, "shards", need_shards, 1, MAX_SHARDS, &u)) {
         c->shards = (uint32_t)u;
+        /* A new on-demand stream has 4 shards (4 MiB/s, 4,000 records/s) and never
+         * keeps fewer (model.md section 7); more stand for one that has scaled. */
+        if (mode_ok && c->mode != KDS_MODE_PROVISIONED && u < 4) {
+            char kp[PATH];
+            yw_error(w, yw_get(w, m, "shards"), yw_path(kp, sizeof kp, path, "shards"),
+                     "an on-demand stream starts with 4 shards (4 MiB/s, 4,000 records/s) and "
+                     "keeps at least those, got %" PRIu64 "; give 4 or more (a stream that "
+                     "has scaled) or leave shards out",
+                     u);
+        }
+    }
     sim_time t;
     if (yw_duration(w, m, path, "retention", false, SIM_HOUR(24), SIM_HOUR(8760), &t))
         c->retention = t;
     uint64_t b;
-    if (yw_bytes(w, m, path, "max_record_size", false, KDS_MIB, 10 * KDS_MIB, &b))
+    if (yw_bytes(w, m, path, "max_record_size", false, KDS_MIB, 10 * KDS_MIB, &b)) {
         c->max_record_size = b;
+        if (b % KDS_KIB != 0) {
+            char kp[PATH];
+            yw_error(w, yw_get(w, m, "max_record_size"),
+                     yw_path(kp, sizeof kp, path, "max_record_size"),
+                     "UpdateMaxRecordSize takes whole KiB (1024 to 10240 KiB), got %" PRIu64
+                     " B, which is not a multiple of 1024 B",
+                     b);
+        }
+    }
     double d;
     if (yw_double(w, m, path, "internal_failure_rate", false, 0, 1, &d))
         c->internal_failure_rate = d;
@@ -402,6 +422,7 @@ static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const c
     load_keys(w, pm, path, &c->keys);
     if (yw_enum(w, pm, path, "api", false, APIS, &e))
         c->api = (kds_api)e;
+    yw_bool(w, pm, path, "sequence_number_for_ordering", false, &c->ordered);
     char kp[PATH];
     yaml_node_t *b = yw_get(w, pm, "batch");
     if (b && yw_is_map(w, b, yw_path(kp, sizeof kp, path, "batch"))) {
@@ -478,11 +499,35 @@ static void check_producer(ywalk *w, yaml_node_t *pm, const char *path,
     }
     if (c->size.kind == SIM_DIST_CONST && c->size.a > (double)s->max_record_size) {
         char kp[PATH], a[32], b[32];
+        sim_fmt_bytes(a, sizeof a, (uint64_t)c->size.a);
+        sim_fmt_bytes(b, sizeof b, s->max_record_size);
+        if (strcmp(a, b) == 0) { /* "1 MiB is above 1 MiB": the exact bytes say why */
+            snprintf(a, sizeof a, "%" PRIu64 " B", (uint64_t)c->size.a);
+            snprintf(b, sizeof b, "%" PRIu64 " B", s->max_record_size);
+        }
         yw_error(w, yw_get(w, pm, "record_size"), yw_path(kp, sizeof kp, path, "record_size"),
                  "%s is above stream.max_record_size (%s); raise stream.max_record_size "
                  "(up to 10 MiB) or send smaller records",
-                 sim_fmt_bytes(a, sizeof a, (uint64_t)c->size.a),
-                 sim_fmt_bytes(b, sizeof b, s->max_record_size));
+                 a, b);
+    }
+    /* AWS counts a record's size with its partition key's UTF-8 bytes: a record cannot be
+     * smaller than its key. */
+    if (c->size.kind == SIM_DIST_CONST && c->keys.kind == KDS_KEYS_FIXED && c->keys.fixed &&
+        c->size.a < (double)strlen(c->keys.fixed)) {
+        char kp[PATH], a[32];
+        yw_error(w, yw_get(w, pm, "record_size"), yw_path(kp, sizeof kp, path, "record_size"),
+                 "%s is below the %zu B of the partition key (keys.key), which the record's "
+                 "size includes as AWS counts it; give record_size as data plus key, at "
+                 "least %zu B",
+                 sim_fmt_bytes(a, sizeof a, (uint64_t)c->size.a), strlen(c->keys.fixed),
+                 strlen(c->keys.fixed));
+    }
+    if (s->auto_distribution && yw_get(w, pm, "aggregation")) {
+        char kp[PATH];
+        yw_error(w, yw_get(w, pm, "aggregation"), yw_path(kp, sizeof kp, path, "aggregation"),
+                 "KPL aggregation does not work with service-managed partition keys "
+                 "(stream.record_distribution: auto); remove aggregation or set "
+                 "stream.record_distribution: user_partition_key");
     }
     /* A KPL aggregate of constant-size records has a known size too. */
     uint64_t agg_size = c->aggregate > 1 && c->size.kind == SIM_DIST_CONST
@@ -498,8 +543,7 @@ static void check_producer(ywalk *w, yaml_node_t *pm, const char *path,
     }
     if (c->stop >= 0 && c->stop <= c->start && yw_get(w, pm, "stop"))
         yw_error(w, yw_get(w, pm, "stop"), path, "stop must be after start");
-    bool ordering = false;
-    if (yw_bool(w, pm, path, "sequence_number_for_ordering", false, &ordering) && ordering) {
+    if (c->ordered) {
         char kp[PATH];
         yw_path(kp, sizeof kp, path, "sequence_number_for_ordering");
         if (c->api != KDS_API_PUT_RECORD)

@@ -135,8 +135,18 @@ void kdsim_load_capacity(kdsim_scenario *sc, ywalk *w, yaml_node_t *stream)
             cc->n_events = n;
             for (size_t i = 0; i < n; i++) {
                 char ip[PATH];
-                load_event(w, yw_seq_item(w, ev, i), yw_index(ip, sizeof ip, kp, i),
-                           &cc->events[i]);
+                yaml_node_t *it = yw_seq_item(w, ev, i);
+                load_event(w, it, yw_index(ip, sizeof ip, kp, i), &cc->events[i]);
+                if (s->auto_distribution && cc->events[i].kind == KDS_OP_MODE_SWITCH &&
+                    cc->events[i].target == KDS_MODE_PROVISIONED && yw_get(w, it, "switch_mode")) {
+                    char sp[PATH];
+                    yw_error(w, yw_get(w, it, "switch_mode"),
+                             yw_path(sp, sizeof sp, ip, "switch_mode"),
+                             "InvalidArgumentException: service-managed partition keys "
+                             "(stream.record_distribution: auto) are on-demand only, so the "
+                             "stream cannot switch to provisioned; remove the event or set "
+                             "stream.record_distribution: user_partition_key");
+                }
                 if (i > 0 && cc->events[i].at < cc->events[i - 1].at)
                     yw_error(w, yw_seq_item(w, ev, i), ip, "events must be in time order");
             }

@@ -1,5 +1,6 @@
 /* scenario_consumers.c - the `consumers` section of a scenario: the common keys, and
  * one loader per consumer kind, dispatched through a table. */
+#include <inttypes.h>
 #include <string.h>
 
 #include "kds_efo.h"
@@ -54,6 +55,22 @@ void kdsim_load_processing(ywalk *w, yaml_node_t *cm, const char *path, sim_dist
         if (yw_duration(w, pr, kp, "per_record", false, 0, SIM_S(60), &t))
             *per_record_ms = sim_to_ms(t);
     }
+}
+
+bool kdsim_check_whole(ywalk *w, yaml_node_t *map, const char *path, const char *key,
+                       uint64_t v, uint64_t unit, const char *unit_name, const char *suffix,
+                       const char *aws)
+{
+    if (v % unit == 0)
+        return true;
+    char kp[PATH];
+    yw_path(kp, sizeof kp, path, key);
+    yaml_node_t *n = yw_get(w, map, key);
+    const char *text = n ? yw_scalar(w, n, kp) : NULL;
+    yw_error(w, n ? n : map, kp,
+             "AWS's %s takes whole %s, got \"%s\"; use %" PRIu64 "%s or %" PRIu64 "%s", aws,
+             unit_name, text ? text : "?", v / unit, suffix, v / unit + 1, suffix);
+    return false;
 }
 
 void kdsim_refuse_keys(ywalk *w, yaml_node_t *cm, const char *path, const char *const *keys,

@@ -33,11 +33,18 @@ void kdsim_load_firehose(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const ch
     if (bu && yw_is_map(w, bu, yw_path(kp, sizeof kp, path, "buffering"))) {
         static const char *const bkeys[] = {"size", "interval", NULL};
         yw_check_keys(w, bu, kp, bkeys);
-        /* SizeInMBs 1-128 and IntervalInSeconds 0-900 (the S3 destination's hints). */
-        yw_bytes(w, bu, kp, "size", false, KDS_FIREHOSE_SIZE_MIN, KDS_FIREHOSE_SIZE_MAX,
-                 &c->buffer_size);
-        yw_duration(w, bu, kp, "interval", false, 0, KDS_FIREHOSE_INTERVAL_MAX,
-                    &c->buffer_interval);
+        /* SizeInMBs 1-128 and IntervalInSeconds 0-900 (the S3 destination's hints),
+         * whole numbers both. */
+        uint64_t b;
+        if (yw_bytes(w, bu, kp, "size", false, KDS_FIREHOSE_SIZE_MIN, KDS_FIREHOSE_SIZE_MAX,
+                     &b) &&
+            kdsim_check_whole(w, bu, kp, "size", b, KDS_MIB, "MiB", " MiB", "SizeInMBs"))
+            c->buffer_size = b;
+        sim_time t;
+        if (yw_duration(w, bu, kp, "interval", false, 0, KDS_FIREHOSE_INTERVAL_MAX, &t) &&
+            kdsim_check_whole(w, bu, kp, "interval", (uint64_t)t, SIM_S(1), "seconds", "s",
+                              "IntervalInSeconds"))
+            c->buffer_interval = t;
     }
     yaml_node_t *de = yw_get(w, cm, "delivery");
     if (de && yw_is_map(w, de, yw_path(kp, sizeof kp, path, "delivery"))) {
@@ -47,8 +54,12 @@ void kdsim_load_firehose(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const ch
         yw_double(w, de, kp, "failure_rate", false, 0, 1, &c->failure_rate);
         yw_duration(w, de, kp, "retry_interval", false, SIM_MS(1), SIM_HOUR(1),
                     &c->retry_interval);
-        yw_duration(w, de, kp, "retry_duration", false, 0, KDS_FIREHOSE_RETRY_DURATION_MAX,
-                    &c->retry_duration);
+        sim_time t;
+        if (yw_duration(w, de, kp, "retry_duration", false, 0, KDS_FIREHOSE_RETRY_DURATION_MAX,
+                        &t) &&
+            kdsim_check_whole(w, de, kp, "retry_duration", (uint64_t)t, SIM_S(1), "seconds",
+                              "s", "RetryOptions.DurationInSeconds"))
+            c->retry_duration = t;
         char op[PATH];
         yaml_node_t *ou = yw_get(w, de, "outage");
         if (ou && yw_is_map(w, ou, yw_path(op, sizeof op, kp, "outage"))) {

@@ -89,6 +89,17 @@ void kdsim_load_flink(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char 
                 yw_error(w, it, ip, "a failure time is at most 400d");
             else if (i > 0 && t[i] <= t[i - 1])
                 yw_error(w, it, ip, "failure times must be in increasing order");
+            else if (t[i] < c->begin) {
+                /* The job cannot fail before it runs. A time past the run's end is not
+                 * refused: --duration may shorten a run, which then has no such
+                 * failure (documented). */
+                char a[32], b[32];
+                yw_error(w, it, ip,
+                         "a failure at %s comes before the job starts (start: %s), and a job "
+                         "that is not running cannot fail; give times at or after start",
+                         sim_fmt_duration(a, sizeof a, t[i]),
+                         sim_fmt_duration(b, sizeof b, c->begin));
+            }
         }
     }
 }

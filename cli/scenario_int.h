@@ -84,6 +84,15 @@ void kdsim_load_pause(ywalk *w, yaml_node_t *cm, const char *path, sim_time *at,
 void kdsim_load_processing(ywalk *w, yaml_node_t *cm, const char *path, sim_dist *per_batch_ms,
                            double *per_record_ms);
 
+/* AWS fields that take whole numbers (MaximumBatchingWindowInSeconds, SizeInMBs, ...):
+ * after map[key] was read as `v` (a duration in ns or a size in B), report at it when v
+ * is not a whole number of `unit` (SIM_S(1) "seconds", KDS_MIB "MiB"), naming the AWS
+ * field `aws` and the two whole values around v, each written with `suffix` ("s",
+ * " MiB"). Returns whether v is whole. */
+bool kdsim_check_whole(ywalk *w, yaml_node_t *map, const char *path, const char *key,
+                       uint64_t v, uint64_t unit, const char *unit_name, const char *suffix,
+                       const char *aws);
+
 /* Keys that only one retrieval uses (the NULL-terminated `keys`): each one present in cm
  * is an error saying it applies to `retrieval` only. */
 void kdsim_refuse_keys(ywalk *w, yaml_node_t *cm, const char *path, const char *const *keys,

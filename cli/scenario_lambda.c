@@ -12,6 +12,8 @@ static const char *const RETRIEVALS[] = {"polling", "efo", NULL};
 /* Lambda takes these three starting positions (no sequence-number positions). */
 static const char *const LAMBDA_STARTS[] = {"trim_horizon", "latest", "at_timestamp", NULL};
 static const char *const DESTS[] = {"none", "sqs", "sns", "s3", NULL};
+static const char *const POLLING_ONLY[] = {"poll_interval", "call_latency", NULL};
+static const char *const EFO_ONLY[] = {"push_delay", "subscribe_latency", NULL};
 
 /* maximum_record_age: -1 (no limit, the default) or a duration of 60 s to 7 days, as
  * MaximumRecordAgeInSeconds. */
@@ -32,7 +34,9 @@ static void load_record_age(ywalk *w, yaml_node_t *cm, const char *path, sim_tim
     sim_time t;
     if (sim_parse_duration(text, &t) == 0 && t >= KDS_LAMBDA_MIN_RECORD_AGE &&
         t <= KDS_LAMBDA_MAX_RECORD_AGE) {
-        *out = t;
+        if (kdsim_check_whole(w, cm, path, "maximum_record_age", (uint64_t)t, SIM_S(1),
+                              "seconds", "s", "MaximumRecordAgeInSeconds"))
+            *out = t;
         return;
     }
     yw_error(w, v, kp, "expected -1 (no limit) or a duration from 60s to 7d, got \"%s\"", text);
@@ -51,8 +55,10 @@ static void load_function(ywalk *w, yaml_node_t *cm, const char *path, kds_lambd
     sim_time t;
     if (yw_duration(w, f, kp, "per_record", false, 0, SIM_S(60), &t))
         c->duration_ms_per_record = sim_to_ms(t);
-    /* Lambda's timeout: 1 s to 900 s. */
-    yw_duration(w, f, kp, "timeout", false, SIM_S(1), SIM_S(900), &c->timeout);
+    /* Lambda's timeout: 1 s to 900 s, in whole seconds. */
+    if (yw_duration(w, f, kp, "timeout", false, SIM_S(1), SIM_S(900), &t) &&
+        kdsim_check_whole(w, f, kp, "timeout", (uint64_t)t, SIM_S(1), "seconds", "s", "Timeout"))
+        c->timeout = t;
     yw_double(w, f, kp, "error_rate", false, 0, 1, &c->error_rate);
     uint64_t u;
     if (yw_u64(w, f, kp, "concurrency", false, 1, 1000000, &u))
@@ -84,8 +90,11 @@ void kdsim_load_lambda(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char
     uint64_t u;
     if (yw_u64(w, cm, path, "batch_size", false, 1, KDS_LAMBDA_MAX_BATCH, &u))
         c->batch_size = (uint32_t)u;
-    yw_duration(w, cm, path, "batching_window", false, 0, KDS_LAMBDA_MAX_WINDOW,
-                &c->batching_window);
+    sim_time t;
+    if (yw_duration(w, cm, path, "batching_window", false, 0, KDS_LAMBDA_MAX_WINDOW, &t) &&
+        kdsim_check_whole(w, cm, path, "batching_window", (uint64_t)t, SIM_S(1), "seconds", "s",
+                          "MaximumBatchingWindowInSeconds"))
+        c->batching_window = t;
     if (yw_u64(w, cm, path, "parallelization_factor", false, 1, KDS_LAMBDA_MAX_PARALLEL, &u))
         c->parallelization = (uint32_t)u;
     if (yw_enum(w, cm, path, "start_position", false, LAMBDA_STARTS, &e))
@@ -106,10 +115,17 @@ void kdsim_load_lambda(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char
     yw_bool(w, cm, path, "report_batch_item_failures", false, &c->report_item_failures);
     if (yw_enum(w, cm, path, "on_failure_destination", false, DESTS, &e))
         c->on_failure = (kds_lambda_dest)e;
-    yw_duration(w, cm, path, "poll_interval", false, SIM_MS(100), SIM_MIN(10), &c->poll_interval);
-    yw_dist(w, cm, path, "call_latency", false, 'd', &c->call_latency_ms);
-    yw_dist(w, cm, path, "push_delay", false, 'd', &c->efo.push_delay_ms);
-    yw_dist(w, cm, path, "subscribe_latency", false, 'd', &c->efo.subscribe_ms);
+    /* Keys of the other retrieval are refused, as Flink's and the KCL's are. */
+    if (c->retrieval == KDS_LAMBDA_EFO) {
+        kdsim_refuse_keys(w, cm, path, POLLING_ONLY, "polling");
+        yw_dist(w, cm, path, "push_delay", false, 'd', &c->efo.push_delay_ms);
+        yw_dist(w, cm, path, "subscribe_latency", false, 'd', &c->efo.subscribe_ms);
+    } else {
+        kdsim_refuse_keys(w, cm, path, EFO_ONLY, "efo");
+        yw_duration(w, cm, path, "poll_interval", false, SIM_MS(100), SIM_MIN(10),
+                    &c->poll_interval);
+        yw_dist(w, cm, path, "call_latency", false, 'd', &c->call_latency_ms);
+    }
     yw_duration(w, cm, path, "retry_delay", false, 0, SIM_HOUR(1), &c->retry_delay);
     yw_duration(w, cm, path, "retry_delay_max", false, 0, SIM_HOUR(1), &c->retry_delay_max);
     yw_duration(w, cm, path, "throttle_retry", false, SIM_MS(1), SIM_HOUR(1), &c->throttle_retry);

@@ -11,6 +11,7 @@
 #include "kds_stream_int.h"
 #include "kds_trace.h"
 #include "sim_err.h"
+#include "sim_units.h"
 
 /* A trace line of kind "reshard" from the service's on-demand scaling of stream st, about
  * `shard` (-1: the stream), printf-formatted. */
@@ -22,7 +23,6 @@
 typedef struct shard_track {
     uint64_t bytes;        /* offered bytes (stored + throttled) at the last check */
     uint64_t records;      /* offered records at the last check */
-    sim_time above_since;  /* rules: above the threshold since (-1 = not) */
     bool hot_pending;      /* on-demand: a hot-shard split is scheduled */
 } shard_track;
 
@@ -32,6 +32,10 @@ struct kds_capacity {
     kds_stream *st;
     shard_track *track;    /* owned, by shard index */
     size_t n_track;
+    sim_time *above_since; /* owned, n_track x n_rules: since when shard i has been above
+                              rule k's threshold, at [i * n_rules + k] (-1 = not). One
+                              timer per rule: a rule below its threshold must not restart
+                              another's */
     double hour_peak_b[HOURS_30D]; /* ring of hourly peaks of the offered rate, B/s */
     double hour_peak_r[HOURS_30D]; /* ... records/s */
     int64_t hour_of_slot[HOURS_30D]; /* which hour each slot holds (-1 = none) */
@@ -39,6 +43,8 @@ struct kds_capacity {
     sim_time excess_since; /* on-demand: capacity in excess since (-1 = not) */
     sim_time *switches;    /* accepted mode switch times */
     size_t n_switches;
+    sim_time advantage_on; /* when a switch turned On-demand Advantage on (-1: none in the
+                              run; a stream that starts in it has had it longer) */
     uint32_t *hot_queue;   /* shards whose hot split is scheduled, in due order (all
                               have the same delay, so events fire in queue order) */
     size_t hot_head, hot_n, hot_cap;
@@ -71,7 +77,15 @@ static shard_track *track(kds_capacity *c, uint32_t index)
         shard_track *t = realloc(c->track, n * sizeof *t);
         SIM_ASSERT(t != NULL);
         for (size_t i = c->n_track; i < n; i++)
-            t[i] = (shard_track){0, 0, -1, false};
+            t[i] = (shard_track){0, 0, false};
+        size_t nr = c->cfg.n_rules;
+        if (nr > 0) {
+            sim_time *a = realloc(c->above_since, n * nr * sizeof *a);
+            SIM_ASSERT(a != NULL);
+            for (size_t i = c->n_track * nr; i < n * nr; i++)
+                a[i] = -1;
+            c->above_since = a;
+        }
         c->track = t;
         c->n_track = n;
     }
@@ -249,21 +263,27 @@ static void check(sim *s, void *ctx)
         total_b += rb;
         total_r += rr;
 
+        sim_time *above =
+            c->cfg.n_rules ? c->above_since + (size_t)sh->index * c->cfg.n_rules : NULL;
         for (size_t k = 0; k < c->cfg.n_rules; k++) {
             const kds_split_rule *rule = &c->cfg.rules[k];
             double util = fmax(rb / (double)st->cfg.write_bytes_per_s,
                                rr / (double)st->cfg.write_records_per_s);
             if (util <= rule->threshold) {
-                t->above_since = -1;
+                above[k] = -1;
                 continue;
             }
-            if (t->above_since < 0)
-                t->above_since = now - SIM_MIN(1);
-            if (now - t->above_since >= rule->sustain && !st->updating &&
+            if (above[k] < 0)
+                above[k] = now - SIM_MIN(1);
+            if (now - above[k] >= rule->sustain && !st->updating &&
                 st->cfg.mode == KDS_MODE_PROVISIONED && sh->hi - sh->lo >= 4) {
                 if (kds_reshard_split(st, sh->index, middle(sh), "rule") == KDS_API_OK)
                     c->stats.rule_splits++;
-                t->above_since = -1;
+                /* One request per sustained spell: every rule of this shard starts over
+                 * (the shard closes once the split is done). */
+                for (size_t j = 0; j < c->cfg.n_rules; j++)
+                    above[j] = -1;
+                break;
             }
         }
         if (on_demand(st) && rb > (double)c->cfg.od.hot_shard_bytes && !t->hot_pending) {
@@ -364,6 +384,33 @@ static void fire(sim *s, void *ctx)
         kds_reshard_op *op = kds__reshard_log(st, KDS_OP_MODE_SWITCH, "scenario");
         op->target = e->target;
         sim_time now = sim_now(s);
+        kds_mode to = (kds_mode)e->target;
+        if (to == st->cfg.mode) {
+            /* Nothing to change: refused, and not one of the switches allowed a day. */
+            op->status = KDS_API_INVALID_ARGUMENT;
+            snprintf(op->message, sizeof op->message,
+                     "stream %s is already %s; UpdateStreamMode must change the mode",
+                     st->cfg.name, kds_mode_name(to));
+            break;
+        }
+        if (to == KDS_MODE_PROVISIONED && st->cfg.auto_distribution) {
+            op->status = KDS_API_INVALID_ARGUMENT;
+            snprintf(op->message, sizeof op->message,
+                     "stream %s uses service-managed partition keys (RecordDistributionStrategy "
+                     "AUTO), which are on-demand only; it cannot become provisioned",
+                     st->cfg.name);
+            break;
+        }
+        if (st->cfg.mode == KDS_MODE_ON_DEMAND_ADVANTAGE && c->advantage_on >= 0 &&
+            now - c->advantage_on < SIM_HOUR(24)) {
+            char on[32];
+            op->status = KDS_API_LIMIT_EXCEEDED;
+            snprintf(op->message, sizeof op->message,
+                     "On-demand Advantage cannot be turned off for 24 hours after it is turned "
+                     "on (at %s)",
+                     sim_fmt_duration(on, sizeof on, c->advantage_on));
+            break;
+        }
         size_t recent = 0;
         for (size_t i = 0; i < c->n_switches; i++)
             recent += now - c->switches[i] < SIM_HOUR(24);
@@ -381,7 +428,9 @@ static void fire(sim *s, void *ctx)
             break;
         }
         /* The stream keeps its shards; only who manages capacity changes. */
-        st->cfg.mode = (kds_mode)e->target;
+        st->cfg.mode = to;
+        if (to == KDS_MODE_ON_DEMAND_ADVANTAGE)
+            c->advantage_on = now;
         c->switches = realloc(c->switches, (c->n_switches + 1) * sizeof *c->switches);
         SIM_ASSERT(c->switches != NULL);
         c->switches[c->n_switches++] = now;
@@ -405,6 +454,7 @@ kds_capacity *kds_capacity_new(sim *s, kds_stream *st, const kds_capacity_cfg *c
     c->sim = s;
     c->st = st;
     c->excess_since = -1;
+    c->advantage_on = -1;
     for (size_t i = 0; i < HOURS_30D; i++)
         c->hour_of_slot[i] = -1;
     bool switches = false;
@@ -432,6 +482,7 @@ void kds_capacity_free(kds_capacity *c)
     if (!c)
         return;
     free(c->track);
+    free(c->above_since);
     free(c->switches);
     free(c->hot_queue);
     free(c->fires);

@@ -89,13 +89,17 @@ static inline bool push_now(kds_efo_sub *sub)
             kds_consumer_stats_age_zero(sub->cs, now);
         else
             kds_consumer_stats_age(sub->cs, now, sim_to_ms(now - tk.t_last));
-        if (KDS_TRACING(sub->st->trace, "push", sub->name, sub->sh->index))
+        if (KDS_TRACING(sub->st->trace, "push", sub->name, sub->sh->index)) {
+            char seq[KDS_SEQNOS_LEN]; /* the records pushed end at the cursor */
             kds_trace_emit(sub->st->trace, now, "push", sub->name,
                            sub->sh->index,
                            "SubscribeToShardEvent: %" PRIu64 " record%s, %" PRIu64
-                           " B, arrives at +%.0f ms, MillisBehindLatest %.0f",
+                           " B, arrives at +%.0f ms, MillisBehindLatest %.0f%s",
                            tk.records, kds_trace_s(tk.records), tk.bytes, sim_to_ms(at - now),
-                           caught_up ? 0.0 : sim_to_ms(now - tk.t_last));
+                           caught_up ? 0.0 : sim_to_ms(now - tk.t_last),
+                           kds_trace_seqnos(seq, sizeof seq, sub->sh->index,
+                                            sub->cur.pos - tk.records, tk.records));
+        }
         sub->deliver(sub->owner, sub, sl, n_sl, at);
     }
     if (caught_up && sub->sh->state != KDS_SHARD_OPEN) {
@@ -270,6 +274,8 @@ struct efo_consumer {
     size_t n_waits;
     sim_time begin;          /* registration time */
     bool paused;             /* inside the configured pause */
+    uint64_t unlisted;       /* records of the shards EXPIRED at `begin`, never listed:
+                                stored before the start, skipped at the start */
 };
 
 void kds_efo_consumer_cfg_defaults(kds_efo_consumer_cfg *cfg)
@@ -400,8 +406,10 @@ static void begin(sim *s, void *ctx)
      * now, so that it misses nothing written while it waits. */
     for (size_t i = 0; i < c->st->n_shards; i++) {
         kds_shard *sh = c->st->shards[i];
-        if (sh->state == KDS_SHARD_EXPIRED)
+        if (sh->state == KDS_SHARD_EXPIRED) {
+            c->unlisted += sh->log.end_pos; /* no write moves it any more */
             continue;
+        }
         if (!parent_read(c, sh->parent) && !parent_read(c, sh->adjacent_parent)) {
             add_sub(c, sh, c->cfg.start, c->cfg.start_pos);
         } else if (c->cfg.start == KDS_START_LATEST) {
@@ -435,7 +443,7 @@ static void finish(kds_consumer *base, sim_time end)
     efo_consumer *c = (efo_consumer *)base;
     kds_consumer_stats *cs = &c->base.st;
     cs->records_unread = 0;
-    cs->records_skipped_at_start = 0;
+    cs->records_skipped_at_start = c->unlisted;
     for (size_t i = 0; i < c->n_subs; i++) {
         kds_efo_sub *sub = c->subs[i];
         kds_consumer_settle(cs, &sub->sh->log, &sub->cur, sub->start_pos);

@@ -83,6 +83,7 @@ struct kds_firehose {
     kds_stream *st;
     gsl_rng *rng;            /* sim-owned */
     bool started;            /* the begin event ran */
+    uint64_t unlisted;       /* records of the shards EXPIRED when it began (never listed) */
     reader **readers;        /* owned: delivery and backup readers, creation order */
     size_t n_readers, cap_readers;
     slices buf;              /* the Firehose stream's buffer */
@@ -580,9 +581,13 @@ static void begin(sim *s, void *ctx)
     (void)s;
     kds_firehose *f = ctx;
     f->started = true;
-    for (size_t i = 0; i < f->st->n_shards; i++)
-        if (f->st->shards[i]->state != KDS_SHARD_EXPIRED)
-            start_shard(f, f->st->shards[i], f->cfg.start);
+    for (size_t i = 0; i < f->st->n_shards; i++) {
+        kds_shard *sh = f->st->shards[i];
+        if (sh->state != KDS_SHARD_EXPIRED)
+            start_shard(f, sh, f->cfg.start);
+        else /* never listed: stored before the start, skipped at it */
+            f->unlisted += sh->log.end_pos;
+    }
 }
 
 static void on_new_shard(void *ctx, kds_shard *sh)
@@ -601,7 +606,7 @@ static void finish(kds_consumer *base, sim_time end)
     kds_firehose *f = (kds_firehose *)base;
     kds_consumer_stats *cs = &f->base.st;
     cs->records_unread = 0;
-    cs->records_skipped_at_start = 0;
+    cs->records_skipped_at_start = f->unlisted;
     f->fs.records_buffered = 0;
     f->fs.records_in_objects = 0;
     for (size_t i = 0; i < f->n_readers; i++) {
@@ -707,6 +712,7 @@ kds_consumer *kds_firehose_make(sim *s, kds_stream *st, const void *cfgp)
     if (!f)
         return NULL;
     f->cfg = *cfg;
+    f->cfg.max_records = kds_stream_call_records(st, cfg->max_records);
     f->sim = s;
     f->st = st;
     f->last_flush = -1;

@@ -56,7 +56,8 @@ typedef struct kds_firehose_cfg {
     uint64_t start_pos;           /* AT/AFTER_SEQUENCE_NUMBER: record position */
     sim_time poll_period;         /* one GetRecords per shard per period: 1 s */
     bool full_backup;             /* source-record backup: a second call per period */
-    uint32_t max_records;         /* per call, 1..10,000 (10,000) */
+    uint32_t max_records;         /* per call, 1..10,000 (10,000); the stream's
+                                     max_records_per_call caps it */
     sim_dist call_latency_ms;     /* GetRecords round trip, ms (lognormal, median 40 ms;
                                      assumption, as the polling consumer's) */
     double aggregation;           /* user records per Kinesis record (KPL aggregation),

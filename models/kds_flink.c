@@ -36,7 +36,10 @@ typedef struct reader {
     bool waited;          /* it had to wait for a parent before starting */
     bool ever_started;    /* started once (a start after a restart is not a new one) */
     uint64_t start_pos;   /* first position this application was to read */
-    uint64_t high;        /* records in [start_pos, high) were processed at least once */
+    uint64_t high;        /* records in [start_pos, high) were processed at least once,
+                             but for `expired` of them */
+    uint64_t expired;     /* records below high it never processed: they expired before
+                             it got to them (model.md section 8) */
     uint64_t processed;   /* position after the last record processed */
 
     /* Checkpoints. */
@@ -71,6 +74,7 @@ struct kds_flink {
     gsl_rng *rng;         /* sim-owned */
     sim_time begin;       /* when the job started, ns */
     bool started;         /* the begin event ran */
+    uint64_t unlisted;    /* records of the shards EXPIRED when it began (never listed) */
     bool down;            /* failed, not restarted yet */
     sim_time down_at;     /* when it failed, ns */
     reader **readers;     /* owned, creation order */
@@ -134,12 +138,19 @@ static uint64_t q_records(const reader *rd)
 }
 
 /* Hand one processed slice to the statistics: the part below the high-water mark was
- * processed before a failure and is a replay (duplicates); the rest is new. */
+ * processed before a failure and is a replay (duplicates); the rest is new. Slices come
+ * in position order from the last processed one, or from the head when the log trimmed
+ * past it: a slice starting above the high-water mark leaves a gap of records that
+ * expired before they were read. */
 static void processed(reader *rd, const kds_slice *sl, sim_time done)
 {
     kds_flink *f = rd->f;
     kds_consumer_stats *cs = &f->base.st;
     uint64_t end = sl->first + sl->count;
+    if (sl->first > rd->high) {
+        rd->expired += sl->first - rd->high;
+        rd->high = sl->first;
+    }
     if (end <= rd->high) {
         kds_consumer_stats_deliver(cs, sl, done, 1);
         f->fs.records_replayed += sl->count;
@@ -236,11 +247,15 @@ static void poll(sim *s, void *ctx)
     bool caught_up = rd->cur.pos >= rd->sh->log.end_pos;
     double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
     kds_consumer_stats_age(cs, now, age);
-    if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index))
+    if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index)) {
+        char seq[KDS_SEQNOS_LEN]; /* the records returned end at the cursor */
         kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
                        "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B, iterator age %.0f ms, "
-                       "processed by +%.0f ms",
-                       tk.records, kds_trace_s(tk.records), tk.bytes, age, sim_to_ms(done - now));
+                       "processed by +%.0f ms%s",
+                       tk.records, kds_trace_s(tk.records), tk.bytes, age, sim_to_ms(done - now),
+                       kds_trace_seqnos(seq, sizeof seq, rd->sh->index, rd->cur.pos - tk.records,
+                                        tk.records));
+    }
     if (caught_up && rd->sh->state != KDS_SHARD_OPEN) {
         rd->state = R_DONE; /* SHARD_END: the children may start */
         return;
@@ -398,8 +413,10 @@ static void begin(sim *s, void *ctx)
     f->started = true;
     for (size_t i = 0; i < f->st->n_shards; i++) {
         kds_shard *sh = f->st->shards[i];
-        if (sh->state == KDS_SHARD_EXPIRED)
+        if (sh->state == KDS_SHARD_EXPIRED) {
+            f->unlisted += sh->log.end_pos; /* never listed: skipped at the start */
             continue;
+        }
         kds_stream_trim(f->st, sh);
         kds_cursor cur = {0, 0};
         switch (c->start) {
@@ -568,7 +585,7 @@ static void finish(kds_consumer *base, sim_time end)
     /* Recomputed from the high-water marks rather than accumulated: a replay passes
      * records already delivered, and a subscription counts what it skips as expired. */
     cs->records_unread = 0;
-    cs->records_skipped_at_start = 0;
+    cs->records_skipped_at_start = f->unlisted;
     cs->records_expired_unread = 0;
     cs->efo_consumer_shard_hours = 0;
     f->fs.shards_waiting_for_parent = 0;
@@ -578,6 +595,7 @@ static void finish(kds_consumer *base, sim_time end)
             settle(rd, end);
         const kds_log *l = &rd->sh->log;
         cs->records_skipped_at_start += rd->start_pos;
+        cs->records_expired_unread += rd->expired;
         if (rd->high < l->head_pos) {
             cs->records_expired_unread += l->head_pos - rd->high;
             cs->records_unread += l->end_pos - l->head_pos;
@@ -700,6 +718,7 @@ kds_consumer *kds_flink_make(sim *s, kds_stream *st, const void *cfgp)
     if (!f)
         return NULL;
     f->cfg = *cfg;
+    f->cfg.max_records = kds_stream_call_records(st, cfg->max_records);
     if (!f->cfg.consumer_name)
         f->cfg.consumer_name = cfg->name;
     f->sim = s;

@@ -50,7 +50,8 @@ typedef struct kds_flink_cfg {
     uint64_t start_pos;            /* AT/AFTER_SEQUENCE_NUMBER: record position */
     sim_time poll_interval;        /* between GetRecords calls on one shard (200 ms, the
                                       connector's SHARD_GETRECORDS_INTERVAL_MILLIS) */
-    uint32_t max_records;          /* per call, 1..10,000 (10,000) */
+    uint32_t max_records;          /* per call, 1..10,000 (10,000); the stream's
+                                      max_records_per_call caps it */
     sim_dist call_latency_ms;      /* GetRecords round trip, ms (lognormal, median 40 ms;
                                       assumption) */
     sim_time backoff_base;         /* after a throttled call: full-jitter backoff from this

@@ -109,10 +109,13 @@ static uint32_t *order_buf(kcl *a, size_t n)
     return a->order;
 }
 
-/* Record the worker's held-lease count if it changed, and its idle time. */
+/* Record the worker's held-lease count if it changed, and its idle time; the leases it
+ * holds may have changed, which the convergence checks of every application on the
+ * table look at. */
 static void note_held(worker *w)
 {
     sim_time now = sim_now(w->app->sim);
+    w->app->table->version++;
     uint32_t n = w->state == W_RUNNING || w->state == W_SYNC ? (uint32_t)w->n_held : 0;
     if (w->n_log == 0 || w->log_n[w->n_log - 1] != n) {
         if (w->n_log > 0 && w->log_t[w->n_log - 1] == now) {
@@ -138,6 +141,48 @@ static void note_held(worker *w)
     }
 }
 
+/* The assignment the leases converge to, judged from what the workers hold, not from the
+ * table's owner fields (a worker named owner may have given the lease up, or be
+ * stalled): every live lease held, unexpired on its holder's clock, by its owner in the
+ * table, a started worker that is not paused; and the lease counts of those workers
+ * within one of each other. The workers of every application sharing the table count. */
+static bool held_balanced(const kcl *a, sim_time now)
+{
+    const kds_lease_table *t = a->table;
+    bool *ok = calloc(t->n ? t->n : 1, sizeof *ok);
+    SIM_ASSERT(ok != NULL);
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t k = 0; k < a->st->n_listeners; k++) {
+        const kcl *o = a->st->listeners[k].ctx;
+        if (a->st->listeners[k].fn != on_new_shard || o->table != t)
+            continue;
+        for (size_t j = 0; j < o->n_workers; j++) {
+            const worker *w = &o->workers[j];
+            if (!is_up(w) || paused(w, now))
+                continue;
+            uint32_t n = 0;
+            for (size_t i = 0; i < w->n_held; i++) {
+                const held *h = &w->held[i];
+                const kds_lease *l = &t->items[h->lease];
+                if (l->deleted || l->owner != w->owner || now - h->renewed > o->cfg.failover)
+                    continue;
+                ok[h->lease] = true;
+                n++;
+            }
+            if (n < lo)
+                lo = n;
+            if (n > hi)
+                hi = n;
+        }
+    }
+    bool all = true;
+    for (size_t i = 0; i < t->n && all; i++)
+        all = t->items[i].deleted || ok[i];
+    free(ok);
+    /* Every lease held means some worker counted: lo <= hi. */
+    return all && hi - lo <= 1;
+}
+
 void kds_kcl_check_converged(kcl *a, bool force)
 {
     if (a->first_open >= a->n_changes)
@@ -145,10 +190,10 @@ void kds_kcl_check_converged(kcl *a, bool force)
     if (!force && a->table->version == a->checked_version)
         return;
     a->checked_version = a->table->version;
-    /* An empty table (before the first shard sync) is not an assignment yet. */
-    if (a->table->n_live == 0 || !kds_lease_balanced(a->table))
-        return;
     sim_time now = sim_now(a->sim);
+    /* An empty table (before the first shard sync) is not an assignment yet. */
+    if (a->table->n_live == 0 || !held_balanced(a, now))
+        return;
     for (size_t i = a->first_open; i < a->n_changes; i++)
         a->changes[i].converged_after = now - a->changes[i].at;
     a->first_open = a->n_changes;
@@ -385,7 +430,10 @@ static ck_result checkpoint(proc *p, kds_ckpt_kind kind, uint64_t pos)
     w->sum.checkpoints++;
     switch (kds_lease_checkpoint(a->table, p->lease, h->counter, kind, pos)) {
     case KDS_DDB_OK:
+        /* A checkpoint increments the counter like a renewal, and the renewer counts it as
+         * one (DynamoDBLeaseRenewer.updateLease: "Updates increment the counter"). */
         h->counter++;
+        h->renewed = now;
         p->since_ckpt = 0;
         p->last_ckpt = now;
         return CK_OK;
@@ -575,11 +623,14 @@ static void fetch_body(proc *p)
      * processor, not the fetcher, finds it gone (account_expired, by the high-water mark
      * of what it ever processed). */
     if (KDS_TRACING(a->st->trace, "get", w->label, sh->index)) {
+        char seq[KDS_SEQNOS_LEN]; /* the records returned end at the fetcher's cursor */
         if (tk.records > 0)
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
                            "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B, iterator age %.0f "
-                           "ms, to the record processor at +%.0f ms",
-                           tk.records, kds_trace_s(tk.records), tk.bytes, age, sim_to_ms(lat));
+                           "ms, to the record processor at +%.0f ms%s",
+                           tk.records, kds_trace_s(tk.records), tk.bytes, age, sim_to_ms(lat),
+                           kds_trace_seqnos(seq, sizeof seq, sh->index, p->fcur.pos - tk.records,
+                                            tk.records));
         else if (caught_up && sh->state != KDS_SHARD_OPEN)
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
                            "GetRecords: 0 records, SHARD_END");
@@ -895,8 +946,8 @@ static void lease_acquired_check(worker *w, uint32_t i)
         sim_stop(a->sim);
 }
 
-void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_state,
-                     kds_kcl_cause cause)
+void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, bool prev_renewing,
+                      kds_kcl_cause cause)
 {
     kcl *a = w->app;
     kds_lease_table *t = a->table;
@@ -949,7 +1000,7 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_
     m->from = prev >= 0 ? t->owners[prev].worker : NULL;
     m->from_app = prev >= 0 ? t->owners[prev].app : NULL;
     m->to = w->cfg->name;
-    m->from_healthy = prev >= 0 && prev_state == KDS_OWNER_RUNNING;
+    m->from_healthy = prev >= 0 && prev_renewing;
     m->replay_expected = replay;
     a->replay_expected += replay;
     size_t mi = a->n_moves++;
@@ -1121,6 +1172,7 @@ static void take_pass(worker *w)
         uint32_t i = chosen[k];
         int32_t prev = t->items[i].owner;
         kds_owner_state pst = prev >= 0 ? t->owners[prev].state : KDS_OWNER_RUNNING;
+        bool renewing = kds_lease_renewing(t, i, prev);
         kds_ddb_status r = KDS_DDB_THROTTLED;
         for (uint32_t tries = 0; tries < (c->take_retries ? c->take_retries : 1); tries++) {
             r = kds_lease_take(t, i, w->seen_counter[i], w->owner);
@@ -1133,7 +1185,7 @@ static void take_pass(worker *w)
                               : prev < 0    ? KDS_KCL_TAKE
                               : pst == KDS_OWNER_STOPPED ? KDS_KCL_SHUTDOWN
                                                          : KDS_KCL_EXPIRY;
-        kds_kcl_acquired(w, i, prev, pst, cause);
+        kds_kcl_acquired(w, i, prev, renewing, cause);
     }
     free(count);
     free(avail);
@@ -1660,8 +1712,10 @@ static void create_leases(kcl *a)
     kds_ckpt_kind k = initial_ckpt(a);
     for (size_t i = 0; i < a->st->n_shards; i++) {
         const kds_shard *sh = a->st->shards[i];
-        if (sh->state == KDS_SHARD_EXPIRED)
+        if (sh->state == KDS_SHARD_EXPIRED) {
+            slot_of(a, sh->index)->unlisted = true; /* gone before the application began */
             continue;
+        }
         /* At LATEST only the open shards matter (the closed ones hold nothing newer). */
         if (k == KDS_CKPT_LATEST && sh->state != KDS_SHARD_OPEN)
             continue;
@@ -1694,14 +1748,68 @@ static void coordinator_start(worker *w)
     note_held(w);
 }
 
+/* The start-up wait of Scheduler.shouldInitiateLeaseSync (kcl.md 4.4): a worker draws a
+ * random wait and, while it lasts, checks the table (isLeaseTableEmpty, a Scan of one
+ * item) at once and again each TABLE_CHECK_EVERY; a check that finds a lease starts the
+ * worker. The check interval's sleep that ends past the wait ends it, without another
+ * check: the worker then runs the shard sync that creates the leases (none if another
+ * worker did since its last check) and starts. A throttled check fails the scheduler's
+ * initialization attempt, and a new one, with a new wait, follows INIT_BACKOFF later.
+ * Constants of the KCL, not settings. */
+#define TABLE_CHECK_EVERY SIM_S(3) /* LEASE_TABLE_CHECK_FREQUENCY_MILLIS */
+#define INIT_BACKOFF SIM_S(1)      /* schedulerInitializationBackoffTimeMillis' default */
+
+static void sync_event(sim *s, void *ctx);
+
+/* A check of worker w's start-up wait at `now`. */
+static void sync_check(worker *w, sim_time now)
+{
+    kcl *a = w->app;
+    w->sum.startup_checks++;
+    if (kds_lease_scan_one(a->table) != KDS_DDB_OK) {
+        w->sync_until = -1; /* a new attempt */
+        w->ev_sync = sim_at(a->sim, now + INIT_BACKOFF, sync_event, w);
+    } else if (a->table->n_live > 0) {
+        coordinator_start(w);
+    } else {
+        w->ev_sync = sim_at(a->sim, now + TABLE_CHECK_EVERY, sync_event, w);
+    }
+}
+
+/* An initialization attempt of worker w at `now`. The wait matters only to a worker
+ * that finds the table empty, and kdsim draws it only then: a worker joining a running
+ * application leaves its generator to its taker. */
+static void sync_begin(worker *w, sim_time now)
+{
+    kcl *a = w->app;
+    w->sync_until = now;
+    if (a->table->n_live == 0) {
+        w->sync_until = now + sim_dist_sample_ns(&a->cfg.sync_wait_ms, w->rng);
+        if (w->sync_until <= now) { /* no wait, no check: the shard sync at once */
+            w->ev_sync = sim_at(a->sim, now, sync_event, w);
+            return;
+        }
+    }
+    sync_check(w, now);
+}
+
 static void sync_event(sim *s, void *ctx)
 {
     worker *w = ctx;
+    sim_time now = sim_now(s);
     w->ev_sync = 0;
     if (w->state != W_SYNC)
         return;
-    if (paused(w, sim_now(s))) {
+    if (paused(w, now)) {
         w->ev_sync = sim_at(s, w->pause_until, sync_event, w);
+        return;
+    }
+    if (w->sync_until < 0) {
+        sync_begin(w, now);
+        return;
+    }
+    if (now < w->sync_until) {
+        sync_check(w, now);
         return;
     }
     if (w->app->table->n_live == 0)
@@ -1740,15 +1848,9 @@ static void worker_start(worker *w)
     if (a->efo_begin < 0)
         a->efo_begin = now;
     add_change(a, w, "start");
-    if (a->table->n_live == 0) {
-        /* An empty table: wait a random 1-30 s, then create the leases if nobody has. */
-        w->state = W_SYNC;
-        w->ev_sync = sim_at(a->sim, now + sim_dist_sample_ns(&a->cfg.sync_wait_ms, w->rng),
-                            sync_event, w);
-        note_held(w);
-    } else {
-        coordinator_start(w);
-    }
+    w->state = W_SYNC;
+    sync_begin(w, now);
+    note_held(w);
     kds_kcl_check_converged(a, true);
 }
 
@@ -1877,6 +1979,10 @@ static void finish(kds_consumer *base, sim_time end)
         kds_shard *sh = a->st->shards[i];
         slot *sl = i < a->n_slots ? a->slots[i] : NULL;
         kds_stream_trim(a->st, sh);
+        if (sl && sl->unlisted && !sl->started) {
+            cs->records_skipped_at_start += sh->log.end_pos; /* never its to read */
+            continue;
+        }
         uint64_t h = sl && sl->started ? sl->hw : 0;
         if (h < sh->log.head_pos) {
             cs->records_expired_unread += sh->log.head_pos - h;
@@ -2045,8 +2151,8 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
     fn(arg, "lease_table.latency", "0 ms",
        "DynamoDB calls take no simulated time; the SDK's own retries are not modelled");
     fn(arg, "leases.sync_wait", kds_dist_text(v, sizeof v, &a->cfg.sync_wait_ms, "ms"),
-       "wait before the first worker creates the leases of an empty table (the KCL's "
-       "random 1-30 s)");
+       "wait of a worker that finds the table empty, checking it every 3 s, before it "
+       "creates the leases (the KCL's random 1-30 s)");
     fn(arg, "lease_table.scan", "consistent",
        "a scan reads every lease as last written (DynamoDB's scan is eventually "
        "consistent; its read units are charged as such)");
@@ -2199,6 +2305,8 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
         a->cfg.lam.metrics_keep = 1;
     if (a->cfg.lam.metrics_keep > KDS_KCL_METRICS_KEEP_MAX)
         a->cfg.lam.metrics_keep = KDS_KCL_METRICS_KEEP_MAX;
+    if (!a->cfg.efo) /* the stream's GetRecords limit; with EFO it caps merged pushes */
+        a->cfg.max_records = kds_stream_call_records(st, cfg->max_records);
     a->app_name = cfg->application_name ? cfg->application_name : cfg->name;
     a->sim = s;
     a->st = st;

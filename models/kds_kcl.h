@@ -169,7 +169,8 @@ typedef struct kds_kcl_cfg {
     bool efo;                     /* enhanced fan-out (true) or polling */
     kds_efo_cfg efo_cfg;          /* EFO push mechanics */
     sim_time idle;                /* idleTimeBetweenReadsInMillis (1,500 ms) */
-    uint32_t max_records;         /* maxRecords per GetRecords (10,000) */
+    uint32_t max_records;         /* maxRecords per GetRecords (10,000); with polling,
+                                     the stream's max_records_per_call caps it */
     uint32_t max_pending;         /* fetched batches waiting to be processed (4,
                                      maxPendingProcessRecordsInput) */
     uint32_t max_pending_records; /* ...holding at most this many records (30,000) */
@@ -197,7 +198,8 @@ typedef struct kds_kcl_cfg {
     sim_time parent_poll;         /* parentShardPollIntervalMillis (10 s) */
     sim_time cleanup_interval;    /* completed-lease cleanup check (5 min) */
     sim_time task_backoff;        /* taskBackoffTimeMillis (500 ms) */
-    sim_dist sync_wait_ms;        /* wait before creating the leases of an empty table,
+    sim_dist sync_wait_ms;        /* wait of a worker that finds the table empty, which
+                                     it checks every 3 s, before it creates the leases,
                                      ms (uniform 1-30 s) */
     sim_time shard_sync_interval; /* leasesRecoveryAuditorExecutionFrequencyMillis: the
                                      periodic shard-sync auditor's delay between runs
@@ -258,7 +260,9 @@ typedef struct kds_kcl_move {
     const char *from;         /* previous owner's worker name, NULL when unowned */
     const char *from_app;     /* its KCL consumer (another one when the table is shared) */
     const char *to;           /* the taking worker */
-    bool from_healthy;        /* the previous owner was running, not paused */
+    bool from_healthy;        /* the previous owner was still renewing the lease: running,
+                                 not paused since its counter last moved
+                                 (kds_lease_renewing) */
     uint64_t replay_expected; /* records processed after the lease's last checkpoint when
                                  it was taken */
     uint64_t duplicates;      /* records the new owner delivered a second time */
@@ -269,8 +273,9 @@ typedef struct kds_kcl_change {
     const char *worker;       /* borrowed */
     const char *what;         /* "start", "stop", "crash", "pause", "resume" (the end
                                  of a pause) (static) */
-    sim_time converged_after; /* until every lease was held by a running worker and the
-                                 loads differed by at most one, ns; -1 = never */
+    sim_time converged_after; /* until every lease was held (kds_kcl.c, held_balanced) by
+                                 its owner, a running worker, and the loads differed by
+                                 at most one, ns; -1 = never */
 } kds_kcl_change;
 
 typedef struct kds_kcl_leader {
@@ -293,6 +298,8 @@ typedef struct kds_kcl_worker_summary {
     uint64_t leases_self_expired;/* dropped by itself after failing to renew */
     uint64_t scans, scans_throttled;  /* taker passes (2.x) or LAM runs as leader (3.x) */
     uint64_t audits;             /* shard-sync auditor runs as the leader (a Scan each) */
+    uint64_t startup_checks;     /* its checks of the table at start (isLeaseTableEmpty: a
+                                    Scan of one item each), throttled ones included */
     uint64_t checkpoints, checkpoints_throttled;
     uint64_t discoveries;        /* 3.x: owner-index queries */
     uint64_t handoffs_out;       /* 3.x: leases it handed over gracefully (checkpointed) */
@@ -313,7 +320,8 @@ typedef struct kds_kcl_summary {
     size_t n_workers;
     uint64_t moves_by_cause[KDS_KCL_N_CAUSES];
     uint64_t moves;              /* sum of the above */
-    uint64_t moves_from_healthy; /* EXPIRY moves whose previous owner was running: churn */
+    uint64_t moves_from_healthy; /* EXPIRY moves whose previous owner was still renewing
+                                    (from_healthy): churn */
     const kds_kcl_move *move_log;/* every move, in time order */
     size_t n_move_log;
     const kds_kcl_change *changes; /* worker events, in time order */

@@ -25,6 +25,8 @@ typedef struct slot {
     kds_shard *sh;     /* borrowed */
     uint64_t hw;       /* next position this application never processed */
     bool started;      /* a processor started on it (hw is meaningful) */
+    bool unlisted;     /* EXPIRED when the lease table was made: no lease, never read,
+                          its records skipped at the start */
     proc *proc;        /* the processor EFO pushes go to, or NULL */
     size_t last_move;  /* the lease's latest move (index in the move log), or SIZE_MAX */
     kds_efo_sub *sub;  /* owned; EFO only, made at the first start */
@@ -98,6 +100,7 @@ struct worker {
     sim_time *seen_at;
     size_t n_seen;
     sim_event_id ev_renew, ev_take, ev_cleanup, ev_sync;
+    sim_time sync_until;           /* W_SYNC: the end of the start-up wait for leases */
     /* The periodic shard-sync auditor and, in 2.x, the leader decider (kcl.md 4.4, 7.1) */
     sim_event_id ev_audit, ev_elect, ev_loop;
     int32_t elected;               /* 2.x: the owner id the last election chose, or -1:
@@ -242,12 +245,14 @@ void kds_kcl_stamp_scan(worker *w, sim_time now);
 bool kds_kcl_expired(const worker *w, size_t i, sim_time now);
 
 /* Worker w now holds lease item i (counter as in the table), taken from owner `prev`
- * (-1 none) in state `prev_state`, for `cause`: starts its processor, logs the move. */
-void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, kds_owner_state prev_state,
+ * (-1 none), which was still renewing it or not (kds_lease_renewing, as the take or the
+ * leader's assignment found it), for `cause`: starts its processor, logs the move. */
+void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, bool prev_renewing,
                       kds_kcl_cause cause);
 
-/* Mark convergence of the open worker changes if the table is balanced (`force`: even
- * if the table did not change since the last check). */
+/* Mark convergence of the open worker changes if the leases are balanced, judged from
+ * what the workers hold (`force`: even if the table's version did not change since the
+ * last check). */
 void kds_kcl_check_converged(kcl *a, bool force);
 
 /* ---- kds_kcl_lam.c ---- */

@@ -132,9 +132,8 @@ static void discover_event(sim *s, void *ctx)
              * owner's checkpoint and release. */
             if (kds_lease_get(t, i) != KDS_DDB_OK || t->items[i].ckpt_owner >= 0)
                 continue;
-            int32_t prev = t->items[i].moved_from;
-            kds_owner_state pst = prev >= 0 ? t->owners[prev].state : KDS_OWNER_RUNNING;
-            kds_kcl_acquired(w, (uint32_t)i, prev, pst, (kds_kcl_cause)t->items[i].move_cause);
+            kds_kcl_acquired(w, (uint32_t)i, t->items[i].moved_from, t->items[i].moved_renewing,
+                             (kds_kcl_cause)t->items[i].move_cause);
         }
         kds_kcl_check_converged(a, false);
     }

@@ -902,12 +902,14 @@ static void poll_event(sim *s, void *ctx)
     if (tk.records == 0)
         cs->empty_calls++;
     if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index)) {
-        char ex[64];
+        char ex[64], seq[KDS_SEQNOS_LEN]; /* the records returned end at the cursor */
         kds_trace_emit(st->trace, now, "get", m->base.name, rd->sh->index,
                        "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, in the buffer at "
-                       "+%.0f ms",
+                       "+%.0f ms%s",
                        tk.records, kds_trace_s(tk.records), tk.bytes,
-                       kds_trace_expired(ex, sizeof ex, tk.expired), sim_to_ms(lat));
+                       kds_trace_expired(ex, sizeof ex, tk.expired), sim_to_ms(lat),
+                       kds_trace_seqnos(seq, sizeof seq, rd->sh->index, rd->cur.pos - tk.records,
+                                        tk.records));
     }
     if (rd->cur.pos >= rd->sh->log.end_pos && rd->sh->state != KDS_SHARD_OPEN)
         rd->read_done = true; /* SHARD_END */
@@ -952,11 +954,27 @@ static bool parents_done(kds_lambda *m, const reader *rd)
     return (!p || p->done) && (!q || q->done);
 }
 
+/* Reader rd's shard had EXPIRED before the mapping would read it: the shard is not
+ * listed, nothing of it is read (its records were stored before the start, skipped at
+ * it), and its children do not wait for it. */
+static void skip_expired(reader *rd)
+{
+    rd->started = rd->read_done = rd->done = true;
+    kds_log_seek_end(&rd->sh->log, &rd->cur);
+    rd->start_pos = rd->cur.pos;
+}
+
 static void reader_start(reader *rd, kds_start_kind kind)
 {
     kds_lambda *m = rd->m;
     kds_stream *st = m->st;
     sim_time now = sim_now(m->sim);
+    if (rd->sh->state == KDS_SHARD_EXPIRED) {
+        /* A child whose parents were read so slowly that it expired first: gone too. */
+        skip_expired(rd);
+        settle(rd);
+        return;
+    }
     rd->started = true;
     kds_stream_trim(st, rd->sh);
     if (m->cfg.retrieval == KDS_LAMBDA_EFO) {
@@ -1056,6 +1074,11 @@ static void enabled_event(sim *s, void *ctx)
     kds_lambda *m = ctx;
     m->enabled = true;
     m->enabled_at = sim_now(s);
+    /* First the shards gone before the mapping began, so that none holds a child back:
+     * those start as shards without a parent read, not as children that waited. */
+    for (size_t i = 0; i < m->n_readers; i++)
+        if (!m->readers[i]->started && m->readers[i]->sh->state == KDS_SHARD_EXPIRED)
+            skip_expired(m->readers[i]);
     for (size_t i = 0; i < m->n_readers; i++) {
         reader *rd = m->readers[i];
         if (!rd->started && parents_done(m, rd))

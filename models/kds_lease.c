@@ -175,6 +175,7 @@ kds_ddb_status kds_lease_create(kds_lease_table *t, uint32_t shard, int32_t p0, 
     l->throughput = -1;
     l->moved_from = -1;
     l->counter = 0;
+    l->counter_at = sim_now(t->sim);
     l->ckpt = ckpt;
     l->ckpt_time = ckpt_time;
     l->parents[0] = p0;
@@ -196,6 +197,11 @@ kds_ddb_status kds_lease_scan(kds_lease_table *t)
     uint64_t bytes = (uint64_t)t->n_live * t->cfg.item_bytes;
     return admit(t, KDS_DDB_SCAN, false, blocks(bytes, 4096) * MILLI / 2) ? KDS_DDB_OK
                                                                           : KDS_DDB_THROTTLED;
+}
+
+kds_ddb_status kds_lease_scan_one(kds_lease_table *t)
+{
+    return admit(t, KDS_DDB_SCAN, false, MILLI / 2) ? KDS_DDB_OK : KDS_DDB_THROTTLED;
 }
 
 kds_ddb_status kds_lease_get(kds_lease_table *t, size_t i)
@@ -227,8 +233,10 @@ kds_ddb_status kds_lease_renew(kds_lease_table *t, size_t i, uint64_t expected,
         t->st.cond_failed[KDS_DDB_RENEW]++;
         return KDS_DDB_CONDITION_FAILED;
     }
-    if (r == KDS_DDB_OK)
+    if (r == KDS_DDB_OK) {
         t->items[i].counter++;
+        t->items[i].counter_at = sim_now(t->sim);
+    }
     return r;
 }
 
@@ -237,10 +245,13 @@ kds_ddb_status kds_lease_take(kds_lease_table *t, size_t i, uint64_t expected, i
     kds_ddb_status r = update(t, KDS_DDB_TAKE, i, expected);
     if (r == KDS_DDB_OK) {
         kds_lease *l = &t->items[i];
-        if (l->owner != owner)
+        /* getDynamoTakeLeaseUpdate: a switch from another owner, not the take of an
+         * unowned lease. */
+        if (l->owner >= 0 && l->owner != owner)
             l->owner_switches++;
         l->owner = owner;
         l->counter++;
+        l->counter_at = sim_now(t->sim);
         t->version++;
     }
     return r;
@@ -256,6 +267,7 @@ kds_ddb_status kds_lease_checkpoint(kds_lease_table *t, size_t i, uint64_t expec
         l->ckpt_pos = pos;
         l->owner_switches = 0;
         l->counter++;
+        l->counter_at = sim_now(t->sim);
     }
     return r;
 }
@@ -303,17 +315,24 @@ static kds_ddb_status leader_write(kds_lease_table *t, size_t i, int32_t expecte
         t->st.cond_failed[KDS_DDB_ASSIGN]++;
         return KDS_DDB_CONDITION_FAILED;
     }
-    if (l->owner != to)
+    /* An assignment counts a switch as a take does (and the KCL 3.x serializer also when
+     * it gives the lease back to its checkpointOwner); a handoff's start writes only the
+     * two owners (initiateGracefulLeaseHandoff). */
+    bool from_other = l->owner >= 0 && l->owner != to;
+    if (!handoff && (from_other || (l->ckpt_owner >= 0 && l->ckpt_owner == to)))
         l->owner_switches++;
     /* Mid-handoff, the worker still holding the lease is its checkpointOwner, not the
      * owner named to take it next: an assignment that ends the handoff moves it from the
      * former. */
     l->moved_from = !handoff && l->ckpt_owner >= 0 ? l->ckpt_owner : l->owner;
+    l->moved_renewing = kds_lease_renewing(t, i, l->moved_from);
     l->move_cause = cause;
     l->ckpt_owner = handoff ? l->owner : -1;
     l->owner = to;
-    if (!handoff)
+    if (!handoff) {
         l->counter++;
+        l->counter_at = sim_now(t->sim);
+    }
     t->version++;
     return KDS_DDB_OK;
 }
@@ -342,6 +361,7 @@ kds_ddb_status kds_lease_transfer(kds_lease_table *t, size_t i, uint64_t expecte
     }
     l->ckpt_owner = -1;
     l->counter++;
+    l->counter_at = sim_now(t->sim);
     t->version++;
     return KDS_DDB_OK;
 }
@@ -397,7 +417,7 @@ int32_t kds_lease_owner_add(kds_lease_table *t, const char *app, const char *wor
         t->cap_owners = ncap;
     }
     t->owners[t->n_owners] =
-        (kds_lease_owner){worker, app, incarnation, KDS_OWNER_RUNNING, (sim_time)-1, 0.0};
+        (kds_lease_owner){worker, app, incarnation, KDS_OWNER_RUNNING, -1, -1, 0.0};
     t->version++;
     return (int32_t)t->n_owners++;
 }
@@ -405,37 +425,21 @@ int32_t kds_lease_owner_add(kds_lease_table *t, const char *app, const char *wor
 void kds_lease_owner_set(kds_lease_table *t, int32_t id, kds_owner_state state)
 {
     SIM_ASSERT(id >= 0 && (size_t)id < t->n_owners);
-    t->owners[id].state = state;
+    kds_lease_owner *o = &t->owners[id];
+    if (o->state == KDS_OWNER_PAUSED && state == KDS_OWNER_RUNNING)
+        o->resumed_at = sim_now(t->sim);
+    o->state = state;
     t->version++;
 }
 
-bool kds_lease_balanced(const kds_lease_table *t)
+bool kds_lease_renewing(const kds_lease_table *t, size_t i, int32_t owner)
 {
-    if (t->n_live == 0)
-        return true;
-    uint32_t *count = calloc(t->n_owners ? t->n_owners : 1, sizeof *count);
-    SIM_ASSERT(count != NULL);
-    bool ok = true;
-    for (size_t i = 0; i < t->n && ok; i++) {
-        const kds_lease *l = &t->items[i];
-        if (l->deleted)
-            continue;
-        if (l->owner < 0 || t->owners[l->owner].state != KDS_OWNER_RUNNING)
-            ok = false;
-        else
-            count[l->owner]++;
-    }
-    uint32_t lo = UINT32_MAX, hi = 0;
-    for (size_t o = 0; o < t->n_owners && ok; o++) {
-        if (t->owners[o].state != KDS_OWNER_RUNNING)
-            continue;
-        if (count[o] < lo)
-            lo = count[o];
-        if (count[o] > hi)
-            hi = count[o];
-    }
-    free(count);
-    return ok && hi - lo <= 1;
+    SIM_ASSERT(i < t->n);
+    if (owner < 0)
+        return false;
+    SIM_ASSERT((size_t)owner < t->n_owners);
+    const kds_lease_owner *o = &t->owners[owner];
+    return o->state == KDS_OWNER_RUNNING && o->resumed_at <= t->items[i].counter_at;
 }
 
 void kds_lease_table_finish(kds_lease_table *t, sim_time end)

@@ -92,6 +92,10 @@ typedef struct kds_lease {
                                 leader's latest assignment or handoff (-1 none; during a
                                 handoff, its checkpointOwner), for the move log */
     int move_cause;          /* not persisted: the assigning KCL's cause code (opaque) */
+    bool moved_renewing;     /* not persisted: whether moved_from was still renewing the
+                                lease when the leader moved it (kds_lease_renewing) */
+    sim_time counter_at;     /* not persisted: when leaseCounter last changed (or the
+                                lease was created), ns */
     int32_t parents[2];      /* parentShardId: shard indices, or -1 */
     bool deleted;            /* removed by lease cleanup (the slot stays, unused) */
     sim_time created;        /* ns */
@@ -128,8 +132,8 @@ const char *kds_ddb_op_name(kds_ddb_op op);
 #define KDS_DDB_N_OPS_2X KDS_DDB_QUERY
 
 /* Health of an owner, as the simulator knows it (the KCL does not: it only sees
- * counters). Used to tell a lease taken from a dead worker from one taken from a
- * healthy worker (churn), and for convergence. */
+ * counters). Used to tell a lease taken from a dead, stopped or stalled worker from one
+ * taken from a healthy worker (churn: kds_lease_renewing). */
 typedef enum {
     KDS_OWNER_RUNNING,
     KDS_OWNER_PAUSED,  /* a stall (garbage collection): alive but silent */
@@ -142,6 +146,7 @@ typedef struct kds_lease_owner {
     const char *app;      /* borrowed: the KCL consumer it belongs to */
     uint32_t incarnation; /* 1 for the first start, 2 after a restart, ... */
     kds_owner_state state;
+    sim_time resumed_at;  /* the end of its latest pause, ns (-1: never paused) */
     sim_time metrics_at;  /* 3.x: its worker-metrics entry's last update, ns (-1 none) */
     double metric;        /* ...and the value written then */
 } kds_lease_owner;
@@ -172,7 +177,9 @@ typedef struct kds_lease_table {
     kds_bucket wbucket;       /* provisioned: write milli-units */
     kds_lease_owner *owners;  /* owned; by id */
     size_t n_owners, cap_owners;
-    uint64_t version;         /* bumped by every change of an owner or a lease's owner */
+    uint64_t version;         /* bumped by every change of an owner or a lease's owner, and
+                                 by the KCL applications (kds_kcl.c) when a worker's held
+                                 leases change: what their convergence depends on */
     int32_t leader;           /* 3.x: the leader lock's holder, or -1 */
     sim_time leader_beat;     /* ...its last heartbeat (or acquisition), ns */
     int refs;                 /* applications sharing the table (kds_lease_table_ref) */
@@ -202,6 +209,11 @@ kds_ddb_status kds_lease_create(kds_lease_table *t, uint32_t shard, int32_t p0, 
  * t->items directly. O(1): only the cost is computed here. */
 kds_ddb_status kds_lease_scan(kds_lease_table *t);
 
+/* isLeaseTableEmpty: a Scan with Limit 1, which reads one item at most (eventually
+ * consistent: half a read unit however large the table). Counted as a scan. On
+ * KDS_DDB_OK the caller reads t->n_live. */
+kds_ddb_status kds_lease_scan_one(kds_lease_table *t);
+
 /* GetItem of lease `i` (strongly consistent). */
 kds_ddb_status kds_lease_get(kds_lease_table *t, size_t i);
 
@@ -211,7 +223,8 @@ kds_ddb_status kds_lease_renew(kds_lease_table *t, size_t i, uint64_t expected,
                                int32_t ckpt_owner);
 
 /* Take lease `i` for `owner` if leaseCounter still equals `expected`: owner = owner,
- * counter + 1, ownerSwitchesSinceCheckpoint + 1 when the owner changes. */
+ * counter + 1, ownerSwitchesSinceCheckpoint + 1 when it had another owner (not when it
+ * had none). */
 kds_ddb_status kds_lease_take(kds_lease_table *t, size_t i, uint64_t expected, int32_t owner);
 
 /* Checkpoint lease `i` if leaseCounter still equals `expected`: the checkpoint becomes
@@ -231,16 +244,17 @@ kds_ddb_status kds_lease_query(kds_lease_table *t, int32_t owner);
 
 /* The leader's assignLease of lease `i` to `owner`, if its owner is still `expected`
  * (-1: none): counter + 1, checkpointOwner removed, ownerSwitchesSinceCheckpoint + 1
- * when the owner changes. The previous holder (the checkpointOwner when this ends a
- * handoff, else the owner) and `cause` are kept for the new owner's move log
- * (moved_from, move_cause). */
+ * when it had another owner (or goes back to its checkpointOwner). The previous holder
+ * (the checkpointOwner when this ends a handoff, else the owner), whether it was still
+ * renewing the lease (kds_lease_renewing) and `cause` are kept for the new owner's move
+ * log (moved_from, moved_renewing, move_cause). */
 kds_ddb_status kds_lease_assign(kds_lease_table *t, size_t i, int32_t expected, int32_t owner,
                                 int cause);
 
 /* The leader starts a graceful handoff of lease `i` from `from` to `to`, if `from` still
- * owns it and no handoff is in progress: owner = to, checkpointOwner = from; the counter
- * is not incremented, so `from` keeps renewing with ckpt_owner = from. `from` and
- * `cause` are kept as by kds_lease_assign. */
+ * owns it and no handoff is in progress: owner = to, checkpointOwner = from; neither the
+ * counter nor ownerSwitchesSinceCheckpoint is incremented, so `from` keeps renewing with
+ * ckpt_owner = from. `from` and `cause` are kept as by kds_lease_assign. */
 kds_ddb_status kds_lease_handoff(kds_lease_table *t, size_t i, int32_t from, int32_t to,
                                  int cause);
 
@@ -269,13 +283,15 @@ void kds_lease_unlock(kds_lease_table *t, int32_t id);
 int32_t kds_lease_owner_add(kds_lease_table *t, const char *app, const char *worker,
                             uint32_t incarnation);
 
-/* Set an owner's health (bumps the table's version). */
+/* Set an owner's health (bumps the table's version); from PAUSED to RUNNING, a pause
+ * ended now (resumed_at). */
 void kds_lease_owner_set(kds_lease_table *t, int32_t id, kds_owner_state state);
 
-/* True if every live lease is owned by a running owner, and the running owners' lease
- * counts differ by at most one: the assignment the taker converges to. O(leases +
- * owners). */
-bool kds_lease_balanced(const kds_lease_table *t);
+/* True if owner `owner` (-1: none) is running and has not been paused since lease i's
+ * counter last changed: its renewer has kept trying to renew the lease, successfully or
+ * throttled, so that a move of the lease from it now is not the doing of a stall, a
+ * crash or a stop. What the report calls a move from a healthy worker. */
+bool kds_lease_renewing(const kds_lease_table *t, size_t i, int32_t owner);
 
 /* Close the per-minute series at `end`. */
 void kds_lease_table_finish(kds_lease_table *t, sim_time end);

@@ -93,9 +93,9 @@ void kds_log_compact(kds_log *l)
     /* Runs end in position order, so once a run is not passed by every reader, no later
      * one is: merging stops there and the rest only moves down. The runs before the
      * settled one each refused their successor for its span or its count, which can
-     * only grow, so they never merge again: start at the settled run, not the head.
-     * (A partial trim moves the head run's first write time: kds_log_trim then
-     * unsettles every run.) */
+     * only grow, or for its marks, which stay: they never merge again, so start at the
+     * settled run, not the head. (A partial trim moves the head run's first write time
+     * and drops its marks: kds_log_trim then unsettles every run.) */
     size_t w = l->settled > l->popped ? (size_t)(l->settled - l->popped) : 0;
     size_t r = w + 1;
     kds_run *dst = at(l, w);
@@ -103,12 +103,15 @@ void kds_log_compact(kds_log *l)
         const kds_run *src = at(l, r);
         if (src->first + src->count > min_pos)
             break;
-        if (src->t_last - dst->t_first <= l->compact_span &&
+        /* A run's marked records are its first ones (kds_log_take): a run holding
+         * marks is never merged into the one before it, where they would move to the
+         * merged run's start, so each keeps its position. Marks are rare: the log
+         * keeps at most one more run per marked run. */
+        if (src->marks == 0 && src->t_last - dst->t_first <= l->compact_span &&
             (uint64_t)dst->count + src->count <= UINT32_MAX) {
             dst->count += src->count;
             dst->bytes += src->bytes;
             dst->dups += src->dups;
-            dst->marks += src->marks;
             dst->t_last = src->t_last;
             continue;
         }

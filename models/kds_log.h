@@ -19,7 +19,9 @@
  * merged into runs spanning at most `compact_span` of write time (one minute by
  * default). Exact counts and bytes are kept; a reader that later goes back over
  * compacted records (a new consumer at TRIM_HORIZON, a replay from a checkpoint) sees
- * their write times spread evenly over each merged span.
+ * their write times spread evenly over each merged span. A run holding marked records
+ * is never merged into the one before it, so that its marks, a run's first records,
+ * keep their positions (marks are rare: at most one more run each).
  */
 #ifndef KDS_LOG_H
 #define KDS_LOG_H

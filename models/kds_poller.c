@@ -16,7 +16,8 @@ typedef struct reader {
     kds_cursor cur;
     sim_time issued;   /* when the current shard iterator was issued, ns */
     uint64_t start_pos;/* where this reader started (records before are skipped) */
-    int done;          /* reached SHARD_END of a closed shard */
+    int done;          /* reached SHARD_END of a closed shard, or never listed */
+    int unlisted;      /* EXPIRED when the consumer began: never listed nor read */
     int blocked;       /* a child shard waiting for its parents to end */
     sim_time created;  /* when the reader was made (a child's wait starts here) */
     sim_time last_done;/* when the records of the latest call were processed */
@@ -66,6 +67,13 @@ static bool parent_done(void *arg, uint32_t shard)
     return shard >= p->n_by_shard || !p->by_shard[shard] || p->by_shard[shard]->done;
 }
 
+/* Whether this consumer reads (or read) parent shard `shard` (-1: none). */
+static bool parent_read(const kds_poller *p, int32_t shard)
+{
+    return shard >= 0 && (size_t)shard < p->n_by_shard && p->by_shard[shard] &&
+           !p->by_shard[shard]->unlisted;
+}
+
 /* When the last records of parent shard `shard` (-1: none) were processed, or 0. */
 static sim_time parent_last_done(const kds_poller *p, int32_t shard)
 {
@@ -82,6 +90,8 @@ static void poll(sim *s, void *ctx)
     sim_time now = sim_now(s);
     const kds_poller_cfg *c = &p->cfg;
 
+    if (rd->done)
+        return; /* a shard that had expired when the consumer began (position) */
     if (rd->blocked) {
         /* Parent-before-child, as the KCL does it: a child is read only after every
          * parent was read to its end and its last records processed (the KCL
@@ -97,7 +107,10 @@ static void poll(sim *s, void *ctx)
             return;
         }
         rd->blocked = 0;
-        kds_consumer_child_started(&p->base, p->st, rd->sh, now - rd->created);
+        /* A child none of whose parents this consumer reads (they had expired when it
+         * began) starts as a shard without parents would, not as a child that waited. */
+        if (parent_read(p, rd->sh->parent) || parent_read(p, rd->sh->adjacent_parent))
+            kds_consumer_child_started(&p->base, p->st, rd->sh, now - rd->created);
         kds_log_seek_head(&rd->sh->log, &rd->cur);
         rd->start_pos = rd->cur.pos;
     }
@@ -146,12 +159,15 @@ static void poll(sim *s, void *ctx)
     double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
     kds_consumer_stats_age(cs, now, age);
     if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index)) {
-        char ex[64];
+        /* The records returned are the ones just before the cursor. */
+        char ex[64], seq[KDS_SEQNOS_LEN];
         kds_trace_emit(p->st->trace, now, "get", c->name, rd->sh->index,
                        "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, iterator age %.0f ms, "
-                       "processed by +%.0f ms",
+                       "processed by +%.0f ms%s",
                        tk.records, kds_trace_s(tk.records), tk.bytes,
-                       kds_trace_expired(ex, sizeof ex, tk.expired), age, sim_to_ms(done - now));
+                       kds_trace_expired(ex, sizeof ex, tk.expired), age, sim_to_ms(done - now),
+                       kds_trace_seqnos(seq, sizeof seq, rd->sh->index,
+                                        rd->cur.pos - tk.records, tk.records));
     }
     if (caught_up && rd->sh->state != KDS_SHARD_OPEN) {
         rd->done = 1; /* SHARD_END */
@@ -206,6 +222,14 @@ static void position(sim *s, void *ctx)
     kds_poller *p = rd->p;
     const kds_log *l = &rd->sh->log;
     (void)s;
+    if (rd->sh->state == KDS_SHARD_EXPIRED) {
+        /* Gone before the consumer began: not listed, never read (its records were
+         * stored before the start, skipped at it), and its children do not wait. */
+        kds_log_seek_end(l, &rd->cur);
+        rd->start_pos = rd->cur.pos;
+        rd->done = rd->unlisted = 1;
+        return;
+    }
     kds_stream_trim(p->st, rd->sh);
     switch (p->cfg.start) {
     case KDS_START_TRIM_HORIZON:
@@ -292,6 +316,7 @@ kds_poller *kds_poller_new(sim *s, kds_stream *st, const kds_poller_cfg *cfg)
     if (!p)
         return NULL;
     p->cfg = *cfg;
+    p->cfg.max_records = kds_stream_call_records(st, cfg->max_records);
     p->sim = s;
     p->st = st;
     if (kds_consumer_init(&p->base, &POLLER_OPS, cfg->name, s, st, on_new_shard, p, &p->rng) != 0) {

@@ -31,7 +31,8 @@ typedef enum {
 typedef struct kds_poller_cfg {
     const char *name;           /* borrowed */
     sim_time idle;              /* idleTimeBetweenReads (1,500 ms, the KCL 2.x default) */
-    uint32_t max_records;       /* per call, 1..10,000 (10,000) */
+    uint32_t max_records;       /* per call, 1..10,000 (10,000); the stream's
+                                   max_records_per_call caps it */
     kds_start_kind start;       /* iterator type of the first GetShardIterator */
     sim_time start_time;        /* AT_TIMESTAMP: the timestamp, ns */
     uint64_t start_pos;         /* AT/AFTER_SEQUENCE_NUMBER: the record position */

@@ -48,6 +48,8 @@ struct request {
     bool timed_out;    /* the reply of this send is lost */
     sim_time sent_at;  /* when this send left the client, ns */
     struct client *chain; /* serve then flushes this client (see client_flush) */
+    struct client *owner; /* ordered: the client this request holds up until it is
+                             answered, else NULL */
     bool in_use;          /* sent and not finished (for the end-of-run accounting) */
 };
 
@@ -60,6 +62,14 @@ typedef struct client {
     uint64_t backlog; /* records generated, not yet sent */
     uint64_t held;    /* size of the backlog's first record when already drawn (it did
                          not fit in the last request), else 0 */
+    /* KPL aggregation of records of varying sizes (draw_one): */
+    uint64_t agg_owed; /* user records that arrived for aggregates closed early, before
+                          they would pass the maximum record size: they go into later
+                          aggregates (each `agg` of them make one more Kinesis record) */
+    uint64_t agg_held; /* size of the owed user record that closed the last aggregate,
+                          already drawn, or 0 */
+    bool busy;         /* ordered: its one request is in flight */
+    uint32_t marks;    /* ordered: marks due for records still in its buffer */
 } client;
 
 struct kds_producer {
@@ -137,6 +147,7 @@ static request *req_get(kds_producer *p)
     r->n_fail = 0;
     r->timed_out = false;
     r->chain = NULL;
+    r->owner = NULL;
     r->in_use = true;
     return r;
 }
@@ -165,6 +176,7 @@ static sim_time round_trip(kds_producer *p)
 
 static void serve(sim *s, void *ctx);
 static void serve_request(request *r);
+static void request_done(kds_producer *p, request *r);
 
 /* The API the producer calls, as the trace names it. */
 static const char *api_name(const kds_producer *p)
@@ -183,12 +195,17 @@ static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_
     kds_put_result res;
     kds_stream_put_metered(p->st, sh, count, bytes, stored_before, marks, p->index, units, kib,
                            p->rng, &res);
-    if (KDS_TRACING(p->st->trace, "put", p->cfg.name, sh->index))
+    if (KDS_TRACING(p->st->trace, "put", p->cfg.name, sh->index)) {
+        /* The stored records are the run just appended, at the end of the log. */
+        char seq[KDS_SEQNOS_LEN];
         kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, sh->index,
-                       "%s: %u record%s -> %u stored, %u throttled, %u failed%s (attempt %u)",
+                       "%s: %u record%s -> %u stored, %u throttled, %u failed%s (attempt %u)%s",
                        api_name(p), count, kds_trace_s(count),
                        res.stored, res.throttled, res.failed,
-                       r->timed_out ? ", reply lost" : "", r->attempt);
+                       r->timed_out ? ", reply lost" : "", r->attempt,
+                       kds_trace_seqnos(seq, sizeof seq, sh->index,
+                                        sh->log.end_pos - res.stored, res.stored));
+    }
     if (res.stored > 0)
         kds_shard_notify_append(sh); /* after the put's trace line, before its pushes' */
     uint32_t fresh = res.stored - res.stored_dups; /* first copies */
@@ -299,7 +316,7 @@ static void serve_request(request *r)
     if (r->timed_out)
         p->stats.calls_timed_out++;
     if (r->n_fail == 0) {
-        req_put(p, r);
+        request_done(p, r);
         return;
     }
     /* Turn the failures into the next send of this request. */
@@ -328,7 +345,7 @@ static void serve_request(request *r)
                            " of %" PRIu32,
                            api, never_stored, kds_trace_s(never_stored), r->attempt,
                            p->cfg.max_attempts);
-        req_put(p, r);
+        request_done(p, r);
         return;
     }
     r->n = n;
@@ -351,16 +368,41 @@ static void serve_request(request *r)
     send(p, r, wait);
 }
 
-/* The size of one fresh Kinesis record of a varying size: one draw, or an aggregate's
- * user records and its overhead. */
-static uint64_t draw_one(kds_producer *p)
+static uint64_t draw_user(kds_producer *p)
 {
-    uint64_t b = p->agg > 1 ? p->cfg.aggregate_overhead : 0;
-    for (uint32_t k = 0; k < p->agg; k++) { /* an aggregate: its user records */
-        double v = sim_dist_sample(&p->cfg.size, p->rng);
-        b += v < 1.0 ? 1 : (uint64_t)llround(v);
+    double v = sim_dist_sample(&p->cfg.size, p->rng);
+    return v < 1.0 ? 1 : (uint64_t)llround(v);
+}
+
+/* The size of one fresh Kinesis record of client c, of a varying size: one draw, or an
+ * aggregate of up to `agg` user records and its overhead. As the KPL's
+ * AggregationMaxSize, an aggregate closes before the user record that would take it past
+ * the stream's maximum record size: that record and the others the aggregate was to
+ * hold are owed to the next ones, and every `agg` owed make one more Kinesis record in
+ * the client's backlog. An aggregate of one user record is that record alone, without
+ * the aggregation format (the KPL sends a lone record as it is); one above the maximum
+ * is refused by the caller. */
+static uint64_t draw_one(kds_producer *p, client *c)
+{
+    if (p->agg <= 1)
+        return draw_user(p);
+    uint64_t max = p->st->cfg.max_record_size, over = p->cfg.aggregate_overhead, sum = 0;
+    uint32_t k = 0;
+    for (; k < p->agg; k++) {
+        uint64_t v = c->agg_held ? c->agg_held : draw_user(p);
+        c->agg_held = 0;
+        if (k > 0 && over + sum + v > max) {
+            c->agg_held = v;
+            break;
+        }
+        sum += v;
     }
-    return b;
+    c->agg_owed += p->agg - k;
+    if (c->agg_owed >= p->agg) {
+        c->agg_owed -= p->agg;
+        c->backlog++;
+    }
+    return k == 1 ? sum : sum + over;
 }
 
 /* Bytes of the next request of client `c`, of at most `n` fresh records from its
@@ -391,7 +433,7 @@ static uint64_t draw_sizes(kds_producer *p, client *c, uint32_t n, uint32_t *use
     uint64_t sum = 0;
     uint32_t taken = 0, i;
     for (i = 0; i < n; i++) {
-        uint64_t b = c->held ? c->held : draw_one(p);
+        uint64_t b = c->held ? c->held : draw_one(p, c);
         c->held = 0;
         if (b > max) {
             (*too_large)++;
@@ -427,6 +469,66 @@ static uint32_t batch_limit(const kds_producer *p)
 }
 
 static void flush_event(sim *s, void *ctx);
+
+/* Take client c's next request from its backlog and send it at t (>= now), with up to
+ * *marks of the marks due (taken off *marks). Returns it, with *served the time it
+ * will be served, or NULL when every record taken was refused as too large. */
+static request *send_next(client *c, sim_time t, uint32_t *marks, sim_time *served)
+{
+    kds_producer *p = c->p;
+    uint32_t n = c->backlog < p->batch ? (uint32_t)c->backlog : p->batch;
+    uint32_t used, too_large;
+    uint64_t units, kib;
+    uint64_t bytes = draw_sizes(p, c, n, &used, &too_large, &units, &kib);
+    c->backlog -= used;
+    p->stats.records_attempted += used;
+    n = used - too_large;
+    if (too_large) {
+        p->stats.records_too_large += too_large;
+        p->stats.records_given_up += too_large;
+        if (n == 0)
+            return NULL;
+    }
+    request *r = req_get(p);
+    r->n = n;
+    r->bytes = bytes;
+    r->units = units;
+    r->kib = kib;
+    r->marks = *marks < n ? *marks : n;
+    p->stats.marks_written += r->marks;
+    *marks -= r->marks;
+    *served = send(p, r, t - sim_now(p->sim));
+    return r;
+}
+
+/* An ordered client (SequenceNumberForOrdering) that has no request in flight sends the
+ * next record of its backlog at t: returns that request (*served its service time), or
+ * NULL when it sent none (busy, or nothing buffered that is not too large). */
+static request *send_ordered(client *c, sim_time t, sim_time *served)
+{
+    while (!c->busy && c->backlog > 0) {
+        request *r = send_next(c, t, &c->marks, served);
+        if (r) {
+            r->owner = c;
+            c->busy = true;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+/* Request r is answered for good (stored, or given up): it goes back to the free list,
+ * and the ordered client it held up sends its next record now. */
+static void request_done(kds_producer *p, request *r)
+{
+    client *c = r->owner;
+    req_put(p, r);
+    if (c) {
+        sim_time served;
+        c->busy = false;
+        send_ordered(c, sim_now(p->sim), &served);
+    }
+}
 
 /* Time from `now` to a client's next flush: the linger, or less when the client's share
  * of the rate fills a batch sooner. */
@@ -487,31 +589,18 @@ static void client_flush(client *c, sim_time t)
 
     request *first = NULL;
     sim_time first_served = 0;
-    while (c->backlog > 0) {
-        uint32_t n = c->backlog < p->batch ? (uint32_t)c->backlog : p->batch;
-        uint32_t used, too_large;
-        uint64_t units, kib;
-        uint64_t bytes = draw_sizes(p, c, n, &used, &too_large, &units, &kib);
-        c->backlog -= used;
-        p->stats.records_attempted += used;
-        n = used - too_large;
-        if (too_large) {
-            p->stats.records_too_large += too_large;
-            p->stats.records_given_up += too_large;
-            if (n == 0)
-                continue;
+    if (p->cfg.ordered) {
+        /* One request in flight: the rest of the backlog waits for its answer
+         * (request_done sends the next), and so do the marks due. */
+        c->marks += marks;
+        first = send_ordered(c, now, &first_served);
+    } else {
+        while (c->backlog > 0) {
+            sim_time served;
+            request *r = send_next(c, now, &marks, &served);
+            if (r && !first)
+                first = r, first_served = served;
         }
-        request *r = req_get(p);
-        r->n = n;
-        r->bytes = bytes;
-        r->units = units;
-        r->kib = kib;
-        r->marks = marks < n ? marks : n;
-        p->stats.marks_written += r->marks;
-        marks -= r->marks;
-        sim_time served = send(p, r, now - sim_now(p->sim));
-        if (!first)
-            first = r, first_served = served;
     }
     if (p->cfg.stop >= 0 && now >= p->cfg.stop)
         return;
@@ -545,8 +634,15 @@ kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *c
     if (p->const_size) {
         double v = sim_dist_sample(&p->cfg.size, p->rng);
         p->size_const = v < 1.0 ? 1 : (uint64_t)llround(v);
+        /* Aggregates of equal records are cut by count alone: as many as fit in the
+         * maximum record size with the overhead, at most `aggregate` (draw_one). */
+        uint64_t max = st->cfg.max_record_size, over = p->cfg.aggregate_overhead;
+        if (p->agg > 1 && p->size_const * p->agg + over > max)
+            p->agg = max > over && (max - over) / p->size_const >= 2
+                         ? (uint32_t)((max - over) / p->size_const)
+                         : 1;
         if (p->agg > 1)
-            p->size_const = p->size_const * p->agg + p->cfg.aggregate_overhead;
+            p->size_const = p->size_const * p->agg + over;
     }
     p->batch = batch_limit(p);
     /* A constant rate flushes at one interval, which then need not be worked out (two

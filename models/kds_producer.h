@@ -14,10 +14,13 @@
  * service stored its records is resent whole: the stored records are written twice,
  * as duplicates under new sequence numbers.
  *
- * KPL-style aggregation (model.md section 2) packs `aggregate` user records into one
- * Kinesis record of their summed size plus `aggregate_overhead`: the rate stays the
+ * KPL-style aggregation (model.md section 2) packs up to `aggregate` user records into
+ * one Kinesis record of their summed size plus `aggregate_overhead`: the rate stays the
  * user records' rate, and the producer puts rate / aggregate Kinesis records a second.
- * Every count of this model and of the stream is of Kinesis records (aggregates).
+ * As the KPL's AggregationMaxSize, an aggregate closes before the user record that would
+ * take it past the stream's max_record_size, which starts the next one: records of
+ * varying sizes then make more aggregates. Every count of this model and of the stream
+ * is of Kinesis records (aggregates).
  */
 #ifndef KDS_PRODUCER_H
 #define KDS_PRODUCER_H
@@ -40,6 +43,11 @@ typedef struct kds_producer_cfg {
     sim_dist size;           /* record size in B, data + partition key, as AWS counts */
     kds_keys_cfg keys;       /* partition keys */
     kds_api api;             /* PutRecords (default) or PutRecord */
+    bool ordered;            /* PutRecord with SequenceNumberForOrdering, each naming the
+                                previous record's sequence number: a client sends its next
+                                record only once the previous one is answered (stored or
+                                given up), one request in flight per client; the others
+                                wait in its buffer (records_buffered) */
     uint32_t batch_records;  /* PutRecords: records per request, 1..500 (500) */
     uint64_t batch_bytes;    /* PutRecords: bytes per request, up to 10 MiB (5 MiB) */
     sim_time linger;         /* longest a record waits for its batch (100 ms, as the
@@ -78,7 +86,8 @@ typedef struct kds_producer_stats {
     uint64_t records_in_flight;       /* at the end: sent, not yet stored nor given up */
     uint64_t record_sends;            /* records in all sends, retries included */
     uint64_t record_sends_pending;    /* at the end: records in sends not yet answered */
-    uint64_t records_buffered;        /* at the end: generated, not yet sent */
+    uint64_t records_buffered;        /* at the end: generated, not yet sent (with `ordered`,
+                                         the buffer a client's round trip let grow) */
     uint64_t marks_written;           /* marked records sent */
 } kds_producer_stats;
 

@@ -66,8 +66,7 @@ static int replace_open(kds_stream *st, size_t pos, size_t drop, const uint32_t 
 
 static void close_shard(kds_stream *st, kds_shard *sh)
 {
-    sh->state = KDS_SHARD_CLOSED;
-    sh->closed = sim_now(st->sim);
+    kds__shard_close(st, sh);
     if (KDS_TRACING(st->trace, "reshard", st->cfg.name, sh->index))
         kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, sh->index,
                        "closed: no more writes; its records stay readable until they expire");
@@ -127,16 +126,18 @@ int kds__reshard_split_now(kds_stream *st, kds_shard *sh, kds_hashkey key, kds_r
     return 0;
 }
 
-/* Merge open shards at open positions pos and pos + 1 now. */
-int kds__reshard_merge_now(kds_stream *st, size_t pos, kds_reshard_op *op)
+/* Merge open shards at open positions pos and pos + 1 now; the child's parent is the
+ * left one (lower range), its adjacent parent the right one, or the other way round when
+ * `right_is_parent`. */
+static int merge_at(kds_stream *st, size_t pos, bool right_is_parent, kds_reshard_op *op)
 {
     kds_shard *l = st->shards[st->open[pos]], *r = st->shards[st->open[pos + 1]];
     uint32_t li = l->index, ri = r->index;
     kds_shard *c = kds__shard_new(st, l->lo, r->hi);
     if (!c)
         return SIM_ENOMEM;
-    c->parent = (int32_t)li;
-    c->adjacent_parent = (int32_t)ri;
+    c->parent = (int32_t)(right_is_parent ? ri : li);
+    c->adjacent_parent = (int32_t)(right_is_parent ? li : ri);
     close_shard(st, st->shards[li]);
     close_shard(st, st->shards[ri]);
     uint32_t add[1] = {c->index};
@@ -146,6 +147,22 @@ int kds__reshard_merge_now(kds_stream *st, size_t pos, kds_reshard_op *op)
     note_children(op, c);
     notify(st, c);
     return 0;
+}
+
+int kds__reshard_merge_now(kds_stream *st, size_t pos, kds_reshard_op *op)
+{
+    return merge_at(st, pos, false, op);
+}
+
+int kds__reshard_merge_pair(kds_stream *st, uint32_t a, uint32_t b, kds_reshard_op *op)
+{
+    /* Nothing else reshards while the stream is UPDATING, so the pair accepted is still
+     * open and adjacent, hence next to each other in the open list (hash-key order). */
+    int pa = open_pos(st, a), pb = open_pos(st, b);
+    SIM_ASSERT(pa >= 0 && pb >= 0 && (pa + 1 == pb || pb + 1 == pa));
+    /* AWS names the ShardToMerge (a) the child's parent and the AdjacentShardToMerge (b)
+     * its adjacent parent, whichever range comes first. */
+    return merge_at(st, (size_t)(pa < pb ? pa : pb), pb < pa, op);
 }
 
 int kds__reshard_uniform(kds_stream *st, uint32_t target, kds_reshard_op *op)
@@ -222,12 +239,9 @@ static void completion(sim *s, void *ctx)
     case KDS_OP_SPLIT:
         rc = kds__reshard_split_now(st, st->shards[op->shard], op->key, op);
         break;
-    case KDS_OP_MERGE: {
-        int pa = open_pos(st, op->shard), pb = open_pos(st, op->other);
-        SIM_ASSERT(pa >= 0 && pb >= 0);
-        rc = kds__reshard_merge_now(st, (size_t)(pa < pb ? pa : pb), op);
+    case KDS_OP_MERGE:
+        rc = kds__reshard_merge_pair(st, op->shard, op->other, op);
         break;
-    }
     case KDS_OP_UPDATE_COUNT:
         rc = kds__reshard_uniform(st, op->target, op);
         break;
@@ -299,6 +313,15 @@ static kds_api_status split_request(kds_stream *st, uint32_t shard, kds_hashkey 
     return KDS_API_OK;
 }
 
+/* Whether two shards' hash-key ranges touch: one ends just below where the other starts.
+ * The range ending at 2^128 - 1 touches nothing above it (hi + 1 would wrap to 0, the
+ * first shard's start, and pass the last and first shards as neighbours). */
+static bool adjacent(const kds_shard *x, const kds_shard *y)
+{
+    return (x->hi != KDS_HASHKEY_MAX && x->hi + 1 == y->lo) ||
+           (y->hi != KDS_HASHKEY_MAX && y->hi + 1 == x->lo);
+}
+
 static kds_api_status merge_request(kds_stream *st, uint32_t a, uint32_t b, const char *cause)
 {
     kds_reshard_op *op = kds__reshard_log(st, KDS_OP_MERGE, cause);
@@ -308,8 +331,13 @@ static kds_api_status merge_request(kds_stream *st, uint32_t a, uint32_t b, cons
     if ((s = common_checks(st, op, "MergeShards")) || (s = find_open(st, op, a, "MergeShards")) ||
         (s = find_open(st, op, b, "MergeShards")))
         return s;
-    const kds_shard *x = st->shards[a], *y = st->shards[b];
-    if (!(x->hi + 1 == y->lo || y->hi + 1 == x->lo) || a == b) {
+    if (a == b) {
+        char ia[32];
+        return refuse(op, KDS_API_INVALID_ARGUMENT,
+                      "%s is named twice: MergeShards needs two different open shards",
+                      kds_shard_id(ia, sizeof ia, a));
+    }
+    if (!adjacent(st->shards[a], st->shards[b])) {
         char ia[32], ib[32];
         return refuse(op, KDS_API_INVALID_ARGUMENT,
                       "%s and %s are not adjacent: MergeShards needs two open shards whose "

@@ -94,6 +94,11 @@ kds_reshard_op *kds__reshard_log(kds_stream *st, kds_op_kind kind, const char *c
  * SIM_ENOMEM. */
 int kds__reshard_merge_now(kds_stream *st, size_t pos, kds_reshard_op *op);
 
+/* Merge open shards `a` and `b`, adjacent, now (no other checks): the child names a as
+ * its parent and b as its adjacent parent, as MergeShards's ShardToMerge and
+ * AdjacentShardToMerge. Returns 0 or SIM_ENOMEM. For the request's completion. */
+int kds__reshard_merge_pair(kds_stream *st, uint32_t a, uint32_t b, kds_reshard_op *op);
+
 /* Split open shard `sh` at `key` now (no checks, no UPDATING). Returns 0 or
  * SIM_ENOMEM. For on-demand scaling and the request completion. */
 int kds__reshard_split_now(kds_stream *st, kds_shard *sh, kds_hashkey key, kds_reshard_op *op);

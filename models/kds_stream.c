@@ -11,6 +11,7 @@
 #include <gsl/gsl_randist.h>
 
 #include "kds_stream_int.h"
+#include "kds_trace.h"
 #include "sim_err.h"
 
 void kds_stream_cfg_defaults(kds_stream_cfg *cfg)
@@ -244,10 +245,48 @@ int kds_stream_init(kds_stream *st, sim *s, const kds_stream_cfg *cfg)
     return 0;
 }
 
+/* The closed shards whose retention period has passed expire: their last records are
+ * trimmed, their state becomes EXPIRED; then the event waits for the next one. */
+static void expire_due(sim *s, void *ctx)
+{
+    kds_stream *st = ctx;
+    sim_time now = sim_now(s);
+    while (st->expiring_head < st->n_expiring) {
+        kds_shard *sh = st->shards[st->expiring[st->expiring_head]];
+        if (sh->closed + st->cfg.retention > now) {
+            sim_at(s, sh->closed + st->cfg.retention, expire_due, st);
+            return;
+        }
+        st->expiring_head++;
+        kds_stream_trim(st, sh);
+        sh->state = KDS_SHARD_EXPIRED;
+        if (KDS_TRACING(st->trace, "reshard", st->cfg.name, sh->index))
+            kds_trace_emit(st->trace, now, "reshard", st->cfg.name, sh->index,
+                           "expired: the retention period has passed since it closed; its "
+                           "records are gone and it is no longer listed");
+    }
+}
+
+void kds__shard_close(kds_stream *st, kds_shard *sh)
+{
+    sh->state = KDS_SHARD_CLOSED;
+    sh->closed = sim_now(st->sim);
+    if (st->n_expiring == st->cap_expiring) {
+        st->cap_expiring = st->cap_expiring ? st->cap_expiring * 2 : 8;
+        st->expiring = realloc(st->expiring, st->cap_expiring * sizeof *st->expiring);
+        SIM_ASSERT(st->expiring != NULL);
+    }
+    st->expiring[st->n_expiring++] = sh->index;
+    /* The first in the queue has an event waiting, unless this is the first. */
+    if (st->n_expiring - st->expiring_head == 1)
+        sim_at(st->sim, sh->closed + st->cfg.retention, expire_due, st);
+}
+
 void kds_stream_fini(kds_stream *st)
 {
     if (!st)
         return;
+    free(st->expiring);
     for (size_t i = 0; i < st->n_shards; i++)
         shard_free(st->shards[i]);
     free(st->shards);
@@ -332,6 +371,19 @@ char *kds_seqno(char *buf, size_t n, uint32_t index, uint64_t pos)
     /* "49" + the shard's index in 12 digits + the position in 42 digits: 56 digits,
      * growing with the position inside a shard and distinct across shards. */
     snprintf(buf, n, "49%012" PRIu32 "%042" PRIu64, index, pos);
+    return buf;
+}
+
+char *kds_trace_seqnos(char *buf, size_t n, uint32_t index, uint64_t first, uint64_t count)
+{
+    char a[64], b[64];
+    if (count == 0)
+        snprintf(buf, n, "%s", "");
+    else if (count == 1)
+        snprintf(buf, n, "; sequence number %s", kds_seqno(a, sizeof a, index, first));
+    else
+        snprintf(buf, n, "; sequence numbers %s to %s", kds_seqno(a, sizeof a, index, first),
+                 kds_seqno(b, sizeof b, index, first + count - 1));
     return buf;
 }
 

@@ -45,6 +45,9 @@ typedef enum {
     KDS_MODE_ON_DEMAND_ADVANTAGE
 } kds_mode;
 
+/* OPEN takes writes; CLOSED (after a split or merge) keeps its records readable; EXPIRED
+ * once the retention period has passed since it closed: every record is gone, and a
+ * reader starting from then on does not list it (model.md section 1). */
 typedef enum { KDS_SHARD_OPEN, KDS_SHARD_CLOSED, KDS_SHARD_EXPIRED } kds_shard_state;
 
 typedef struct kds_stream_cfg {
@@ -204,6 +207,10 @@ typedef struct kds_stream {
     size_t shard_series_limit;   /* the buckets each shard series keeps now: lowered as
                                     shards are created (kds_stream.c) */
     struct kds_trace *trace;     /* borrowed: the event trace, or NULL (off) */
+    uint32_t *expiring;          /* owned: closed shards not yet EXPIRED, in closing order
+                                    (their expiry order: one retention period for all),
+                                    from expiring_head; one event waits for the first */
+    size_t n_expiring, cap_expiring, expiring_head;
     kds_stream_stats st;
 } kds_stream;
 
@@ -239,6 +246,13 @@ char *kds_shard_id(char *buf, size_t n, uint32_t index);
 /* The sequence number of the record at `pos` of shard `index`, as a 56-digit decimal
  * string like AWS's: monotonic within a shard, unique within the stream. buf >= 57 B. */
 char *kds_seqno(char *buf, size_t n, uint32_t index, uint64_t pos);
+
+/* The end of a trace line naming the sequence numbers of `count` consecutive records from
+ * position `first` of shard `index`: "; sequence numbers A to B", "; sequence number A"
+ * for one, "" for none. buf >= KDS_SEQNOS_LEN B. Returns buf. Only traces call it, after
+ * their KDS_TRACING test: a run without a trace never formats one. */
+#define KDS_SEQNOS_LEN 160
+char *kds_trace_seqnos(char *buf, size_t n, uint32_t index, uint64_t first, uint64_t count);
 
 /* The outcome of putting one sub-batch into one shard. */
 typedef struct kds_put_result {
@@ -355,6 +369,14 @@ static inline void kds_stream_meter_over_7d(const kds_stream *st, const kds_log 
 {
     if (st->long_term && tk->records > 0)
         *meter += kds__stream_bytes_over_7d(st, l, end, tk);
+}
+
+/* Records one GetRecords call returns at most for a reader asking for `want`: the
+ * smaller of that and the stream's limit (max_records_per_call). Readers keep it in
+ * their configuration when they are made, so that their calls need not look. */
+static inline uint32_t kds_stream_call_records(const kds_stream *st, uint32_t want)
+{
+    return want < st->cfg.max_records_per_call ? want : st->cfg.max_records_per_call;
 }
 
 /* Drop records older than the retention period from `sh` as of now. Readers learn

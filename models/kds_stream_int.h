@@ -10,4 +10,9 @@
  * are not told: the caller does both. Returns NULL when out of memory. */
 kds_shard *kds__shard_new(kds_stream *st, kds_hashkey lo, kds_hashkey hi);
 
+/* Close open shard `sh` now (resharding took it out of the open list): CLOSED, and
+ * EXPIRED one retention period later, when its last records have expired (an event
+ * then trims it, marks it and traces it). */
+void kds__shard_close(kds_stream *st, kds_shard *sh);
+
 #endif

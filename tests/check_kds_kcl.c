@@ -369,6 +369,57 @@ START_TEST(small_lease_table_churns)
 }
 END_TEST
 
+/* ---- a checkpoint renews the lease on its holder's clock ---------------------------- */
+
+/* DynamoDBLeaseRenewer.updateLease: a successful checkpoint increments the counter and
+ * stamps the holder's renewal time, as a renewal does. To see the checkpoints alone keep
+ * a lease, the renewer runs every 25 s, longer than the 10 s failover (the loader forbids
+ * it): a worker checkpointing every batch (1.5 s) never finds its lease expired on its
+ * own clock; one that does not checkpoint gives it up at each renewal pass. */
+START_TEST(checkpoint_renews_the_lease)
+{
+    for (int ckpt = 1; ckpt >= 0; ckpt--) {
+        fixture f;
+        fx_defaults(&f, 1, SIM_MIN(2), 100, 0, 1, 1);
+        f.kcl[0].renew_interval = SIM_S(25);
+        f.kcl[0].ckpt_records = 0;
+        f.kcl[0].ckpt_batch = ckpt;
+        fx_run(&f);
+        const kds_kcl_worker_summary *w = wsum(&f, 0, "w1");
+        if (ckpt) {
+            ck_assert_uint_eq(w->leases_self_expired, 0);
+            ck_assert_uint_eq(w->leases_taken, 1);
+            ck_assert_uint_gt(w->checkpoints, 60);
+        } else {
+            ck_assert_uint_gt(w->leases_self_expired, 0);
+        }
+        fx_fini(&f);
+    }
+}
+END_TEST
+
+/* A refused checkpoint (another worker's leaseCounter) drops the lease at once, as
+ * updateLease does ("lost lease ... discovered during update"): with a checkpoint after
+ * every batch, the first worker learns of most of the three steals from a checkpoint,
+ * and then never tries to renew the stolen lease. Every steal is found out exactly once. */
+START_TEST(refused_checkpoint_drops_the_lease)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(4), 600, 0, 1, 2);
+    f.wk[0][1].start = SIM_MIN(2);
+    f.kcl[0].ckpt_records = 0;
+    f.kcl[0].ckpt_batch = true;
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    const kds_lease_table_stats *st = &s->table->st;
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_STEAL], 3);
+    ck_assert_uint_eq(wsum(&f, 0, "w1")->leases_lost, 3);
+    ck_assert_uint_gt(st->cond_failed[KDS_DDB_CHECKPOINT], 0);
+    ck_assert_uint_eq(st->cond_failed[KDS_DDB_CHECKPOINT] + st->cond_failed[KDS_DDB_RENEW], 3);
+    fx_fini(&f);
+}
+END_TEST
+
 /* ---- a long pause, a graceful stop, a restart, a rolling deployment -------------- */
 
 START_TEST(long_pause)
@@ -411,6 +462,49 @@ START_TEST(long_pause)
     ck_assert_str_eq(s->changes[s->n_changes - 1].what, "resume");
     ck_assert_int_eq(s->changes[s->n_changes - 1].at, at + SIM_S(45));
     ck_assert_int_gt(s->changes[s->n_changes - 1].converged_after, 0);
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A pause shorter than the time the others need to see the leases expired (15 s): no
+ * lease moves during it, but when w1 wakes its renewer finds them expired on its own
+ * clock and gives them up, and nobody reads those shards until w2's taker sees them
+ * expired and takes them. The table still names w1 owner all along: convergence is
+ * judged from what the workers hold, so neither the pause nor the resume converges
+ * before those takes (the pause, once w1 also has its share back). And the expiry
+ * moves are the pause's doing, not churn: w1 has not renewed them since it stalled. */
+START_TEST(short_pause_converges_when_held)
+{
+    fixture f;
+    fx_defaults(&f, 3, SIM_MIN(4), 300, 0, 1, 2);
+    f.kcl[0].ckpt_records = 0;
+    f.kcl[0].ckpt_interval = SIM_S(10);
+    f.wk[0][1].start = SIM_S(5);
+    const sim_time at = SIM_S(100);
+    add_event(&f, 0, 0, KDS_KCL_EV_PAUSE, at, SIM_S(15), -1);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    sim_time last_expiry = -1;
+    for (size_t i = 0; i < s->n_move_log; i++) {
+        const kds_kcl_move *m = &s->move_log[i];
+        if (m->cause == KDS_KCL_EXPIRY) {
+            ck_assert_str_eq(m->from, "w1");
+            ck_assert(!m->from_healthy);
+            ck_assert_int_gt(m->at, at + SIM_S(15));
+            last_expiry = m->at;
+        }
+    }
+    ck_assert_int_gt(last_expiry, 0);
+    ck_assert_uint_eq(s->moves_from_healthy, 0);
+    ck_assert_uint_eq(wsum(&f, 0, "w1")->leases_self_expired, 2);
+    const kds_kcl_change *pause = &s->changes[s->n_changes - 2];
+    const kds_kcl_change *resume = &s->changes[s->n_changes - 1];
+    ck_assert_str_eq(pause->what, "pause");
+    ck_assert_str_eq(resume->what, "resume");
+    ck_assert_int_ge(pause->at + pause->converged_after, last_expiry);
+    ck_assert_int_ge(resume->at + resume->converged_after, last_expiry);
+    ck_assert_int_eq(pause->at + pause->converged_after, resume->at + resume->converged_after);
     check_conservation(&f);
     fx_fini(&f);
 }
@@ -881,6 +975,7 @@ static void check_balanced_join(fixture *f, uint64_t per_run)
     ck_assert_uint_eq(wsum(f, 0, "w1")->handoffs_timed_out, 0);
     const sim_time first_run = SIM_S(180);
     uint64_t k = 0;
+    sim_time last = -1;
     for (size_t i = 0; i < s->n_move_log; i++) {
         const kds_kcl_move *m = &s->move_log[i];
         if (m->cause != KDS_KCL_BALANCE)
@@ -892,8 +987,13 @@ static void check_balanced_join(fixture *f, uint64_t per_run)
         ck_assert_str_eq(m->to, "w2");
         ck_assert_uint_eq(m->replay_expected, 0);
         ck_assert_uint_eq(m->duplicates, 0);
+        last = m->at;
         k++;
     }
+    /* The join converges when w2 starts the last lease handed over to it, not at the
+     * leader's write that names it owner. */
+    ck_assert_str_eq(s->changes[1].worker, "w2");
+    ck_assert_int_eq(s->changes[1].at + s->changes[1].converged_after, last);
     ck_assert_uint_eq(s->duplicates_from_failover, 0);
     ck_assert_uint_eq(cst(f, 0)->duplicates_delivered, 0);
     check_conservation(f);
@@ -1177,6 +1277,81 @@ START_TEST(auditor_recreates_a_deleted_lease)
 }
 END_TEST
 
+/* ---- start-up on an empty lease table (kcl.md 4.4) -------------------------------------- */
+
+/* The first move to worker `to` (its first lease), or -1. */
+static sim_time first_move_to(fixture *f, size_t app, const char *to)
+{
+    const kds_kcl_summary *s = sum(f, app);
+    for (size_t i = 0; i < s->n_move_log; i++)
+        if (strcmp(s->move_log[i].to, to) == 0)
+            return s->move_log[i].at;
+    return -1;
+}
+
+/* Scheduler.shouldInitiateLeaseSync with a 10 s wait: w1, started at 0 on an empty
+ * table, checks it (a Scan of one item) at 0, 3, 6 and 9 s and wakes at 12 s, past its
+ * wait: it creates the leases and takes them. w2, started at 10 s, checks at 10 s (still
+ * empty) and at 13 s finds the leases: it starts there and steals one at once, 7 s
+ * before its own wait ends, and creates nothing. */
+START_TEST(startup_rechecks_empty_table)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(1), 600, SIM_S(10), 1, 2);
+    f.kcl[0].sync_wait_ms = sim_dist_const(10000);
+    f.wk[0][1].start = SIM_S(10);
+    fx_run(&f);
+    const kds_kcl_summary *s = sum(&f, 0);
+    ck_assert_int_eq(first_move_to(&f, 0, "w1"), SIM_S(12));
+    ck_assert_int_eq(first_move_to(&f, 0, "w2"), SIM_S(13));
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_TAKE], 6);
+    ck_assert_uint_eq(s->table->st.requests[KDS_DDB_CREATE], 6);
+    /* The scans: the takers', the elections', and the checks (w1 four, w2 two). */
+    ck_assert_uint_eq(wsum(&f, 0, "w1")->startup_checks, 4);
+    ck_assert_uint_eq(wsum(&f, 0, "w2")->startup_checks, 2);
+    uint64_t scans = 0;
+    for (size_t i = 0; i < s->n_workers; i++)
+        scans += s->workers[i].scans;
+    ck_assert_uint_eq(s->table->st.requests[KDS_DDB_SCAN], scans + s->elections + s->audits + 6);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A throttled check fails the scheduler's initialization attempt: a new one, with a new
+ * wait, 1 s later. A 1 RCU table without burst holds one unit, two checks: of three
+ * workers started at 0, w3's check is throttled; its new attempt checks at 1 s, then
+ * every 3 s (4, 7, 10 s), beside w1's and w2's checks at 3, 6 and 9 s. Nothing else
+ * reads the table before the leases exist. */
+START_TEST(startup_check_throttled)
+{
+    fixture f;
+    fx_defaults(&f, 6, SIM_MIN(1), 600, SIM_S(10), 1, 3);
+    f.kcl[0].sync_wait_ms = sim_dist_const(10000);
+    f.kcl[0].table.billing = KDS_LEASE_PROVISIONED;
+    f.kcl[0].table.rcu = 1;
+    f.kcl[0].table.burst_s = 0;
+    ck_assert_int_eq(kds_world_init(&f.w, &f.cfg), 0);
+    f.built = true;
+    const kds_lease_table_stats *st = &kds_kcl_table(f.w.consumers[0])->st;
+    static const struct {
+        sim_time at;
+        uint64_t scans;
+    } expect[] = {{SIM_MS(500), 3},  {SIM_MS(1500), 4}, {SIM_MS(2500), 4}, {SIM_MS(3500), 6},
+                  {SIM_MS(4500), 7}, {SIM_MS(9500), 12}, {SIM_MS(10500), 13}};
+    for (size_t k = 0; k < sizeof expect / sizeof expect[0]; k++) {
+        kds_world_run_until(&f.w, expect[k].at);
+        ck_assert_msg(st->requests[KDS_DDB_SCAN] == expect[k].scans, "at %.1f s: %lu scans",
+                      sim_to_s(expect[k].at), (unsigned long)st->requests[KDS_DDB_SCAN]);
+        ck_assert_uint_eq(st->throttled[KDS_DDB_SCAN], 1);
+        ck_assert_uint_eq(st->requests[KDS_DDB_CREATE], 0);
+    }
+    kds_world_run(&f.w);
+    ck_assert_msg(!f.w.violated, "%s", f.w.violation);
+    ck_assert_int_eq(first_move_to(&f, 0, "w1"), SIM_S(12));
+    fx_fini(&f);
+}
+END_TEST
+
 Suite *kcl_suite(void)
 {
     Suite *s = suite_create("kds_kcl");
@@ -1186,7 +1361,10 @@ Suite *kcl_suite(void)
     tcase_add_loop_test(tc, crash_failover, 0, 3);
     tcase_add_test(tc, twelve_workers);
     tcase_add_test(tc, small_lease_table_churns);
+    tcase_add_test(tc, checkpoint_renews_the_lease);
+    tcase_add_test(tc, refused_checkpoint_drops_the_lease);
     tcase_add_test(tc, long_pause);
+    tcase_add_test(tc, short_pause_converges_when_held);
     tcase_add_loop_test(tc, graceful_stop, 0, 3);
     tcase_add_test(tc, crash_and_restart);
     tcase_add_test(tc, rolling_deployment);
@@ -1201,6 +1379,8 @@ Suite *kcl_suite(void)
     tcase_add_test(tc, java_random);
     tcase_add_test(tc, leader_decider_and_auditor);
     tcase_add_test(tc, auditor_recreates_a_deleted_lease);
+    tcase_add_test(tc, startup_rechecks_empty_table);
+    tcase_add_test(tc, startup_check_throttled);
     suite_add_tcase(s, tc);
     TCase *t3 = tcase_create("kcl3");
     tcase_add_loop_test(t3, kcl3_leader_failover, 0, 2);

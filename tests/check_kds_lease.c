@@ -2,8 +2,8 @@
  * writes on leaseCounter (renew, take, checkpoint), ownerSwitchesSinceCheckpoint,
  * creation and deletion, the capacity each request consumes, provisioned read and
  * write capacity that throttles (with and without burst), on-demand that does not,
- * owners, the KCL 3.x leader's handoffs and assignments, the balance the taker converges
- * to, and shared references.
+ * owners and whether one still renews a lease, the KCL 3.x leader's handoffs and
+ * assignments, and shared references.
  */
 #include <check.h>
 #include <stdint.h>
@@ -83,19 +83,19 @@ START_TEST(conditional_writes)
     int32_t a = kds_lease_owner_add(t, "app", "a", 1), b = kds_lease_owner_add(t, "app", "b", 1);
     ck_assert_int_eq(a, 0);
     ck_assert_int_eq(b, 1);
-    /* Take: counter 0 -> 1, owner a, one owner switch. */
+    /* Take: counter 0 -> 1, owner a; no owner switch, the lease had no owner. */
     ck_assert_int_eq(kds_lease_take(t, 0, 0, a), KDS_DDB_OK);
     ck_assert_int_eq(t->items[0].owner, a);
     ck_assert_uint_eq(t->items[0].counter, 1);
-    ck_assert_uint_eq(t->items[0].owner_switches, 1);
+    ck_assert_uint_eq(t->items[0].owner_switches, 0);
     /* Renew with the current counter; a stale counter fails. */
     ck_assert_int_eq(kds_lease_renew(t, 0, 1, -1), KDS_DDB_OK);
     ck_assert_uint_eq(t->items[0].counter, 2);
     ck_assert_int_eq(kds_lease_renew(t, 0, 1, -1), KDS_DDB_CONDITION_FAILED);
     ck_assert_uint_eq(t->items[0].counter, 2);
-    /* b steals with what it saw: a's next renewal fails. */
+    /* b steals with what it saw (a switch from a): a's next renewal fails. */
     ck_assert_int_eq(kds_lease_take(t, 0, 2, b), KDS_DDB_OK);
-    ck_assert_uint_eq(t->items[0].owner_switches, 2);
+    ck_assert_uint_eq(t->items[0].owner_switches, 1);
     ck_assert_int_eq(kds_lease_renew(t, 0, 2, -1), KDS_DDB_CONDITION_FAILED);
     /* b's checkpoint resets the switches and moves the counter; a's fails. */
     ck_assert_int_eq(kds_lease_checkpoint(t, 0, 2, KDS_CKPT_SEQUENCE, 42),
@@ -136,20 +136,29 @@ START_TEST(leader_writes)
             c = kds_lease_owner_add(t, "app", "c", 1);
     ck_assert_int_eq(kds_lease_take(t, 0, 0, a), KDS_DDB_OK);
     uint64_t n = t->items[0].counter;
+    /* ownerSwitchesSinceCheckpoint: not at the handoff's start, which writes only the
+     * owners; at an assignment from another owner. */
     ck_assert_int_eq(kds_lease_handoff(t, 0, a, b, 0), KDS_DDB_OK);
     ck_assert_int_eq(t->items[0].owner, b);
     ck_assert_int_eq(t->items[0].ckpt_owner, a);
     ck_assert_int_eq(t->items[0].moved_from, a);
     ck_assert_uint_eq(t->items[0].counter, n);
+    ck_assert_uint_eq(t->items[0].owner_switches, 0);
     ck_assert_int_eq(kds_lease_handoff(t, 0, b, c, 0), KDS_DDB_CONDITION_FAILED);
     ck_assert_int_eq(kds_lease_assign(t, 0, b, c, 0), KDS_DDB_OK);
     ck_assert_int_eq(t->items[0].owner, c);
     ck_assert_int_eq(t->items[0].ckpt_owner, -1);
     ck_assert_int_eq(t->items[0].moved_from, a);
     ck_assert_uint_eq(t->items[0].counter, n + 1);
+    ck_assert_uint_eq(t->items[0].owner_switches, 1);
     /* With no handoff in progress, the owner is whom it moves from. */
     ck_assert_int_eq(kds_lease_assign(t, 0, c, b, 0), KDS_DDB_OK);
     ck_assert_int_eq(t->items[0].moved_from, c);
+    ck_assert_uint_eq(t->items[0].owner_switches, 2);
+    /* A new, unowned lease assigned is not a switch. */
+    ck_assert_int_eq(kds_lease_create(t, 1, -1, -1, KDS_CKPT_TRIM_HORIZON, 0, NULL), KDS_DDB_OK);
+    ck_assert_int_eq(kds_lease_assign(t, 1, -1, a, 0), KDS_DDB_OK);
+    ck_assert_uint_eq(t->items[1].owner_switches, 0);
     fx_fini(&f);
 }
 END_TEST
@@ -173,6 +182,10 @@ START_TEST(consumed_units)
     ck_assert_double_eq(kds_lease_read_units(t), 5.0);
     ck_assert_uint_eq(t->st.requests[KDS_DDB_SCAN], 1);
     ck_assert_uint_eq(t->st.requests[KDS_DDB_CREATE], 100);
+    /* isLeaseTableEmpty reads one item: half a unit, a scan however large the table. */
+    ck_assert_int_eq(kds_lease_scan_one(t), KDS_DDB_OK);
+    ck_assert_double_eq(kds_lease_read_units(t), 5.5);
+    ck_assert_uint_eq(t->st.requests[KDS_DDB_SCAN], 2);
     /* On-demand never throttles. */
     for (int k = 0; k < 10000; k++)
         kds_lease_renew(t, 0, t->items[0].counter, -1);
@@ -269,35 +282,44 @@ START_TEST(large_scan_overdraws)
 }
 END_TEST
 
-START_TEST(balance)
+/* A move from a healthy worker: its owner is running and has not stalled since the
+ * lease's counter last moved (its renewer kept trying). A pause since then, or an owner
+ * paused, stopped or dead, is not; a renewal after the pause makes it healthy again. */
+START_TEST(owner_renewing)
 {
     fixture f;
     fx_init(&f, KDS_LEASE_ON_DEMAND, 10, 10, 300);
     kds_lease_table *t = f.t;
-    for (uint32_t s = 0; s < 5; s++)
-        kds_lease_create(t, s, -1, -1, KDS_CKPT_LATEST, 0, NULL);
-    ck_assert(!kds_lease_balanced(t)); /* unowned leases */
-    int32_t a = kds_lease_owner_add(t, "app", "a", 1), b = kds_lease_owner_add(t, "app", "b", 1);
-    for (uint32_t i = 0; i < 5; i++)
-        kds_lease_take(t, i, t->items[i].counter, a);
-    ck_assert(!kds_lease_balanced(t)); /* 5 and 0 */
-    kds_lease_take(t, 0, t->items[0].counter, b);
-    ck_assert(!kds_lease_balanced(t)); /* 4 and 1 */
-    kds_lease_take(t, 1, t->items[1].counter, b);
-    ck_assert(kds_lease_balanced(t)); /* 3 and 2 */
+    kds_lease_create(t, 0, -1, -1, KDS_CKPT_LATEST, 0, NULL);
+    ck_assert(!kds_lease_renewing(t, 0, -1)); /* unowned */
+    int32_t a = kds_lease_owner_add(t, "app", "a", 1);
+    advance(&f, SIM_S(1));
+    ck_assert_int_eq(kds_lease_take(t, 0, 0, a), KDS_DDB_OK);
+    ck_assert_int_eq(t->items[0].counter_at, SIM_S(1));
+    ck_assert_int_eq(t->owners[a].resumed_at, -1);
+    advance(&f, SIM_S(30)); /* throttled renewals move nothing: still a's doing */
+    ck_assert(kds_lease_renewing(t, 0, a));
     uint64_t v = t->version;
-    kds_lease_owner_set(t, b, KDS_OWNER_PAUSED);
+    kds_lease_owner_set(t, a, KDS_OWNER_PAUSED);
     ck_assert_uint_gt(t->version, v);
-    ck_assert(!kds_lease_balanced(t)); /* b's leases are held by a stalled worker */
-    kds_lease_owner_set(t, b, KDS_OWNER_RUNNING);
-    int32_t c = kds_lease_owner_add(t, "app", "c", 1);
-    ck_assert(!kds_lease_balanced(t)); /* 3, 2, 0 */
-    kds_lease_take(t, 2, t->items[2].counter, c);
-    ck_assert(kds_lease_balanced(t)); /* 2, 2, 1 */
-    kds_lease_owner_set(t, c, KDS_OWNER_DEAD);
-    ck_assert(!kds_lease_balanced(t));
-    kds_lease_delete(t, 2);
-    ck_assert(kds_lease_balanced(t)); /* 2, 2 and a dead worker holding nothing */
+    ck_assert(!kds_lease_renewing(t, 0, a));
+    advance(&f, SIM_S(45));
+    kds_lease_owner_set(t, a, KDS_OWNER_RUNNING);
+    ck_assert_int_eq(t->owners[a].resumed_at, SIM_S(45));
+    ck_assert(!kds_lease_renewing(t, 0, a)); /* no renewal since the pause */
+    advance(&f, SIM_S(46));
+    ck_assert_int_eq(kds_lease_renew(t, 0, t->items[0].counter, -1), KDS_DDB_OK);
+    ck_assert_int_eq(t->items[0].counter_at, SIM_S(46));
+    ck_assert(kds_lease_renewing(t, 0, a));
+    /* A checkpoint moves the counter too; a stop or a crash is never healthy. */
+    advance(&f, SIM_S(50));
+    ck_assert_int_eq(kds_lease_checkpoint(t, 0, t->items[0].counter, KDS_CKPT_SEQUENCE, 1),
+                     KDS_DDB_OK);
+    ck_assert_int_eq(t->items[0].counter_at, SIM_S(50));
+    kds_lease_owner_set(t, a, KDS_OWNER_STOPPED);
+    ck_assert(!kds_lease_renewing(t, 0, a));
+    kds_lease_owner_set(t, a, KDS_OWNER_DEAD);
+    ck_assert(!kds_lease_renewing(t, 0, a));
     fx_fini(&f);
 }
 END_TEST
@@ -323,7 +345,7 @@ static Suite *lease_suite(void)
     tcase_add_test(core, conditional_writes);
     tcase_add_test(core, leader_writes);
     tcase_add_test(core, consumed_units);
-    tcase_add_test(core, balance);
+    tcase_add_test(core, owner_renewing);
     tcase_add_test(core, shared_references);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");

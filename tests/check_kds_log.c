@@ -557,6 +557,62 @@ START_TEST(test_compact_span_limit)
 }
 END_TEST
 
+/* Marked records keep their positions through compaction: ten runs of 5 records at
+ * 0..9 s with one marked record, the first of run 7 (position 35). A run holding marks
+ * starts a merged run of its own (0-34, then 35-49), so a reader from the head meets
+ * the mark at 35, not at 0 where merging it into run 0 would put it. */
+START_TEST(test_compact_keeps_marks_in_place)
+{
+    kds_log l;
+    kds_log_init(&l, SIM_MIN(1));
+    for (int i = 0; i < 10; i++)
+        ck_assert_int_eq(kds_log_append(&l, SIM_S(i), 5, 500, 0, i == 7, 0), 0);
+    kds_log_compact(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 2);
+    ck_assert_uint_eq(l.runs[l.head].count, 35);
+    ck_assert_uint_eq(l.runs[l.head].marks, 0);
+    ck_assert_uint_eq(l.runs[(l.head + 1) & (l.cap - 1)].count, 15);
+    ck_assert_uint_eq(l.runs[(l.head + 1) & (l.cap - 1)].marks, 1);
+    kds_cursor c;
+    kds_log_seek_head(&l, &c);
+    uint64_t marked_at = UINT64_MAX, marks = 0;
+    for (int i = 0; i < 50; i++) {
+        slices v = {.n = 0};
+        kds_take tk;
+        kds_log_take(&l, &c, 1, UINT64_MAX, collect, &v, &tk);
+        ck_assert_uint_eq(tk.records, 1);
+        if (v.s[0].marks) {
+            marked_at = v.s[0].first;
+            marks += v.s[0].marks;
+        }
+    }
+    ck_assert_uint_eq(marks, 1);
+    ck_assert_uint_eq(marked_at, 35);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* Memory stays bounded with marks: a week-like log of 10,000 runs a second apart with a
+ * marked run every 1,000 compacts into the minute-long runs it would have without marks
+ * plus at most one more per marked run. */
+START_TEST(test_compact_marks_bounded)
+{
+    kds_log l, ref;
+    kds_log_init(&l, SIM_MIN(1));
+    kds_log_init(&ref, SIM_MIN(1));
+    for (int i = 0; i < 10000; i++) {
+        ck_assert_int_eq(kds_log_append(&l, SIM_S(i), 3, 300, 0, i % 1000 == 500, 0), 0);
+        ck_assert_int_eq(kds_log_append(&ref, SIM_S(i), 3, 300, 0, 0, 0), 0);
+    }
+    kds_log_compact(&l);
+    kds_log_compact(&ref);
+    ck_assert_uint_le(kds_log_runs(&l), kds_log_runs(&ref) + 10);
+    ck_assert_uint_le(kds_log_runs(&ref), 10000 / 60 + 1);
+    kds_log_fini(&l);
+    kds_log_fini(&ref);
+}
+END_TEST
+
 /* A reader in the middle of a run keeps that run (and the ones after) from merging. */
 START_TEST(test_compact_cursor_inside_run)
 {
@@ -916,6 +972,8 @@ static Suite *log_suite(void)
     tcase_add_test(compact, test_compact_behind_cursor);
     tcase_add_test(compact, test_compact_span_limit);
     tcase_add_test(compact, test_compact_cursor_inside_run);
+    tcase_add_test(compact, test_compact_keeps_marks_in_place);
+    tcase_add_test(compact, test_compact_marks_bounded);
     tcase_add_test(compact, test_hint_recovery_after_compaction);
     tcase_add_test(compact, test_compact_on_append);
     tcase_add_test(compact, test_compact_settled_same_as_from_head);

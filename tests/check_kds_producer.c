@@ -477,6 +477,82 @@ START_TEST(test_varied_sizes_meters_exact_over_shards)
 }
 END_TEST
 
+/* KPL aggregation of user records of 80 to 120 KiB, up to 10 an aggregate: ten would
+ * often pass the stream's 1 MiB, so an aggregate closes before the user record that
+ * would take it past (AggregationMaxSize) and that record opens the next. None is
+ * refused as too large, no stored record is above 1 MiB (PutRecord: each put is one
+ * record), and every user record is stored: about 3,000 of 100 KiB, in more than 300
+ * aggregates. Records of a constant 200 KiB go five to an aggregate (5 x 200 KiB +
+ * 20 B fits, six do not): 1,000 of them make 200 aggregates. */
+START_TEST(test_aggregates_close_before_max_record_size)
+{
+    for (int constant = 0; constant < 2; constant++) {
+        fixture f;
+        fx_defaults(&f, 1, SIM_S(20));
+        f.cfg.stream.write_bytes_per_s = 1024 * KDS_MIB;
+        f.cfg.stream.write_records_per_s = 1000000;
+        f.prod[0].api = KDS_API_PUT_RECORD;
+        f.prod[0].aggregate = 10;
+        f.prod[0].stop = SIM_S(15);
+        if (constant) {
+            f.prod[0].rate = kds_rate_constant(1000.0 / 15);
+            f.prod[0].size = sim_dist_const(200 * 1024);
+        } else {
+            f.prod[0].rate = kds_rate_constant(200);
+            f.prod[0].size = (sim_dist){SIM_DIST_UNIFORM, 80 * 1024, 120 * 1024, 0, INFINITY};
+        }
+        ck_assert_int_eq(kds_world_init(&f.w, &f.cfg), 0);
+        run_watch rw = {0, 0, 0};
+        ck_assert_int_eq(kds_shard_on_append(f.w.stream.shards[0], watch_append, &rw), 0);
+        kds_world_run(&f.w);
+        const kds_producer_stats *ps = pst(&f, 0);
+        check_conservation(ps);
+        ck_assert_uint_eq(ps->records_too_large, 0);
+        ck_assert_uint_eq(ps->records_written, ps->records_attempted);
+        ck_assert_uint_le(rw.max_run, KDS_MIB);
+        if (constant) {
+            ck_assert_uint_eq(ps->records_attempted, 200);
+            ck_assert_uint_eq(rw.max_run, 5 * 200 * 1024 + 20);
+        } else {
+            ck_assert_uint_gt(ps->records_attempted, 300);
+            assert_near((double)sst(&f, 0)->bytes_in, 3000.0 * 100 * 1024, 0.03,
+                        "user bytes stored");
+        }
+        kds_world_fini(&f.w);
+    }
+}
+END_TEST
+
+/* SequenceNumberForOrdering: a client sends its next PutRecord only once the previous
+ * one is answered. 1,200 records/s offered over 10 s with a round trip of exactly
+ * 20 ms: one client sends one record per round trip, about 500, and the rest wait in
+ * its buffer; four clients send four times as many. Nothing is throttled (at most 200
+ * records/s reach the shard), and every record is sent, stored, in flight or buffered. */
+START_TEST(test_ordering_one_put_in_flight_per_client)
+{
+    for (uint32_t clients = 1; clients <= 4; clients += 3) {
+        fixture f;
+        fx_defaults(&f, 1, SIM_S(10));
+        f.prod[0].rate = kds_rate_constant(1200);
+        f.prod[0].api = KDS_API_PUT_RECORD;
+        f.prod[0].ordered = true;
+        f.prod[0].clients = clients;
+        f.prod[0].latency_ms = sim_dist_const(20);
+        fx_run(&f);
+        const kds_producer_stats *ps = pst(&f, 0);
+        check_conservation(ps);
+        ck_assert_uint_ge(ps->records_attempted, 495 * clients);
+        ck_assert_uint_le(ps->records_attempted, 501 * clients);
+        ck_assert_uint_eq(ps->put_calls, ps->records_attempted);
+        ck_assert_uint_le(ps->records_in_flight, clients);
+        ck_assert_uint_eq(ps->write_throttled_records, 0);
+        ck_assert_uint_ge(ps->records_attempted + ps->records_buffered, 11990);
+        ck_assert_uint_le(ps->records_attempted + ps->records_buffered, 12000);
+        kds_world_fini(&f.w);
+    }
+}
+END_TEST
+
 /* PutRecord sends one record per call. */
 START_TEST(test_put_record_api)
 {
@@ -667,7 +743,9 @@ static Suite *producer_suite(void)
     tcase_add_test(shape, test_put_records_byte_limit_varied_sizes);
     tcase_add_test(shape, test_varied_sizes_meters_exact_over_shards);
     tcase_add_test(shape, test_size_distribution);
+    tcase_add_test(shape, test_aggregates_close_before_max_record_size);
     tcase_add_test(shape, test_put_record_api);
+    tcase_add_test(shape, test_ordering_one_put_in_flight_per_client);
     tcase_add_test(shape, test_put_records_batches);
     tcase_add_test(shape, test_clients_and_producers);
     tcase_add_test(shape, test_start_stop);

@@ -97,6 +97,66 @@ START_TEST(test_merge_child_names_both_parents)
 }
 END_TEST
 
+/* MergeShards of the last and the first shard: their ranges do not touch (the last ends
+ * at 2^128 - 1, and one past it is not the first's start 0), in either order, so the
+ * request is refused; nothing changes. A merge named higher range first completes on
+ * exactly that pair, and the child names the first shard given as its parent. */
+START_TEST(test_merge_last_and_first_refused)
+{
+    fx f;
+    fx_init(&f, 4);
+    ck_assert_int_eq(kds_reshard_merge(&f.st, 3, 0, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert(strstr(kds_reshard_last(&f.st)->message, "not adjacent") != NULL);
+    ck_assert_int_eq(kds_reshard_merge(&f.st, 0, 3, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert_int_eq(kds_reshard_merge(&f.st, 1, 1, "t"), KDS_API_INVALID_ARGUMENT);
+    ck_assert(strstr(kds_reshard_last(&f.st)->message, "named twice") != NULL);
+    ck_assert(!f.st.updating);
+    settle(&f);
+    ck_assert_uint_eq(f.st.n_shards, 4);
+    ck_assert_uint_eq(f.st.n_open, 4);
+    ck_assert_int_eq(kds_reshard_merge(&f.st, 3, 2, "t"), KDS_API_OK);
+    settle(&f);
+    ck_assert_uint_eq(f.st.n_shards, 5);
+    kds_shard *c = f.st.shards[4];
+    ck_assert_int_eq(c->parent, 3);
+    ck_assert_int_eq(c->adjacent_parent, 2);
+    ck_assert(c->lo == f.st.shards[2]->lo && c->hi == KDS_HASHKEY_MAX);
+    ck_assert_int_eq(f.st.shards[2]->state, KDS_SHARD_CLOSED);
+    ck_assert_int_eq(f.st.shards[3]->state, KDS_SHARD_CLOSED);
+    ck_assert_int_eq(f.st.shards[0]->state, KDS_SHARD_OPEN);
+    ck_assert_int_eq(f.st.shards[1]->state, KDS_SHARD_OPEN);
+    check_cover(&f.st);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A closed shard is EXPIRED once the retention period has passed since it closed
+ * (model.md section 1), not before; its records are all trimmed then. Split at 0, the
+ * parent closes after the 30 s UPDATING period, and expires at 30 s + 24 h. */
+START_TEST(test_closed_shard_expires_after_retention)
+{
+    fx f;
+    fx_init(&f, 1);
+    kds_put_result res;
+    kds_stream_put(&f.st, f.st.shards[0], 10, 10 * 1024, 0, 0, 0, &res);
+    ck_assert_uint_eq(res.stored, 10);
+    kds_shard *p = f.st.shards[0];
+    ck_assert_int_eq(kds_reshard_split(&f.st, 0, p->lo + (p->hi - p->lo) / 2 + 1, "t"),
+                     KDS_API_OK);
+    sim_time expiry = f.st.cfg.reshard_duration + f.st.cfg.retention;
+    sim_run_until(f.s, expiry - 1);
+    ck_assert_int_eq(p->state, KDS_SHARD_CLOSED);
+    ck_assert_int_eq(p->closed, f.st.cfg.reshard_duration);
+    sim_run_until(f.s, expiry);
+    ck_assert_int_eq(p->state, KDS_SHARD_EXPIRED);
+    ck_assert_uint_eq(p->log.n, 0);
+    ck_assert_uint_eq(p->st.records_expired, 10);
+    ck_assert_int_eq(f.st.shards[1]->state, KDS_SHARD_OPEN);
+    ck_assert_int_eq(f.st.shards[2]->state, KDS_SHARD_OPEN);
+    fx_fini(&f);
+}
+END_TEST
+
 START_TEST(test_validation_errors)
 {
     fx f;
@@ -442,6 +502,70 @@ static const kds_reshard_op *only_op(const kds_stream *st, const char *cause)
     return found;
 }
 
+/* UpdateStreamMode refusals, none of which counts as one of the two switches a day:
+ * to the mode the stream is in (InvalidArgumentException); away from On-demand
+ * Advantage within 24 h of turning it on (LimitExceededException); to provisioned with
+ * service-managed partition keys, which are on-demand only (InvalidArgumentException).
+ * A provisioned stream: 1 h provisioned, refused; 2 h on-demand and 3 h provisioned,
+ * both accepted (the refusal at 1 h did not count); 4 h Advantage, refused (two in 24 h);
+ * 27 h Advantage, accepted; 28 h Standard, refused (Advantage on since 27 h). */
+START_TEST(test_mode_switch_refusals)
+{
+    kds_capacity_event ev[6] = {
+        {.at = SIM_HOUR(1), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_PROVISIONED},
+        {.at = SIM_HOUR(2), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_ON_DEMAND_STANDARD},
+        {.at = SIM_HOUR(3), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_PROVISIONED},
+        {.at = SIM_HOUR(4), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_ON_DEMAND_ADVANTAGE},
+        {.at = SIM_HOUR(27), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_ON_DEMAND_ADVANTAGE},
+        {.at = SIM_HOUR(28), .kind = KDS_OP_MODE_SWITCH, .target = KDS_MODE_ON_DEMAND_STANDARD},
+    };
+    kds_api_status want[6] = {KDS_API_INVALID_ARGUMENT, KDS_API_OK, KDS_API_OK,
+                              KDS_API_LIMIT_EXCEEDED, KDS_API_OK, KDS_API_LIMIT_EXCEEDED};
+    const char *why[6] = {"already provisioned", "", "", "switched 2 times", "",
+                          "cannot be turned off for 24 hours"};
+    kds_world w;
+    kds_world_cfg wc;
+    kds_producer_cfg pc;
+    world_cfg(&wc, &pc, KDS_MODE_PROVISIONED, 4, kds_rate_constant(10), SIM_HOUR(29));
+    wc.capacity.events = ev;
+    wc.capacity.n_events = 6;
+    ck_assert_int_eq(kds_world_init(&w, &wc), 0);
+    kds_world_run(&w);
+    size_t seen = 0;
+    for (size_t i = 0; i < w.stream.n_ops; i++) {
+        const kds_reshard_op *op = w.stream.ops[i];
+        if (op->kind != KDS_OP_MODE_SWITCH)
+            continue;
+        ck_assert_uint_lt(seen, 6);
+        ck_assert_msg(op->status == want[seen], "switch %zu: %s, expected %s", seen,
+                      kds_api_status_name(op->status), kds_api_status_name(want[seen]));
+        ck_assert_msg(strstr(op->message, why[seen]) != NULL, "switch %zu: \"%s\"", seen,
+                      op->message);
+        seen++;
+    }
+    ck_assert_uint_eq(seen, 6);
+    ck_assert_uint_eq(kds_capacity_stats_get(w.capacity)->mode_switches, 3);
+    ck_assert_int_eq(w.stream.cfg.mode, KDS_MODE_ON_DEMAND_ADVANTAGE);
+    kds_world_fini(&w);
+
+    /* Service-managed keys keep the stream on demand. */
+    kds_capacity_event to_prov = {.at = SIM_MIN(10), .kind = KDS_OP_MODE_SWITCH,
+                                  .target = KDS_MODE_PROVISIONED};
+    world_cfg(&wc, &pc, KDS_MODE_ON_DEMAND_STANDARD, 4, kds_rate_constant(10), SIM_MIN(20));
+    wc.stream.auto_distribution = true;
+    wc.capacity.events = &to_prov;
+    wc.capacity.n_events = 1;
+    ck_assert_int_eq(kds_world_init(&w, &wc), 0);
+    kds_world_run(&w);
+    const kds_reshard_op *op = only_op(&w.stream, "scenario");
+    ck_assert_int_eq(op->status, KDS_API_INVALID_ARGUMENT);
+    ck_assert(strstr(op->message, "AUTO") != NULL);
+    ck_assert_int_eq(w.stream.cfg.mode, KDS_MODE_ON_DEMAND_STANDARD);
+    ck_assert_uint_eq(kds_capacity_stats_get(w.capacity)->mode_switches, 0);
+    kds_world_fini(&w);
+}
+END_TEST
+
 /* The middle of a shard's range, where rules and hot-shard splits cut it
  * (kds_capacity.c): lo + (hi - lo) / 2 + 1. */
 static kds_hashkey middle_of(const kds_shard *sh)
@@ -508,6 +632,36 @@ START_TEST(test_rule_splits_only_a_sustained_hot_shard)
     ck_assert_uint_eq(w.stream.n_open, 4);
     check_cover(&w.stream);
     kds_world_fini(&w);
+}
+END_TEST
+
+/* Two rules, {split_above: 0.5, for: 5m} and {split_above: 0.9, for: 1m}, in either
+ * order, and shard 0 written at 700 records/s of 1 KiB (0.7 of its budget): the strict
+ * rule is never met, and must not restart the loose rule's timer, which asks for the
+ * split at 5 min (each rule keeps its own timer per shard). */
+START_TEST(test_rules_keep_their_own_timers)
+{
+    kds_split_rule both[2][2] = {{{0.5, SIM_MIN(5)}, {0.9, SIM_MIN(1)}},
+                                 {{0.9, SIM_MIN(1)}, {0.5, SIM_MIN(5)}}};
+    for (int order = 0; order < 2; order++) {
+        keyed keys[] = {{"dev-1", 0, kds_rate_constant(700)}};
+        kds_capacity_cfg cap;
+        kds_capacity_cfg_defaults(&cap);
+        cap.rules = both[order];
+        cap.n_rules = 2;
+        kds_world w;
+        kds_world_cfg wc;
+        kds_producer_cfg pc[MAX_KEYED];
+        fixed_key_world(&w, &wc, pc, KDS_MODE_PROVISIONED, 3, keys, 1, SIM_MIN(9), &cap);
+        kds_world_run(&w);
+        ck_assert_uint_eq(kds_capacity_stats_get(w.capacity)->rule_splits, 1);
+        const kds_reshard_op *op = only_op(&w.stream, "rule");
+        ck_assert_int_eq(op->status, KDS_API_OK);
+        ck_assert_uint_eq(op->shard, 0);
+        ck_assert_int_eq(op->requested, SIM_MIN(5));
+        check_cover(&w.stream);
+        kds_world_fini(&w);
+    }
 }
 END_TEST
 
@@ -674,10 +828,12 @@ int main(void)
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_split_children_and_parents);
     tcase_add_test(core, test_merge_child_names_both_parents);
+    tcase_add_test(core, test_closed_shard_expires_after_retention);
     tcase_add_test(core, test_update_count_uniform_graph);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_validation_errors);
+    tcase_add_test(errors, test_merge_last_and_first_refused);
     tcase_add_test(errors, test_update_count_limit_per_24h);
     tcase_add_test(errors, test_max_shards);
     suite_add_tcase(s, errors);
@@ -689,10 +845,12 @@ int main(void)
     tcase_add_test(cap, test_hot_key_throttles_in_every_mode);
     tcase_add_test(cap, test_auto_distribution_spreads_a_hot_key);
     tcase_add_test(cap, test_mode_switch_limit);
+    tcase_add_test(cap, test_mode_switch_refusals);
     suite_add_tcase(s, cap);
     TCase *scaling = tcase_create("scaling");
     tcase_set_timeout(scaling, 120);
     tcase_add_test(scaling, test_rule_splits_only_a_sustained_hot_shard);
+    tcase_add_test(scaling, test_rules_keep_their_own_timers);
     tcase_add_test(scaling, test_on_demand_hot_shard_split);
     tcase_add_test(scaling, test_on_demand_scale_down_after_a_day);
     tcase_add_test(scaling, test_on_demand_region_ceiling_caps_growth);

@@ -175,8 +175,12 @@ check(conv is not None and 120 < conv <= 180, f"kcl3: the 3.x join converged aft
 bal = [m["t_s"] for m in new["lease_move_log"] if m["cause"] == "balance"]
 check(len(bal) == 3 and all(55 < b - a < 65 for a, b in zip(bal, bal[1:])), f"kcl3: balance moves at {bal}")
 check([w["leases_held_end"] for w in new["workers"]] == [3, 3], "kcl3: 3.x leases at the end")
-check(new["lease_table"]["requests"]["scan"] == new["lam_runs"] + new["shard_sync_audits"]
-      and worker(new, "worker-b")["scans"] == 0 and worker(new, "worker-b")["shard_sync_audits"] == 0,
+# Besides the leader's scans, each worker checks the table at its start (a scan of one
+# item): worker-b, joining a running application, once.
+checks = sum(w["startup_checks"] for w in new["workers"])
+check(new["lease_table"]["requests"]["scan"] == new["lam_runs"] + new["shard_sync_audits"] + checks
+      and worker(new, "worker-b")["scans"] == 0 and worker(new, "worker-b")["shard_sync_audits"] == 0
+      and worker(new, "worker-b")["startup_checks"] == 1,
       "kcl3: someone but the leader scanned")
 
 # --out: the KCL files, headers and one row per minute and worker.
@@ -197,6 +201,13 @@ PY
 # The text report has a KCL section.
 if ! "$kdsim" run scenarios/kcl-twelve-workers.yaml --duration 1m 2>&1 | grep -q "^KCL application orders-processor"; then
     fail "the text report has no KCL section"
+fi
+# Its lease-move line names every cause the application has, so that they add up: 3.x
+# moves by balancing too (the 2.x line has no such cause).
+moves=$(grep "^  lease moves " "$tmp/k3/report.txt")
+if ! printf '%s\n' "$moves" | sed -n 2p | grep -q "^  lease moves 9: take 6, steal 0, expiry 0 (0 from healthy workers), shutdown 0, balance 3$" ||
+    printf '%s\n' "$moves" | sed -n 1p | grep -q "balance"; then
+    fail "kcl3-second-worker's text report: lease-move lines $moves"
 fi
 
 # expect_messages NAME N PATTERN...: `kdsim validate $tmp/NAME.yaml` exits 2 with N

@@ -98,4 +98,15 @@ check bisect "every other record handed to the function processed (but those sti
      - .figures.records_to_failure_destination < 100'
 check bisect "conservation" "$conservation"
 
+# --- a poison record read late, after compaction merged its run -------------------------------
+late=tests/scenarios/lambda-rbif-late.yaml
+run late "$late"
+run early "$late" --set consumers[0].start=0s
+check early "from the start: the poison record and the one after it discarded" \
+    '.consumers[0].figures.records_discarded == 2'
+check late "from TRIM_HORIZON 5 min in: the same 2 records discarded" \
+    '.consumers[0].figures.records_discarded == 2
+     and .consumers[0].figures.records_to_failure_destination == 0'
+check late "conservation" "$conservation"
+
 cli_finish cli_lambda_scenarios

@@ -52,7 +52,7 @@ expect 0 "10^6 clients" "$kdsim" validate "$tmp/clients-ok.yaml"
 # RegisterStreamConsumer: at most 20 enhanced fan-out consumers per stream, 50 under
 # On-demand Advantage (scenario.c).
 efo_consumers() { # MODE N: a stream in MODE read by N EFO consumers
-    printf 'name: many-efo\nduration: 1m\nstream: {name: s, mode: %s, shards: 1}\n' "$1"
+    printf 'name: many-efo\nduration: 1m\nstream: {name: s, mode: %s, shards: 4}\n' "$1"
     printf 'producers:\n  - {name: p, rate: 1 records/s, record_size: 1 KiB}\nconsumers:\n'
     awk -v n="$2" 'BEGIN { for (i = 1; i <= n; i++) printf "  - {name: c%d, kind: efo}\n", i }'
 }

@@ -4,7 +4,8 @@
 # throttling in provisioned and on-demand mode alike, children idle while parents
 # drain, and an on-demand burst throttled until the stream grows; and a split rule and
 # an on-demand hot-shard split set from scenario keys, in the report's reshards and
-# capacity summary.
+# capacity summary; a closed shard that expires, and readers of every kind that begin
+# after it did.
 # usage: bash tests/cli_reshard_scenarios.sh KDSIM SRCDIR
 set -u
 . "$(dirname "$0")/testcli.sh"
@@ -155,4 +156,42 @@ for b in bad:
     print("FAIL", b)
 sys.exit(1 if bad else 0)
 PY
+
+# A closed shard expires one retention period after it closed, and readers that begin
+# later do not list it (tests/scenarios/expired-shard.yaml says how).
+sc=tests/scenarios/expired-shard.yaml
+if "$kdsim" run "$sc" --json >"$tmp/exp.json" 2>"$tmp/err" &&
+    "$kdsim" run "$sc" >"$tmp/exp.txt" 2>"$tmp/err" &&
+    "$kdsim" run "$sc" --trace "$tmp/exp.trace" --trace-kinds reshard --trace-shard 0 \
+        >/dev/null 2>"$tmp/err"; then
+    grep -Eq '^ +90030\.000000  reshard +s +shardId-000000000000 expired: the retention period has passed since it closed' "$tmp/exp.trace" ||
+        fail "expired-shard: no trace line of shard 0 expiring at 90030 s: $(cat "$tmp/exp.trace")"
+    grep -Eq '^  shardId-000000000000 .* \(expired\)$' "$tmp/exp.txt" ||
+        fail "expired-shard: the text report does not mark shard 0 expired"
+    python3 - "$tmp/exp.json" <<'PY' || failed=$((failed + 1))
+import json, sys
+bad = []
+r = json.load(open(sys.argv[1]))
+s0 = r["stream"]["shards"][0]
+if s0["state"] != "EXPIRED" or s0["records_retained"] != 0 or s0["read_calls"] != 0:
+    bad.append(f"shard 0: {s0['state']}, {s0['records_retained']} retained, {s0['read_calls']} reads")
+if [s["state"] for s in r["stream"]["shards"][1:]] != ["OPEN", "OPEN"]:
+    bad.append("the children are not open")
+if len(r["consumers"]) != 6:
+    bad.append(f"{len(r['consumers'])} consumers, expected the six kinds")
+for c in r["consumers"]:
+    if c["children_started"] != 0:
+        bad.append(f"{c['name']}: {c['children_started']} children waited for an expired parent")
+    if c["records_skipped_at_start"] < s0["records_in"]:
+        bad.append(f"{c['name']}: {c['records_skipped_at_start']} skipped at the start, fewer "
+                   f"than shard 0's {s0['records_in']}")
+    if c["records_delivered"] == 0:
+        bad.append(f"{c['name']}: delivered nothing from the children")
+for b in bad:
+    print("FAIL expired-shard:", b)
+sys.exit(1 if bad else 0)
+PY
+else
+    fail "expired-shard: kdsim run failed: $(cat "$tmp/err")"
+fi
 cli_finish cli_reshard_scenarios

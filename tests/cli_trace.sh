@@ -40,7 +40,11 @@ run both --trace-kinds put --trace-names web
 t=$tmp/all.trace
 head -1 "$t" | grep -q 'time (s) *kind *entity *shard *what happened' ||
     fail "the trace has no header: $(head -1 "$t")"
-put='^ *[0-9]+\.[0-9]{6}  put +[a-z-]+ +shardId-[0-9]{12} PutRecords: [0-9]+ records? -> [0-9]+ stored, [0-9]+ throttled, [0-9]+ failed \(attempt [0-9]+\)$'
+# The sequence numbers of the records a line stored or returned (model.md section 1: 56
+# digits, monotonic per shard, unique per stream): kdsim's are 49, the shard's index in
+# 12 digits and the record's position in 42.
+seq='(; sequence number 49[0-9]{54}|; sequence numbers 49[0-9]{54} to 49[0-9]{54})?'
+put='^ *[0-9]+\.[0-9]{6}  put +[a-z-]+ +shardId-[0-9]{12} PutRecords: [0-9]+ records? -> [0-9]+ stored, [0-9]+ throttled, [0-9]+ failed \(attempt [0-9]+\)'"$seq"'$'
 get='^ *[0-9]+\.[0-9]{6}  get +live-metrics +shardId-[0-9]{12} GetRecords: [0-9]+ records?, [0-9]+ B, iterator age [0-9]+ ms'
 grep -Eq "$put" "$t" || fail "no PutRecords line with its outcome: $(grep -m1 ' put ' "$t")"
 grep -Eq "$get" "$t" || fail "no GetRecords line with what it returned: $(grep -m1 ' get ' "$t")"
@@ -50,6 +54,53 @@ grep -E "$put" "$t" | grep -Eq 'shardId-000000000002 PutRecords: [0-9]+ records?
 bad=$(grep -E "$put" "$t" | sed -E 's/.*PutRecords: ([0-9]+) records? -> ([0-9]+) stored, ([0-9]+) throttled, ([0-9]+) failed.*/\1 \2 \3 \4/' |
     awk '$1 != $2 + $3 + $4' | head -1)
 [ -z "$bad" ] || fail "a PutRecords line whose outcome does not add up: $bad"
+# Sequence numbers: a put line names those of the records it stored, and a GetRecords
+# line of the poller those it returned; per shard the puts' follow each other from 0
+# without a gap, as do one reader's gets, which never name a record before it was stored.
+python3 - "$t" <<'PY' || failed=$((failed + 1))
+import re, sys
+bad, put_next, get_next = [], {}, {}
+for ln in open(sys.argv[1]).readlines()[1:]:
+    f = ln.split(None, 4)
+    what = f[4]
+    if f[3] == "-":
+        continue  # a resend or a give-up: no records stored by it
+    m = re.search(r"; sequence numbers? (49\d{54})(?: to (49\d{54}))?$", what)
+    n = (int(re.search(r"-> (\d+) stored", what).group(1)) if f[1] == "put"
+         else int(re.search(r"GetRecords: (\d+) record", what).group(1)) if " GetRecords: " in " " + what
+         else None)
+    if n is None:
+        continue
+    if (n > 0) != bool(m):
+        bad.append(f"{n} records and {'a' if m else 'no'} sequence number: {ln.strip()}")
+        continue
+    if not m:
+        continue
+    a = m.group(1)
+    z = m.group(2) or a
+    shard = int(f[3][8:])
+    if int(a[2:14]) != shard or int(z[2:14]) != shard:
+        bad.append(f"a sequence number of another shard: {ln.strip()}")
+    lo, hi = int(a[14:]), int(z[14:])
+    if hi - lo + 1 != n or (n == 1) != (m.group(2) is None):
+        bad.append(f"{n} records, sequence numbers for {hi - lo + 1}: {ln.strip()}")
+    if f[1] == "put":
+        if lo != put_next.get(shard, 0):
+            bad.append(f"shard {shard}: a put from {lo}, expected {put_next.get(shard, 0)}")
+        put_next[shard] = hi + 1
+    else:
+        key = (f[2], shard)
+        if key in get_next and lo != get_next[key]:
+            bad.append(f"{key}: a get from {lo}, expected {get_next[key]}")
+        if hi >= put_next.get(shard, 0):
+            bad.append(f"{key}: a get of {hi}, not stored yet")
+        get_next[key] = hi + 1
+if not put_next or not get_next:
+    bad.append("no sequence numbers in the puts or the gets")
+for b in bad[:5]:
+    print("FAIL sequence numbers:", b)
+sys.exit(1 if bad else 0)
+PY
 # Time never goes backwards.
 awk 'NR > 1 && $1 < prev { print "line " NR ": " $1 " < " prev; exit } NR > 1 { prev = $1 }' "$t" >"$tmp/order"
 [ -s "$tmp/order" ] && fail "trace times go backwards: $(cat "$tmp/order")"
@@ -118,10 +169,10 @@ jf() {
 # push: five EFO consumers at the tip of a 4-shard stream; every push reaches the tip,
 # so MillisBehindLatest is 0 (pushes of a caught-up subscription).
 kind_trace push latency-efo 20s push
-all_match push "${line}push +(billing|fraud|search|audit|metrics) +shardId-[0-9]{12} SubscribeToShardEvent: [1-9][0-9]* records?, [1-9][0-9]* B, arrives at \+[0-9]+ ms, MillisBehindLatest [0-9]+$" \
+all_match push "${line}push +(billing|fraud|search|audit|metrics) +shardId-[0-9]{12} SubscribeToShardEvent: [1-9][0-9]* records?, [1-9][0-9]* B, arrives at \+[0-9]+ ms, MillisBehindLatest [0-9]+; sequence numbers? 49[0-9]{54}( to 49[0-9]{54})?$" \
     "an enhanced fan-out push"
 for c in billing fraud search audit metrics; do
-    grep -Eq " push +$c .*MillisBehindLatest 0$" "$tmp/push.trace" ||
+    grep -Eq " push +$c .*MillisBehindLatest 0;" "$tmp/push.trace" ||
         fail "push: no push to $c at the tip (MillisBehindLatest 0)"
 done
 # A Flink job's subscriptions are pushed to through its per-shard readers: their lines
@@ -230,7 +281,7 @@ PY
 # only, from 600 s on.
 # The Lambda's lines: its GetRecords calls (kind get) and its invocations, their
 # outcomes and what becomes of a failed batch (kind invoke).
-lambda_get='GetRecords: ([0-9]+ records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, in the buffer at \+[0-9]+ ms|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)'
+lambda_get='GetRecords: ([0-9]+ records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, in the buffer at \+[0-9]+ ms'"$seq"'|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)'
 lambda_invoke='Invoke: batch of [1-9][0-9]* records?(( \((retry [1-9][0-9]*|again)\))?, IteratorAge [0-9]+ ms| (succeeded|failed \(function error\)|timed out) after [0-9]+ ms)|bisected into [1-9][0-9]* and [1-9][0-9]* records?, queued again \(no retry used\)|bisected at the failed record: [1-9][0-9]* records? queued again \(no retry used\)|batch item failures: the first [1-9][0-9]* records? processed, [1-9][0-9]* from the first failed one left|[1-9][0-9]* records? queued for retry [1-9][0-9]* (of [0-9]+|\(retries until the records expire\))|given up \([^)]*\): [1-9][0-9]* records? (sent to the on-failure destination \((SQS|SNS|S3)\)|discarded \(no on-failure destination\))|[1-9][0-9]* buffered records? expired from the stream before (it was|they were) invoked: lost'
 kind_trace invoke lambda-poison-record 11m invoke
 all_match invoke "${line}invoke +order-processor +shardId-[0-9]{12} ($lambda_invoke)$" \
@@ -379,7 +430,7 @@ if ! "$kdsim" run scenarios/kcl-worker-crash.yaml --duration 5m --json \
     --trace "$tmp/kclget.trace" --trace-kinds get >"$tmp/kclget.json" 2>"$tmp/kclget.err"; then
     fail "kclget: kdsim run failed: $(head -3 "$tmp/kclget.err")"
 fi
-all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([1-9][0-9]* records?, [0-9]+ B, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms|0 records; next call in [0-9]+ ms|0 records, SHARD_END|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)$" \
+all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([1-9][0-9]* records?, [0-9]+ B, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms; sequence numbers? 49[0-9]{54}( to 49[0-9]{54})?|0 records; next call in [0-9]+ ms|0 records, SHARD_END|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)$" \
     "a KCL worker's GetRecords call"
 [ "$(($(wc -l <"$tmp/kclget.trace") - 1))" = "$(jf "$tmp/kclget.json" "c['getrecords_calls']")" ] ||
     fail "kclget: the get lines are not the report's GetRecords calls"

@@ -224,12 +224,12 @@ fi
 
 # trace-kcl3-handoff-drop: lead pauses between noticing the handoff of
 # shardId-000000000001 and letting it go; meanwhile b, the new leader, assigns it as
-# expired. At 385.5 s lead's release finds b's leaseCounter: dropped (a lease lost), and
+# expired. At 387 s lead's release finds b's leaseCounter: dropped (a lease lost), and
 # its other lease is given up on its own clock.
 if traced handoff trace-kcl3-handoff-drop lease; then
-    has handoff "^ +385\.500000  lease +orders-app/lead +shardId-000000000001 lease dropped during its handoff: another worker's leaseCounter$" \
-        "of lead dropping shardId-000000000001 during its handoff at 385.5 s (the pause may need new timing: see the scenario's header)"
-    has handoff "^ +385\.500000  lease +orders-app/lead +shardId-000000000000 lease given up: not renewed for failoverTimeMillis on this worker's clock$" \
+    has handoff "^ +387\.000000  lease +orders-app/lead +shardId-000000000001 lease dropped during its handoff: another worker's leaseCounter$" \
+        "of lead dropping shardId-000000000001 during its handoff at 387 s (the pause may need new timing: see the scenario's header)"
+    has handoff "^ +387\.000000  lease +orders-app/lead +shardId-000000000000 lease given up: not renewed for failoverTimeMillis on this worker's clock$" \
         "of lead giving its other lease up when it resumes"
     # The handoff was unfinished, so lead, not b (the owner named to take it next), held
     # shardId-000000000001 when b assigned it to itself as expired.
