@@ -41,6 +41,19 @@ static void schedule_push(kds_efo_sub *sub, sim_time at)
     sim_at(sub->sim, at, push_event, sub);
 }
 
+/* A push of a subscription behind the tip: a take of what the budget allows (up to
+ * `avail`, at least one record) into the scratch, with its long-term retrieval meter
+ * (records older than 7 days can only be pushed from here: the tip was written now).
+ * Out of line, so that push_now stays small enough to be inlined into on_append. */
+static __attribute__((noinline)) void take_behind(kds_efo_sub *sub, uint64_t avail,
+                                                   kds_take *tk)
+{
+    kds_log *l = &sub->sh->log;
+    sub->n_scratch = 0;
+    kds_log_take(l, &sub->cur, UINT64_MAX, avail ? avail : 1, collect, sub, tk);
+    kds_stream_meter_over_7d(sub->st, l, sub->cur.pos, tk, &sub->bill->bytes_read_over_7d);
+}
+
 /* Push what the budget allows now from a shard trimmed as of now; returns true when the
  * subscription is caught up. Inline, into its one caller on_append: every run appended
  * to a shard that a live subscription reads is pushed from there. */
@@ -66,8 +79,7 @@ static inline bool push_now(kds_efo_sub *sub)
         sl = last;
         n_sl = 1;
     } else {
-        sub->n_scratch = 0;
-        kds_log_take(l, &sub->cur, UINT64_MAX, avail ? avail : 1, collect, sub, &tk);
+        take_behind(sub, avail, &tk);
         sl = sub->scratch;
         n_sl = sub->n_scratch;
     }
@@ -78,7 +90,6 @@ static inline bool push_now(kds_efo_sub *sub)
          * pushed whole even past an exhausted budget). */
         kds_bucket_spend(&sub->budget, tk.bytes);
         sub->bill->bytes_read_efo += tk.bytes;
-        kds_stream_meter_over_7d(sub->st, l, sub->cur.pos, &tk, &sub->bill->bytes_read_over_7d);
         sim_time at = now + sim_dist_sample_ns(&sub->cfg->push_delay_ms, sub->rng);
         if (at < sub->last_at)
             at = sub->last_at; /* pushes arrive in order */
