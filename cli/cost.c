@@ -99,7 +99,32 @@ static void say(json_t *arr, const char *fmt, ...)
     json_array_append_new(arr, json_string(buf));
 }
 
-static json_t *assumptions_json(const kds_meters *m, const kds_bill *b, const kds_prices *p)
+/* The bill as run of a run that switched capacity mode: its segments, each billed in
+ * its own mode, and their sum. */
+static json_t *as_run_json(const kds_bill_as_run *ar, size_t switches)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "mode_switches", json_integer((json_int_t)switches));
+    json_object_set_new(o, "period_usd", usd_of_cents(ar->period_cents));
+    json_object_set_new(o, "monthly_usd", usd_of_cents(ar->monthly_cents));
+    json_t *segs = json_array();
+    for (size_t i = 0; i < ar->n; i++) {
+        const kds_billing_segment *sg = &ar->segs[i];
+        json_t *so = json_object();
+        json_object_set_new(so, "mode", json_string(kds_mode_name(sg->mode)));
+        json_object_set_new(so, "from_h", json_real(sim_to_s(sg->start) / 3600.0));
+        json_object_set_new(so, "to_h", json_real(sim_to_s(sg->end) / 3600.0));
+        json_t *bill = mode_json(&sg->bill, sg->mode == KDS_MODE_PROVISIONED);
+        json_object_update(so, bill);
+        json_decref(bill);
+        json_array_append_new(segs, so);
+    }
+    json_object_set_new(o, "segments", segs);
+    return o;
+}
+
+static json_t *assumptions_json(const kds_meters *m, const kds_bill *b, const kds_prices *p,
+                                size_t switches)
 {
     json_t *a = json_array();
     char period[32], ret[32];
@@ -130,6 +155,14 @@ static json_t *assumptions_json(const kds_meters *m, const kds_bill *b, const kd
         "with the average rates of the period and of the month, as if this stream were the "
         "account's only on-demand stream; the shortfall is billed at the Advantage rates",
         (double)p->adv_commitment_written / 1e9, (double)p->adv_commitment_read / 1e9);
+    if (switches > 0)
+        say(a,
+            "as run: the stream switched capacity mode %zu time%s; each stretch in one mode is "
+            "billed at that mode's prices (as_run): shard-hours, stream-hours and EFO "
+            "consumer-shard-hours by the time in it, traffic and retention by what was "
+            "metered in it, and the month repeats the whole run; each line of `modes` bills "
+            "the whole run in one mode, for comparison",
+            switches, switches == 1 ? "" : "s");
     say(a, "long-term retention retrieval: the price is unconfirmed by AWS");
     say(a, "money: each line item is rounded half up to the cent; totals add the rounded "
            "items");
@@ -142,9 +175,25 @@ json_t *kdsim_cost_json(const kdsim_scenario *sc, const kds_world *w)
     kds_billing_meters(w, &m);
     kds_bill b;
     kds_billing_compute(&m, &sc->billing.prices, &sc->billing.settings, &b);
+    json_t *as_run = NULL;
+    if (w->n_switches > 0) {
+        kds_meters *segs = calloc(w->n_switches + 1, sizeof *segs);
+        if (!segs)
+            return NULL;
+        size_t n = kds_billing_segments(w, segs, w->n_switches + 1);
+        kds_bill_as_run ar;
+        int rc = kds_billing_as_run(&m, segs, n, &sc->billing.prices, &sc->billing.settings, &ar);
+        free(segs);
+        if (rc)
+            return NULL;
+        as_run = as_run_json(&ar, w->n_switches);
+        kds_bill_as_run_fini(&ar);
+    }
     json_t *c = json_object();
-    if (!c)
+    if (!c) {
+        json_decref(as_run);
         return NULL;
+    }
     json_object_set_new(c, "prices", prices_json(&sc->billing));
     json_object_set_new(c, "period_h", json_real(sim_to_s(m.duration) / 3600.0));
     json_object_set_new(c, "month_h", json_integer((json_int_t)b.settings.month_hours));
@@ -157,7 +206,10 @@ json_t *kdsim_cost_json(const kdsim_scenario *sc, const kds_world *w)
             mode_json(&b.modes[i], i == KDS_BILL_PROVISIONED || i == KDS_BILL_PROVISIONED_SIZING));
     json_object_set_new(c, "modes", modes);
     json_object_set_new(c, "cheapest_mode", json_string(b.modes[b.cheapest].name));
-    json_object_set_new(c, "assumptions", assumptions_json(&m, &b, &sc->billing.prices));
+    if (as_run)
+        json_object_set_new(c, "as_run", as_run);
+    json_object_set_new(c, "assumptions",
+                        assumptions_json(&m, &b, &sc->billing.prices, w->n_switches));
     return c;
 }
 
@@ -262,7 +314,9 @@ static void mode_label(char *buf, size_t n, const char *name, const json_t *md,
                        const json_t *cost)
 {
     const json_t *sh = json_object_get(md, "shards");
-    bool here = strcmp(name, js(cost, "scenario_mode")) == 0;
+    /* A run that switched modes ran in none of them throughout: its own line is the
+     * bill as run (as_run_line). */
+    bool here = !json_object_get(cost, "as_run") && strcmp(name, js(cost, "scenario_mode")) == 0;
     double avg;
     if (!strcmp(name, "provisioned") && kdsim_cost_shards_billed(cost, md, &avg))
         snprintf(buf, n, "provisioned, the run's shards (avg %.2f)", avg);
@@ -277,6 +331,13 @@ static void mode_label(char *buf, size_t n, const char *name, const json_t *md,
         snprintf(buf, n, "%s%s", name, here ? " (the scenario's)" : "");
 }
 
+/* The label of the bill as run: "as run, N mode switch(es) (the scenario's)". */
+static void as_run_label(char *buf, size_t n, const json_t *ar)
+{
+    long long k = (long long)json_integer_value(json_object_get(ar, "mode_switches"));
+    snprintf(buf, n, "as run, %lld mode switch%s (the scenario's)", k, k == 1 ? "" : "es");
+}
+
 static void summary(const json_t *cost, FILE *out)
 {
     char period[32], a[32], b[32], label[96];
@@ -289,6 +350,12 @@ static void summary(const json_t *cost, FILE *out)
         mode_label(label, sizeof label, key, md, cost);
         fprintf(out, "  %-44s %14s %14s\n", label, money(a, sizeof a, jr(md, "period_usd")),
                 money(b, sizeof b, jr(md, "monthly_usd")));
+    }
+    const json_t *ar = json_object_get(cost, "as_run");
+    if (ar) {
+        as_run_label(label, sizeof label, ar);
+        fprintf(out, "  %-44s %14s %14s\n", label, money(a, sizeof a, jr(ar, "period_usd")),
+                money(b, sizeof b, jr(ar, "monthly_usd")));
     }
     fprintf(out, "  cheapest per month: %s\n", js(cost, "cheapest_mode"));
 }
@@ -322,6 +389,28 @@ void kdsim_cost_text(const json_t *cost, FILE *out)
             period, jr(cost, "month_h"));
 }
 
+/* The line items of `md` (a mode or a segment of the bill as run) and its total. */
+static void items_table(const json_t *md, FILE *out)
+{
+    char a[32], b[32];
+    fprintf(out, "  %-28s %-19s %10s | %14s %11s | %14s %12s\n", "item", "unit", "unit price",
+            "period qty", "USD", "month qty", "USD");
+    size_t i;
+    const json_t *it;
+    json_array_foreach(json_object_get(md, "items"), i, it)
+    {
+        char up[32], q1[32], q2[32];
+        unit_price(up, sizeof up, jr(it, "unit_price_usd"));
+        fprintf(out, "  %-28s %-19s %10s | %14s %11s | %14s %12s\n", js(it, "item"),
+                js(it, "unit"), up, qty(q1, sizeof q1, jr(it, "quantity")),
+                money(a, sizeof a, jr(it, "usd")), qty(q2, sizeof q2, jr(it, "monthly_quantity")),
+                money(b, sizeof b, jr(it, "monthly_usd")));
+    }
+    fprintf(out, "  %-28s %-19s %10s | %14s %11s | %14s %12s\n", "total", "", "", "",
+            money(a, sizeof a, jr(md, "period_usd")), "",
+            money(b, sizeof b, jr(md, "monthly_usd")));
+}
+
 void kdsim_cost_text_detail(const json_t *cost, FILE *out)
 {
     char period[32], a[32], b[32], label[96];
@@ -348,23 +437,24 @@ void kdsim_cost_text_detail(const json_t *cost, FILE *out)
     {
         mode_label(label, sizeof label, key, md, cost);
         fprintf(out, "\n%s\n", label);
-        fprintf(out, "  %-28s %-19s %10s | %14s %11s | %14s %12s\n", "item", "unit", "unit price",
-                "period qty", "USD", "month qty", "USD");
+        items_table(md, out);
+    }
+    const json_t *ar = json_object_get(cost, "as_run");
+    if (ar) {
+        as_run_label(label, sizeof label, ar);
+        fprintf(out, "\n%s: %s for the period, %s a month\n", label,
+                money(a, sizeof a, jr(ar, "period_usd")),
+                money(b, sizeof b, jr(ar, "monthly_usd")));
         size_t i;
-        const json_t *it;
-        json_array_foreach(json_object_get(md, "items"), i, it)
+        const json_t *sg;
+        json_array_foreach(json_object_get(ar, "segments"), i, sg)
         {
-            char up[32], q1[32], q2[32];
-            unit_price(up, sizeof up, jr(it, "unit_price_usd"));
-            fprintf(out, "  %-28s %-19s %10s | %14s %11s | %14s %12s\n", js(it, "item"),
-                    js(it, "unit"), up, qty(q1, sizeof q1, jr(it, "quantity")),
-                    money(a, sizeof a, jr(it, "usd")),
-                    qty(q2, sizeof q2, jr(it, "monthly_quantity")),
-                    money(b, sizeof b, jr(it, "monthly_usd")));
+            char from[32], to[32];
+            sim_fmt_duration(from, sizeof from, (sim_time)llround(jr(sg, "from_h") * 3600e9));
+            sim_fmt_duration(to, sizeof to, (sim_time)llround(jr(sg, "to_h") * 3600e9));
+            fprintf(out, "\n%s, from %s to %s\n", js(sg, "mode"), from, to);
+            items_table(sg, out);
         }
-        fprintf(out, "  %-28s %-19s %10s | %14s %11s | %14s %12s\n", "total", "", "", "",
-                money(a, sizeof a, jr(md, "period_usd")), "",
-                money(b, sizeof b, jr(md, "monthly_usd")));
     }
     fprintf(out, "\ncheapest per month: %s\n\nAssumptions\n", js(cost, "cheapest_mode"));
     size_t i;

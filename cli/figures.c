@@ -304,7 +304,11 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
         add(&c, name, num(mv, "monthly_usd"), false);
     }
     const char *sm = json_string_value(json_object_get(cost, "scenario_mode"));
-    if (sm) {
+    const json_t *as_run = json_object_get(cost, "as_run");
+    if (as_run) {
+        /* A run that switched modes: each stretch billed in its own mode. */
+        add(&c, "cost.scenario.monthly_usd", num(as_run, "monthly_usd"), false);
+    } else if (sm) {
         /* The mode the scenario's stream runs in: what the scenario, as configured,
          * costs (provisioned bills the shards it had). */
         add(&c, "cost.scenario.monthly_usd", num(json_object_get(modes, sm), "monthly_usd"), false);

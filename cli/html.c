@@ -279,10 +279,15 @@ static void key_figures(FILE *f, const json_t *r)
     if (cost) {
         const json_t *modes = json_object_get(cost, "modes");
         const char *mode = js(cost, "scenario_mode"), *cheap = js(cost, "cheapest_mode");
+        const json_t *as_run = json_object_get(cost, "as_run");
         char v[64];
         snprintf(v, sizeof v, "$%s",
-                 real(b, sizeof b, jr(json_object_get(modes, mode), "monthly_usd"), 2));
-        snprintf(w, sizeof w, "a month as this scenario runs (%s)", mode);
+                 real(b, sizeof b,
+                      jr(as_run ? as_run : json_object_get(modes, mode), "monthly_usd"), 2));
+        if (as_run)
+            snprintf(w, sizeof w, "a month as this scenario runs (as run, switching modes)");
+        else
+            snprintf(w, sizeof w, "a month as this scenario runs (%s)", mode);
         card(f, v, w, false);
         snprintf(v, sizeof v, "$%s",
                  real(b, sizeof b, jr(json_object_get(modes, cheap), "monthly_usd"), 2));
@@ -636,9 +641,19 @@ static void cost_tables(FILE *f, const json_t *r)
     esc(f, js(pr, "region"));
     fputs(", ", f);
     esc(f, js(pr, "as_of"));
-    fputs("). The scenario runs as <strong>", f);
-    esc(f, js(cost, "scenario_mode"));
-    fputs("</strong>; the cheapest mode is <strong>", f);
+    const json_t *as_run = json_object_get(cost, "as_run");
+    if (as_run) {
+        fprintf(f, "). The stream switched capacity mode %" PRIu64 " time%s and ended as <strong>",
+                ju(as_run, "mode_switches"), ju(as_run, "mode_switches") == 1 ? "" : "s");
+        esc(f, js(cost, "scenario_mode"));
+        fputs("</strong>: its bill as run (each stretch in its own mode) is the <em>as run</em> "
+              "row; each mode's row bills the whole run in that mode", f);
+    } else {
+        fputs("). The scenario runs as <strong>", f);
+        esc(f, js(cost, "scenario_mode"));
+        fputs("</strong>", f);
+    }
+    fputs("; the cheapest mode is <strong>", f);
     esc(f, js(cost, "cheapest_mode"));
     fputs("</strong>.</p>\n<table>\n", f);
     static const char *const cols[] = {"mode", "shards", "period (USD)", "month (USD)", NULL};
@@ -660,6 +675,14 @@ static void cost_tables(FILE *f, const json_t *r)
             td_text(f, "-");
         td_r(f, jr(m, "period_usd"), 2);
         td_r(f, jr(m, "monthly_usd"), 2);
+        fputs("</tr>\n", f);
+    }
+    if (as_run) {
+        fputs("<tr>", f);
+        td_text(f, "as run");
+        td_text(f, "-");
+        td_r(f, jr(as_run, "period_usd"), 2);
+        td_r(f, jr(as_run, "monthly_usd"), 2);
         fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim_err.h"
@@ -91,12 +92,6 @@ int64_t kds_billing_cents(kds_nano v)
     return (v + KDS_NANO_PER_CENT / 2) / KDS_NANO_PER_CENT;
 }
 
-/* A non-negative real meter rounded to an integer (it may exceed 64 bits). */
-static kds_u128 round_u128(double x)
-{
-    return x > 0 ? (kds_u128)(x + 0.5) : 0;
-}
-
 /* ---- meters ----------------------------------------------------------------------- */
 
 /* The minute of `s` (bucket sums) with the highest rate; the run's last minute may be
@@ -119,6 +114,47 @@ static kds_billing_peak series_peak(const sim_series *s, sim_time end)
     return best;
 }
 
+/* Shard-time billed within [s0, s1): every shard for the time it exists (a closed one
+ * until its records expire; kds_shard_billed_ns). */
+static kds_u128 shard_time(const kds_stream *st, sim_time s0, sim_time s1)
+{
+    kds_u128 ns = 0;
+    for (size_t i = 0; i < st->n_shards; i++)
+        ns += (uint64_t)kds_shard_billed_ns(st, st->shards[i], s0, s1);
+    return ns;
+}
+
+/* EFO consumer-shard time within [s0, s1): for each registered consumer, every shard's
+ * billed time while it was registered (kds_stream_consumer_shard_hours, in integer
+ * nanoseconds). */
+static kds_u128 efo_time(const kds_world *w, sim_time s0, sim_time s1)
+{
+    kds_u128 ns = 0;
+    for (size_t i = 0; i < w->n_consumers; i++) {
+        sim_time reg = w->consumers[i]->st.efo_registered;
+        if (reg >= 0)
+            ns += shard_time(&w->stream, reg > s0 ? reg : s0, s1);
+    }
+    return ns;
+}
+
+/* The traffic and retention meters of `c`, less those of `base` (NULL: none). */
+static void counted(kds_meters *m, const kds_counters *c, const kds_counters *base)
+{
+    static const kds_counters zero;
+    if (!base)
+        base = &zero;
+    m->records_in = c->records_in - base->records_in;
+    m->bytes_in = c->bytes_in - base->bytes_in;
+    m->put_units = c->put_units - base->put_units;
+    m->bytes_in_kib_rounded = c->bytes_in_kib_rounded - base->bytes_in_kib_rounded;
+    m->byte_hours_24h_7d = c->byte_hours_24h_7d - base->byte_hours_24h_7d;
+    m->byte_hours_over_7d = c->byte_hours_over_7d - base->byte_hours_over_7d;
+    m->bytes_read_shared = c->bytes_read_shared - base->bytes_read_shared;
+    m->bytes_read_efo = c->bytes_read_efo - base->bytes_read_efo;
+    m->bytes_read_over_7d = c->bytes_read_over_7d - base->bytes_read_over_7d;
+}
+
 void kds_billing_meters(const kds_world *w, kds_meters *m)
 {
     const kds_stream *st = &w->stream;
@@ -128,38 +164,47 @@ void kds_billing_meters(const kds_world *w, kds_meters *m)
     m->duration = end;
     m->retention = st->cfg.retention;
     m->shards = st->cfg.shards;
-    for (size_t i = 0; i < st->n_shards; i++) {
-        const kds_shard *sh = st->shards[i];
-        /* The rule of kds_shard_hours(), in integer nanoseconds. */
-        sim_time stop = end;
-        if (sh->closed >= 0 && sh->closed + st->cfg.retention < stop)
-            stop = sh->closed + st->cfg.retention;
-        if (stop > sh->created)
-            m->shard_ns += (uint64_t)(stop - sh->created);
-        sim_time shut = sh->closed >= 0 && sh->closed < end ? sh->closed : end;
-        if (shut > sh->created)
-            m->open_shard_ns += (uint64_t)(shut - sh->created);
-        m->records_in += sh->st.records_in;
-        m->bytes_in += sh->st.bytes_in;
-        m->put_units += sh->st.put_units;
-        m->bytes_in_kib_rounded += sh->st.bytes_in_kib_rounded;
-        m->byte_hours_24h_7d += round_u128(sh->st.byte_hours_24h_7d);
-        m->byte_hours_over_7d += round_u128(sh->st.byte_hours_over_7d);
-    }
-    for (size_t i = 0; i < w->n_consumers; i++) {
-        const kds_consumer_stats *cs = &w->consumers[i]->st;
-        m->bytes_read_shared += cs->bytes_read_shared;
-        m->bytes_read_efo += cs->bytes_read_efo;
-        m->bytes_read_over_7d += cs->bytes_read_over_7d;
-        m->efo_consumer_shard_ns +=
-            round_u128(cs->efo_consumer_shard_hours * (double)KDS_NS_PER_HOUR);
-    }
+    m->shard_ns = shard_time(st, 0, end);
+    m->efo_consumer_shard_ns = efo_time(w, 0, end);
+    kds_counters c;
+    kds_world_counters(w, &c);
+    counted(m, &c, NULL);
     m->shard_write_bytes_per_s = st->cfg.write_bytes_per_s;
     m->shard_write_records_per_s = st->cfg.write_records_per_s;
     m->shard_read_bytes_per_s = st->cfg.read_bytes_per_s;
     m->peak_write_bytes = series_peak(&st->st.in_bytes_min, end);
     m->peak_write_records = series_peak(&st->st.in_records_min, end);
     m->peak_read_bytes = series_peak(&st->st.out_bytes_min, end);
+}
+
+size_t kds_billing_segments(const kds_world *w, kds_meters *out, size_t max)
+{
+    const kds_stream *st = &w->stream;
+    sim_time end = sim_now(w->sim);
+    kds_counters last;
+    kds_world_counters(w, &last);
+    size_t n = 0;
+    for (size_t i = 0; i <= w->n_switches && n < max; i++) {
+        const kds_counters *from = i ? &w->switches[i - 1] : NULL;
+        const kds_counters *to = i < w->n_switches ? &w->switches[i] : &last;
+        sim_time begin = from ? from->at : 0, stop = i < w->n_switches ? to->at : end;
+        if (stop <= begin)
+            continue; /* a switch at the very start or end: no time in that mode */
+        kds_meters *m = &out[n++];
+        memset(m, 0, sizeof *m);
+        m->mode = from ? from->mode : w->cfg->stream.mode;
+        m->start = begin;
+        m->duration = stop - begin;
+        m->retention = st->cfg.retention;
+        m->shards = st->cfg.shards;
+        m->shard_ns = shard_time(st, m->start, stop);
+        m->efo_consumer_shard_ns = efo_time(w, m->start, stop);
+        counted(m, to, from);
+        m->shard_write_bytes_per_s = st->cfg.write_bytes_per_s;
+        m->shard_write_records_per_s = st->cfg.write_records_per_s;
+        m->shard_read_bytes_per_s = st->cfg.read_bytes_per_s;
+    }
+    return n;
 }
 
 /* ---- the sizing rule -------------------------------------------------------------- */
@@ -346,22 +391,30 @@ static void on_demand_advantage(const ctx *c, kds_billing_mode *md)
           KDS_BYTES_PER_GB));
 }
 
-void kds_billing_compute(const kds_meters *m, const kds_prices *p, const kds_billing_settings *s,
-                         kds_bill *out)
+/* The context of the bill of the whole run `m`. */
+static void ctx_init(ctx *c, const kds_meters *m, const kds_prices *p,
+                     const kds_billing_settings *s)
 {
-    memset(out, 0, sizeof *out);
-    out->settings = *s;
     SIM_ASSERT(s->month_hours >= 1 && s->month_hours <= 100000);
-    ctx c = {m, p, s->month_hours * KDS_NS_PER_HOUR, KDS_BYTES_PER_GB * s->month_hours, 0, 0};
+    *c = (ctx){m, p, s->month_hours * KDS_NS_PER_HOUR, KDS_BYTES_PER_GB * s->month_hours, 0, 0};
     /* Steady state: a band (lo, hi] of ages holds what was written during hi - lo,
      * at the period's average write rate; the retention caps the upper end. */
     sim_time r = m->retention, lo = SIM_HOUR(24), mid = SIM_DAY(7);
     uint64_t w1 = r > lo ? (uint64_t)((r < mid ? r : mid) - lo) : 0;
     uint64_t w2 = r > mid ? (uint64_t)(r - mid) : 0;
     if (m->duration > 0) {
-        c.held_24h_7d = kds_billing_muldiv(m->bytes_in, w1, (uint64_t)m->duration);
-        c.held_over_7d = kds_billing_muldiv(m->bytes_in, w2, (uint64_t)m->duration);
+        c->held_24h_7d = kds_billing_muldiv(m->bytes_in, w1, (uint64_t)m->duration);
+        c->held_over_7d = kds_billing_muldiv(m->bytes_in, w2, (uint64_t)m->duration);
     }
+}
+
+void kds_billing_compute(const kds_meters *m, const kds_prices *p, const kds_billing_settings *s,
+                         kds_bill *out)
+{
+    memset(out, 0, sizeof *out);
+    out->settings = *s;
+    ctx c;
+    ctx_init(&c, m, p, s);
 
     kds_billing_size(m, s->headroom, &out->sizing);
     static const char *const names[KDS_BILL_MODES] = {"provisioned", "provisioned_sizing_rule",
@@ -371,17 +424,15 @@ void kds_billing_compute(const kds_meters *m, const kds_prices *p, const kds_bil
     out->modes[KDS_BILL_PROVISIONED].shards = m->shards;
     provisioned(&c, &out->modes[KDS_BILL_PROVISIONED], m->shard_ns, m->efo_consumer_shard_ns);
     /* The rule's stream: its shards for the whole period, and the EFO consumers
-     * registered on each of them as they were on the run's open shards (consumer-shard
-     * time scaled by the ratio of open shard-times: a resharded run also bills closed
-     * shards, on which no consumer counts; a ratio of meters, so long double is exact
-     * enough). */
+     * registered on each of them as they were on the run's (consumer-shard time scaled
+     * by the ratio of shard-times: both count every shard for the time it is billed; a
+     * ratio of meters, so long double is exact enough). */
     kds_u128 sizing_ns =
         (kds_u128)out->sizing.shards * (uint64_t)(m->duration > 0 ? m->duration : 0);
     kds_u128 sizing_efo = 0;
-    kds_u128 open_ns = m->open_shard_ns ? m->open_shard_ns : m->shard_ns;
-    if (open_ns > 0)
+    if (m->shard_ns > 0)
         sizing_efo = (kds_u128)((long double)m->efo_consumer_shard_ns * (long double)sizing_ns /
-                                    (long double)open_ns +
+                                    (long double)m->shard_ns +
                                 0.5L);
     out->modes[KDS_BILL_PROVISIONED_SIZING].shards = out->sizing.shards;
     provisioned(&c, &out->modes[KDS_BILL_PROVISIONED_SIZING], sizing_ns, sizing_efo);
@@ -392,4 +443,59 @@ void kds_billing_compute(const kds_meters *m, const kds_prices *p, const kds_bil
     for (int i = 1; i < KDS_BILL_MODES; i++)
         if (out->modes[i].monthly_cents < out->modes[out->cheapest].monthly_cents)
             out->cheapest = (kds_bill_mode)i;
+}
+
+int kds_billing_as_run(const kds_meters *total, const kds_meters *segs, size_t n,
+                       const kds_prices *p, const kds_billing_settings *s, kds_bill_as_run *out)
+{
+    memset(out, 0, sizeof *out);
+    SIM_ASSERT(total->duration > 0);
+    out->segs = calloc(n ? n : 1, sizeof *out->segs);
+    if (!out->segs)
+        return SIM_ENOMEM;
+    ctx whole;
+    ctx_init(&whole, total, p, s);
+    for (size_t i = 0; i < n; i++) {
+        const kds_meters *m = &segs[i];
+        kds_billing_segment *sg = &out->segs[out->n++];
+        sg->mode = m->mode;
+        sg->start = m->start;
+        sg->end = m->start + m->duration;
+        /* The month repeats the whole run, so the segment takes its share of it: its
+         * traffic scaled by month / run (scale() divides by the segment's length), its
+         * stream-hours month x segment / run, and the full bands of the run's steady
+         * state for that share of the month. */
+        uint64_t d = (uint64_t)total->duration, sd = (uint64_t)m->duration;
+        ctx c = {m,
+                 p,
+                 (uint64_t)kds_billing_muldiv(whole.month_ns, sd, d),
+                 whole.gb_month,
+                 kds_billing_muldiv(whole.held_24h_7d, sd, d),
+                 kds_billing_muldiv(whole.held_over_7d, sd, d)};
+        kds_billing_mode *md = &sg->bill;
+        md->name = kds_mode_name(m->mode);
+        switch (m->mode) {
+        case KDS_MODE_PROVISIONED:
+            md->shards = m->shards;
+            provisioned(&c, md, m->shard_ns, m->efo_consumer_shard_ns);
+            break;
+        case KDS_MODE_ON_DEMAND_STANDARD:
+            on_demand_standard(&c, md);
+            break;
+        case KDS_MODE_ON_DEMAND_ADVANTAGE:
+            on_demand_advantage(&c, md);
+            break;
+        }
+        out->period_cents += md->period_cents;
+        out->monthly_cents += md->monthly_cents;
+    }
+    return 0;
+}
+
+void kds_bill_as_run_fini(kds_bill_as_run *b)
+{
+    if (!b)
+        return;
+    free(b->segs);
+    memset(b, 0, sizeof *b);
 }

@@ -38,8 +38,6 @@
 #include "kds_world.h"
 #include "sim.h"
 
-__extension__ typedef unsigned __int128 kds_u128;
-
 /* Money and fixed-point values: integers in units of 1e-9 (nano-dollars for prices and
  * amounts; 1e-9 MiB/s for the commitment rates; 1e-9 for the headroom fraction). */
 typedef int64_t kds_nano;
@@ -109,8 +107,9 @@ typedef struct kds_billing_peak {
 } kds_billing_peak;
 
 typedef struct kds_meters {
-    kds_mode mode;                  /* the scenario's capacity mode */
-    sim_time duration;              /* simulated period, ns (> 0) */
+    kds_mode mode;                  /* the capacity mode (at the end; a segment's own) */
+    sim_time start;                 /* 0; a segment's start (kds_billing_segments), ns */
+    sim_time duration;              /* simulated period (or segment), ns (> 0) */
     sim_time retention;             /* retention period, ns */
     uint32_t shards;                /* open shards at creation (the scenario's count) */
     kds_u128 shard_ns;              /* shard x ns billed: every shard from creation to the
@@ -124,9 +123,9 @@ typedef struct kds_meters {
     uint64_t bytes_read_shared;     /* bytes read through shared throughput, all consumers */
     uint64_t bytes_read_efo;        /* bytes pushed by enhanced fan-out, all consumers */
     uint64_t bytes_read_over_7d;    /* bytes read of data older than 7 days */
-    kds_u128 efo_consumer_shard_ns; /* consumer x shard x ns of EFO registrations */
-    kds_u128 open_shard_ns;         /* shard x ns while open (0: take shard_ns): what EFO
-                                       registrations run over */
+    kds_u128 efo_consumer_shard_ns; /* consumer x shard x ns of EFO registrations: every
+                                       shard for the time it is billed (as shard_ns) while
+                                       the consumer is registered */
     /* For the sizing rule: per-shard limits and the busiest minutes. */
     uint64_t shard_write_bytes_per_s;    /* 1 MiB/s */
     uint64_t shard_write_records_per_s;  /* 1,000 records/s */
@@ -138,9 +137,17 @@ typedef struct kds_meters {
 } kds_meters;
 
 /* Gather the meters of a finished world (kds_world_finish() has run) at its current
- * time. Retention byte-hours and EFO consumer-shard-hours come from the models as
- * reals and are rounded to whole byte-hours and nanoseconds. */
+ * time. Retention byte-hours come from the models as reals and are rounded to whole
+ * byte-hours, shard by shard. */
 void kds_billing_meters(const kds_world *w, kds_meters *m);
+
+/* The meters of each stretch of a finished world's run in one capacity mode, split at
+ * its completed mode switches (w->switches): up to `max` of them, in time order, each
+ * with its mode, start and duration, the shard-time and EFO consumer-shard-time within
+ * it, and the differences of the traffic and retention counters (kds_counters) across
+ * it; no sizing peaks. They add up to kds_billing_meters' meters. Returns how many were
+ * written: one when the mode never switched. */
+size_t kds_billing_segments(const kds_world *w, kds_meters *out, size_t max);
 
 /* ---- the bill -------------------------------------------------------------------- */
 
@@ -208,6 +215,31 @@ typedef struct kds_bill {
     kds_billing_mode modes[KDS_BILL_MODES];
     kds_bill_mode cheapest; /* lowest monthly total (the first on a tie) */
 } kds_bill;
+
+/* The bill as run: each stretch of the run in one mode billed at that mode's prices
+ * (provisioned at the shards it had, not the sizing rule). */
+typedef struct kds_billing_segment {
+    kds_mode mode;
+    sim_time start, end; /* ns */
+    kds_billing_mode bill; /* named after the mode; provisioned: shards at creation */
+} kds_billing_segment;
+
+typedef struct kds_bill_as_run {
+    kds_billing_segment *segs; /* owned, n of them */
+    size_t n;
+    int64_t period_cents;  /* sum of the segments' period_cents */
+    int64_t monthly_cents; /* sum of the segments' monthly_cents */
+} kds_bill_as_run;
+
+/* Bill segments segs[0..n) (kds_billing_segments) of the run whose meters are `total`
+ * (kds_billing_meters), each in its own mode, into *out (free it with
+ * kds_bill_as_run_fini). The monthly projection repeats the whole run: a segment's
+ * traffic is scaled by month / run, its time (shard-hours, stream-hours, the
+ * commitment) is its share of the month, and it holds the run's steady-state retention
+ * bands for that share. Returns 0 or SIM_ENOMEM. */
+int kds_billing_as_run(const kds_meters *total, const kds_meters *segs, size_t n,
+                       const kds_prices *p, const kds_billing_settings *s, kds_bill_as_run *out);
+void kds_bill_as_run_fini(kds_bill_as_run *b); /* NULL-safe */
 
 /* Compute the bill of `m` at prices `p`. Never fails; asserts that amounts fit in 64
  * bits (the loader bounds prices at $1,000 per unit and runs at 400 days). */

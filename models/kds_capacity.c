@@ -49,6 +49,8 @@ struct kds_capacity {
                               have the same delay, so events fire in queue order) */
     size_t hot_head, hot_n, hot_cap;
     struct fire_ctx *fires; /* owned: one per scenario event */
+    void (*on_switch)(void *ctx); /* told of each completed mode switch, or NULL */
+    void *on_switch_ctx;
     kds_capacity_stats stats;
 };
 
@@ -434,6 +436,8 @@ static void fire(sim *s, void *ctx)
         c->switches[c->n_switches++] = now;
         op->completed = now;
         c->stats.mode_switches++;
+        if (c->on_switch)
+            c->on_switch(c->on_switch_ctx);
         break;
     }
     }
@@ -483,6 +487,12 @@ void kds_capacity_free(kds_capacity *c)
     free(c->hot_queue);
     free(c->fires);
     free(c);
+}
+
+void kds_capacity_on_mode_switch(kds_capacity *c, void (*fn)(void *ctx), void *ctx)
+{
+    c->on_switch = fn;
+    c->on_switch_ctx = ctx;
 }
 
 const kds_capacity_stats *kds_capacity_stats_get(const kds_capacity *c)

@@ -89,6 +89,10 @@ typedef struct kds_capacity kds_capacity;
 kds_capacity *kds_capacity_new(sim *s, kds_stream *st, const kds_capacity_cfg *cfg);
 void kds_capacity_free(kds_capacity *c); /* NULL-safe */
 
+/* Call fn(ctx) at each completed capacity-mode switch, the stream already in its new
+ * mode (one hook; fn NULL removes it). */
+void kds_capacity_on_mode_switch(kds_capacity *c, void (*fn)(void *ctx), void *ctx);
+
 /* Figures for the report. */
 typedef struct kds_capacity_stats {
     uint64_t scale_ups;          /* on-demand growths completed */

@@ -10,6 +10,7 @@
 int kds_consumer_stats_init(kds_consumer_stats *cs)
 {
     memset(cs, 0, sizeof *cs);
+    cs->efo_registered = -1;
     int rc = sim_hist_init_latency_ms(&cs->latency_ms);
     if (rc)
         return rc;
@@ -126,4 +127,11 @@ void kds_consumer_settle(kds_consumer_stats *cs, const kds_log *l, kds_cursor *c
     }
     cs->records_unread += kds_log_unread(l, cur);
     cs->records_skipped_at_start += start_pos;
+}
+
+void kds_consumer_efo_registered(kds_consumer_stats *cs, const kds_stream *st, sim_time from,
+                                 sim_time end)
+{
+    cs->efo_registered = from;
+    cs->efo_consumer_shard_hours = kds_stream_consumer_shard_hours(st, from, end);
 }

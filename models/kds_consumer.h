@@ -43,6 +43,9 @@ typedef struct kds_consumer_stats {
                                         long-term retention retrieval) */
     double efo_consumer_shard_hours; /* billing meter: hours x shards while registered
                                         as an enhanced fan-out consumer */
+    sim_time efo_registered;         /* registered as an enhanced fan-out consumer from
+                                        then to the end of the run, ns; -1 when not an
+                                        EFO consumer (set by finish) */
     uint64_t children_started;       /* child shards started after their parents ended */
     double child_wait_ms_max;        /* longest a child shard waited for its parents */
     double child_wait_ms_sum;        /* sum of those waits (mean = sum / started) */
@@ -115,6 +118,12 @@ bool kds_parents_done(const struct kds_stream *st, const struct kds_shard *child
  * the start. */
 void kds_consumer_settle(kds_consumer_stats *cs, const kds_log *l, kds_cursor *cur,
                          uint64_t start_pos);
+
+/* Record that the consumer was registered for enhanced fan-out from `from` to `end`
+ * (the end of the run): cs->efo_registered and its consumer-shard-hours on every shard
+ * of `st` (kds_stream_consumer_shard_hours). For finish functions. */
+void kds_consumer_efo_registered(kds_consumer_stats *cs, const struct kds_stream *st,
+                                 sim_time from, sim_time end);
 
 /* The KCL's parentShardPollIntervalMillis: how often a blocked child checks (10 s). */
 #define KDS_PARENT_POLL SIM_S(10)

@@ -41,6 +41,19 @@ static void schedule_push(kds_efo_sub *sub, sim_time at)
     sim_at(sub->sim, at, push_event, sub);
 }
 
+/* A push of a subscription behind the tip: a take of what the budget allows (up to
+ * `avail`, at least one record) into the scratch, with its long-term retrieval meter
+ * (records older than 7 days can only be pushed from here: the tip was written now).
+ * Out of line, so that push_now stays small enough to be inlined into on_append. */
+static __attribute__((noinline)) void take_behind(kds_efo_sub *sub, uint64_t avail,
+                                                   kds_take *tk)
+{
+    kds_log *l = &sub->sh->log;
+    sub->n_scratch = 0;
+    kds_log_take(l, &sub->cur, UINT64_MAX, avail ? avail : 1, collect, sub, tk);
+    kds_stream_meter_over_7d(sub->st, l, sub->cur.pos, tk, &sub->bill->bytes_read_over_7d);
+}
+
 /* Push what the budget allows now from a shard trimmed as of now; returns true when the
  * subscription is caught up. Inline, into its one caller on_append: every run appended
  * to a shard that a live subscription reads is pushed from there. */
@@ -66,8 +79,7 @@ static inline bool push_now(kds_efo_sub *sub)
         sl = last;
         n_sl = 1;
     } else {
-        sub->n_scratch = 0;
-        kds_log_take(l, &sub->cur, UINT64_MAX, avail ? avail : 1, collect, sub, &tk);
+        take_behind(sub, avail, &tk);
         sl = sub->scratch;
         n_sl = sub->n_scratch;
     }
@@ -77,7 +89,7 @@ static inline bool push_now(kds_efo_sub *sub)
         /* The budget was refilled to now above; a push may overdraw it (a record is
          * pushed whole even past an exhausted budget). */
         kds_bucket_spend(&sub->budget, tk.bytes);
-        sub->cs->bytes_read_efo += tk.bytes;
+        sub->bill->bytes_read_efo += tk.bytes;
         sim_time at = now + sim_dist_sample_ns(&sub->cfg->push_delay_ms, sub->rng);
         if (at < sub->last_at)
             at = sub->last_at; /* pushes arrive in order */
@@ -180,6 +192,7 @@ int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
     sub->sim = s;
     sub->rng = rng;
     sub->cs = cs;
+    sub->bill = cs;
     sim_time now = sim_now(s);
     kds_bucket_init(&sub->budget, cfg->bytes_per_s, cfg->bytes_per_s, now);
     kds_stream_trim(st, sh);
@@ -442,16 +455,11 @@ static void finish(kds_consumer *base, sim_time end)
     kds_consumer_stats *cs = &c->base.st;
     cs->records_unread = 0;
     cs->records_skipped_at_start = c->unlisted;
-    cs->efo_consumer_shard_hours = 0;
     for (size_t i = 0; i < c->n_subs; i++) {
         kds_efo_sub *sub = c->subs[i];
         kds_consumer_settle(cs, &sub->sh->log, &sub->cur, sub->start_pos);
-        /* Consumer-shard-hours: while registered, for each shard while it is open. */
-        sim_time from = sub->sh->created > c->begin ? sub->sh->created : c->begin;
-        sim_time to = sub->sh->closed >= 0 && sub->sh->closed < end ? sub->sh->closed : end;
-        if (to > from)
-            cs->efo_consumer_shard_hours += sim_to_s(to - from) / 3600.0;
     }
+    kds_consumer_efo_registered(cs, c->st, c->begin, end); /* from its start */
     sim_series_extend(&cs->iterator_age_min, end);
     sim_series_extend(&cs->delivered_min, end);
 }

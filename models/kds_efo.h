@@ -58,7 +58,12 @@ struct kds_efo_sub {
     kds_shard *sh;            /* borrowed */
     sim *sim;                 /* borrowed */
     gsl_rng *rng;             /* borrowed (the owner's stream) */
-    kds_consumer_stats *cs;   /* borrowed: where EFO bytes and MillisBehindLatest go */
+    kds_consumer_stats *cs;   /* borrowed: where MillisBehindLatest and expired records
+                                 go */
+    kds_consumer_stats *bill; /* borrowed: where the billing meters go (bytes pushed,
+                                 long-term retrieval): cs unless the owner sets its own
+                                 statistics after kds_efo_sub_start, so that they are
+                                 current at any time (a bill split at a mode switch) */
     kds_cursor cur;           /* next record to push */
     uint64_t start_pos;       /* first position this subscription was to read */
     kds_bucket budget;        /* the consumer's own 2 MiB/s on this shard */

@@ -482,6 +482,7 @@ static void poll(sim *s, void *ctx)
     }
     kds_stream_read_charge(f->st, rd->sh, tk.records, tk.bytes);
     cs->bytes_read_shared += tk.bytes;
+    kds_stream_meter_over_7d(f->st, &rd->sh->log, rd->cur.pos, &tk, &cs->bytes_read_over_7d);
     if (tk.records == 0)
         cs->empty_calls++;
     bool caught_up = rd->cur.pos >= rd->sh->log.end_pos;

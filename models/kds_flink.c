@@ -238,6 +238,7 @@ static void poll(sim *s, void *ctx)
                  rd, &tk);
     kds_stream_read_charge(f->st, rd->sh, tk.records, tk.bytes);
     cs->bytes_read_shared += tk.bytes;
+    kds_stream_meter_over_7d(f->st, &rd->sh->log, rd->cur.pos, &tk, &cs->bytes_read_over_7d);
     if (tk.records == 0)
         cs->empty_calls++;
     sim_time done = now + lat + (tk.records ? process_time(f, tk.records) : 0);
@@ -603,14 +604,10 @@ static void finish(kds_consumer *base, sim_time end)
         }
         if (rd->state == R_WAITING)
             f->fs.shards_waiting_for_parent++;
-        if (f->cfg.retrieval == KDS_FLINK_EFO) {
-            /* Consumer-shard-hours: registered, for each shard while it is open. */
-            sim_time from = rd->sh->created > f->begin ? rd->sh->created : f->begin;
-            sim_time to = rd->sh->closed >= 0 && rd->sh->closed < end ? rd->sh->closed : end;
-            if (to > from)
-                cs->efo_consumer_shard_hours += sim_to_s(to - from) / 3600.0;
-        }
     }
+    /* Registered from the job's start to the end of the run, failures included. */
+    if (f->cfg.retrieval == KDS_FLINK_EFO)
+        kds_consumer_efo_registered(cs, f->st, f->begin, end);
     sim_series_extend(&cs->iterator_age_min, end);
     sim_series_extend(&cs->delivered_min, end);
 }

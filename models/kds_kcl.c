@@ -613,6 +613,7 @@ static void fetch_body(proc *p)
                  &tk);
     kds_stream_read_charge(a->st, sh, tk.records, tk.bytes);
     cs->bytes_read_shared += tk.bytes;
+    kds_stream_meter_over_7d(a->st, &sh->log, p->fcur.pos, &tk, &cs->bytes_read_over_7d);
     if (tk.records == 0)
         cs->empty_calls++;
     bool caught_up = p->fcur.pos >= sh->log.end_pos;
@@ -810,6 +811,7 @@ static void init_body(proc *p)
             SIM_ASSERT(kds_efo_sub_start(sl->sub, a->sim, a->st, sl->sh, &a->cfg.efo_cfg, a->rng,
                                          &a->efo_cs, KDS_START_AT_SEQUENCE_NUMBER, 0, p->pcur.pos,
                                          a->base.name, sl, efo_deliver) == 0);
+            sl->sub->bill = &a->base.st; /* the pushes' ages stay in efo_cs */
         } else {
             kds_efo_sub_seek(sl->sub, p->pcur.pos);
             kds_efo_sub_resume(sl->sub);
@@ -1995,21 +1997,14 @@ static void finish(kds_consumer *base, sim_time end)
         }
     }
     if (a->cfg.efo) {
-        cs->bytes_read_efo = a->efo_cs.bytes_read_efo;
         if (a->efo_cs.iterator_age_ms_max > cs->iterator_age_ms_max)
             cs->iterator_age_ms_max = a->efo_cs.iterator_age_ms_max;
         /* The pushes' ages join the application's, minute by minute (kcl_new). */
         int frc = sim_series_flush(&a->efo_cs.iterator_age_min);
         SIM_ASSERT(frc == 0); /* out of memory for the application's minutes: fatal */
-        cs->efo_consumer_shard_hours = 0;
+        /* Registered from the first worker's start to the end of the run. */
         if (a->efo_begin >= 0)
-            for (size_t i = 0; i < a->st->n_shards; i++) {
-                const kds_shard *sh = a->st->shards[i];
-                sim_time from = sh->created > a->efo_begin ? sh->created : a->efo_begin;
-                sim_time to = sh->closed >= 0 && sh->closed < end ? sh->closed : end;
-                if (to > from)
-                    cs->efo_consumer_shard_hours += sim_to_s(to - from) / 3600.0;
-            }
+            kds_consumer_efo_registered(cs, a->st, a->efo_begin, end);
     }
     sim_series_extend(&cs->iterator_age_min, end);
     sim_series_extend(&cs->delivered_min, end);

@@ -898,6 +898,7 @@ static void poll_event(sim *s, void *ctx)
     rd->expired += tk.expired;
     kds_stream_read_charge(st, rd->sh, tk.records, tk.bytes);
     cs->bytes_read_shared += tk.bytes;
+    kds_stream_meter_over_7d(st, &rd->sh->log, rd->cur.pos, &tk, &cs->bytes_read_over_7d);
     if (tk.records == 0)
         cs->empty_calls++;
     if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index)) {
@@ -982,6 +983,7 @@ static void reader_start(reader *rd, kds_start_kind kind)
         int rc = kds_efo_sub_start(rd->sub, m->sim, st, rd->sh, &m->cfg.efo, m->rng, &m->efo_st,
                                    kind, m->cfg.start_time, 0, m->base.name, rd, efo_deliver);
         SIM_ASSERT(rc == 0);
+        rd->sub->bill = &m->base.st; /* MillisBehindLatest stays in efo_st */
         rd->start_pos = rd->sub->start_pos;
     } else {
         const kds_log *l = &rd->sh->log;
@@ -1091,7 +1093,6 @@ static void finish(kds_consumer *base, sim_time end)
     kds_lambda *m = (kds_lambda *)base;
     kds_consumer_stats *cs = &m->base.st;
     uint64_t unread = 0, expired = 0, skipped = 0;
-    double hours = 0;
     m->ls.shards_blocked = 0;
     m->ls.longest_block_s = 0;
     for (size_t i = 0; i < m->n_readers; i++) {
@@ -1119,18 +1120,11 @@ static void finish(kds_consumer *base, sim_time end)
         rd->st.longest_block_s = held;
         if (held > m->ls.longest_block_s)
             m->ls.longest_block_s = held;
-        if (rd->sub) {
-            /* Consumer-shard-hours: registered, for each shard while it is open. */
-            sim_time from = rd->sh->created > m->enabled_at ? rd->sh->created : m->enabled_at;
-            sim_time to = rd->sh->closed >= 0 && rd->sh->closed < end ? rd->sh->closed : end;
-            if (to > from)
-                hours += sim_to_s(to - from) / 3600.0;
-        }
     }
     if (m->cfg.retrieval == KDS_LAMBDA_EFO) {
         expired += m->efo_st.records_expired_unread;
-        cs->bytes_read_efo = m->efo_st.bytes_read_efo;
-        cs->efo_consumer_shard_hours = hours;
+        /* Registered from the mapping's enabling to the end of the run. */
+        kds_consumer_efo_registered(cs, m->st, m->enabled_at, end);
     }
     cs->records_unread = unread;
     cs->records_expired_unread = expired;

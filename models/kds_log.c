@@ -21,6 +21,23 @@ static inline sim_time run_time(const kds_run *r, uint64_t i)
     return r->t_first + (sim_time)kds_prorate((uint64_t)(r->t_last - r->t_first), i, r->count - 1);
 }
 
+/* Records of run r written at or before t (0..count): its records spread evenly over
+ * [t_first, t_last]. */
+static uint64_t run_count_before(const kds_run *r, sim_time t)
+{
+    if (r->t_first > t)
+        return 0;
+    if (r->t_last <= t)
+        return r->count;
+    uint64_t m = kds_prorate((uint64_t)(t - r->t_first), r->count - 1,
+                             (uint64_t)(r->t_last - r->t_first)) + 1;
+    /* The prorated index can fall one short when t is exactly a record's spread-out
+     * write time: count that record too. */
+    while (m < r->count && run_time(r, m) <= t)
+        m++;
+    return m;
+}
+
 /* Compaction runs when the log has grown by this many runs past what the last
  * compaction left, so its pass over the runs from the settled one on (the new runs and
  * those readers had yet to pass) is amortised over as many appends. */
@@ -149,12 +166,7 @@ uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
             continue;
         }
         /* A run spanning the cutoff: drop the records written at or before it. */
-        uint64_t m = kds_prorate((uint64_t)(cutoff - r->t_first), r->count - 1,
-                             (uint64_t)(r->t_last - r->t_first)) + 1;
-        /* The prorated index can fall one short when the cutoff is exactly a record's
-         * spread-out write time: count that record too. */
-        while (m < r->count && run_time(r, m) <= cutoff)
-            m++;
+        uint64_t m = run_count_before(r, cutoff);
         SIM_ASSERT(m >= 1 && m < r->count);
         uint64_t b = kds_prorate(r->bytes, m, r->count);
         uint64_t d = kds_prorate(r->dups, m, r->count);
@@ -391,11 +403,29 @@ uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t)
             sum += r->bytes;
             continue;
         }
-        uint64_t m = kds_prorate((uint64_t)(t - r->t_first), r->count - 1,
-                                 (uint64_t)(r->t_last - r->t_first)) + 1;
-        while (m < r->count && run_time(r, m) <= t)
-            m++;
-        sum += kds_prorate(r->bytes, m, r->count);
+        sum += kds_prorate(r->bytes, run_count_before(r, t), r->count);
+    }
+    return sum;
+}
+
+uint64_t kds_log_bytes_range_before(const kds_log *l, uint64_t from, uint64_t to, sim_time t)
+{
+    SIM_ASSERT(from >= l->head_pos && from <= to && to <= l->end_pos);
+    uint64_t sum = 0;
+    for (size_t off = from < to ? find(l, from) : l->n; off < l->n; off++) {
+        const kds_run *r = at(l, off);
+        if (r->first >= to || r->t_first > t)
+            break;
+        /* Records [a, b) of the run, as a take cuts its bytes: the prorated share up
+         * to each end. */
+        uint64_t a = from > r->first ? from - r->first : 0;
+        uint64_t b = to - r->first < r->count ? to - r->first : r->count;
+        uint64_t m = run_count_before(r, t);
+        if (b > m)
+            b = m;
+        if (b > a)
+            sum += (b == r->count ? r->bytes : kds_prorate(r->bytes, b, r->count)) -
+                   (a ? kds_prorate(r->bytes, a, r->count) : 0);
     }
     return sum;
 }

@@ -200,6 +200,12 @@ sim_time kds_log_time_at(const kds_log *l, uint64_t pos);
  * retention billing bands. */
 uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t);
 
+/* Bytes of the records at positions [from, to) (retained: head <= from <= to <= end)
+ * written at or before `t`, each run's bytes cut as a take cuts them: for what a take
+ * returned, at most its bytes, and all of them when every record was written by t. For
+ * the long-term retrieval meter. O(log runs + runs in the range). */
+uint64_t kds_log_bytes_range_before(const kds_log *l, uint64_t from, uint64_t to, sim_time t);
+
 /* Number of runs retained (memory accounting). */
 size_t kds_log_runs(const kds_log *l);
 

@@ -145,6 +145,7 @@ static void poll(sim *s, void *ctx)
     cs->records_expired_unread += tk.expired;
     kds_stream_read_charge(p->st, rd->sh, tk.records, tk.bytes);
     cs->bytes_read_shared += tk.bytes;
+    kds_stream_meter_over_7d(p->st, &rd->sh->log, rd->cur.pos, &tk, &cs->bytes_read_over_7d);
     if (tk.records == 0)
         cs->empty_calls++;
     double proc = sim_dist_sample(&c->process_ms, p->rng) +

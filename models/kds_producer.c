@@ -35,6 +35,10 @@ struct request {
     uint32_t marks;    /* marked records (fresh requests) */
     uint64_t units;    /* PUT payload units of its records (0: derive from sizes) */
     uint64_t kib;      /* bytes rounded up to 1 KiB per record (0: derive) */
+    /* While a fresh request is spread over shards (spread_emit): its records, bytes
+     * and meters handed to the parts so far. */
+    uint32_t spread_n;
+    uint64_t spread_bytes, spread_units, spread_kib;
     part *parts;       /* owned; NULL for a fresh request (spread at service time) */
     uint32_t n_parts;
     uint32_t cap_parts;
@@ -137,6 +141,8 @@ static request *req_get(kds_producer *p)
     r->marks = 0;
     r->units = 0;
     r->kib = 0;
+    r->spread_n = 0; /* a request is spread once, at its first send */
+    r->spread_bytes = r->spread_units = r->spread_kib = 0;
     r->n_parts = 0;
     r->n_fail = 0;
     r->timed_out = false;
@@ -229,14 +235,26 @@ static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_
 static void spread_emit(void *ctx, kds_shard *sh, uint32_t count)
 {
     request *r = ctx;
-    /* Bytes and marks prorated over the shards of a fresh request. */
-    uint64_t b = kds_prorate(r->bytes, count, r->n);
     uint32_t mk = r->marks > count ? count : r->marks;
     r->marks -= mk;
-    /* Equal-sized records carry no meters (0: derived from the size), and need no
-     * divisions for them. */
-    serve_part(r, sh, count, b, 0, mk, r->units ? kds_prorate(r->units, count, r->n) : 0,
-               r->kib ? kds_prorate(r->kib, count, r->n) : 0);
+    if (r->p->const_size) {
+        /* Equal-sized records: bytes by count, and no meters (0: derived from the
+         * size), with no division. */
+        serve_part(r, sh, count, count * r->p->size_const, 0, mk, 0, 0);
+        return;
+    }
+    /* A part's bytes and meters are the share of the records spread so far less what
+     * the parts before it took: the parts add up to the request's totals exactly,
+     * where a share of each part's own rounded down would lose up to one unit a part
+     * (most of a PUT payload unit when the part is one record of 1.75 units). */
+    uint32_t done = r->spread_n += count;
+    uint64_t b = kds_prorate(r->bytes, done, r->n) - r->spread_bytes;
+    uint64_t units = kds_prorate(r->units, done, r->n) - r->spread_units;
+    uint64_t kib = kds_prorate(r->kib, done, r->n) - r->spread_kib;
+    r->spread_bytes += b;
+    r->spread_units += units;
+    r->spread_kib += kib;
+    serve_part(r, sh, count, b, 0, mk, units, kib);
 }
 
 /* Full-jitter exponential backoff before attempt `attempt` (>= 2). */

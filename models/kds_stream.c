@@ -198,6 +198,7 @@ int kds_stream_init(kds_stream *st, sim *s, const kds_stream_cfg *cfg)
         return SIM_EINVAL;
     st->cfg = *cfg;
     st->sim = s;
+    st->long_term = cfg->retention > KDS_LONG_TERM_AGE;
     char name[128];
     snprintf(name, sizeof name, "stream/%s", cfg->name);
     st->rng = sim_rng(s, name);
@@ -533,32 +534,58 @@ void kds__stream_trim(kds_stream *st, kds_shard *sh)
     sh->st.records_expired += kds_log_trim(&sh->log, now - st->cfg.retention);
 }
 
+uint64_t kds__stream_bytes_over_7d(const kds_stream *st, const kds_log *l, uint64_t end,
+                                   const kds_take *tk)
+{
+    sim_time now = sim_now(st->sim);
+    if (now <= KDS_LONG_TERM_AGE)
+        return 0;
+    sim_time cutoff = now - KDS_LONG_TERM_AGE;
+    if (tk->t_last <= cutoff)
+        return tk->bytes; /* the newest record taken is old: all of them are */
+    return kds_log_bytes_range_before(l, end - tk->records, end, cutoff);
+}
+
 void kds_stream_meter_retention(kds_stream *st)
 {
     sim_time now = sim_now(st->sim);
     double hours = sim_to_s(now - st->last_meter) / 3600.0;
     st->last_meter = now;
     if (hours <= 0 || now <= SIM_HOUR(24))
-        return; /* nothing is older than 24 h yet */
-    /* The bytes held at the end of the interval stand for the whole interval: the
-     * run calls this every simulated hour, AWS's own billing granularity. */
+        return; /* nothing is older than 24 h yet: every band holds 0 */
+    /* The run calls this every simulated hour, AWS's own billing granularity. A band
+     * fills (and, after a pause in the writes, empties) over time, so the bytes it
+     * holds are the average of the interval's two ends, not the amount at its end:
+     * exact while the write rate that fed the band was constant. */
     for (size_t i = 0; i < st->n_shards; i++) {
         kds_shard *sh = st->shards[i];
         kds_stream_trim(st, sh);
         uint64_t over_24h = kds_log_bytes_written_before(&sh->log, now - SIM_HOUR(24));
         uint64_t over_7d =
             now > SIM_DAY(7) ? kds_log_bytes_written_before(&sh->log, now - SIM_DAY(7)) : 0;
-        sh->st.byte_hours_24h_7d += (double)(over_24h - over_7d) * hours;
-        sh->st.byte_hours_over_7d += (double)over_7d * hours;
+        kds_shard_stats *ss = &sh->st;
+        ss->byte_hours_24h_7d +=
+            ((double)ss->held_24h_7d + (double)(over_24h - over_7d)) / 2 * hours;
+        ss->byte_hours_over_7d += ((double)ss->held_over_7d + (double)over_7d) / 2 * hours;
+        ss->held_24h_7d = over_24h - over_7d;
+        ss->held_over_7d = over_7d;
     }
 }
 
 double kds_shard_hours(const kds_stream *st, const kds_shard *sh, sim_time end)
 {
-    sim_time stop = end;
-    if (sh->closed >= 0 && sh->closed + st->cfg.retention < stop)
-        stop = sh->closed + st->cfg.retention;
-    return stop > sh->created ? sim_to_s(stop - sh->created) / 3600.0 : 0.0;
+    return sim_to_s(kds_shard_billed_ns(st, sh, sh->created, end)) / 3600.0;
+}
+
+double kds_stream_consumer_shard_hours(const kds_stream *st, sim_time from, sim_time end)
+{
+    double hours = 0;
+    for (size_t i = 0; i < st->n_shards; i++) {
+        sim_time ns = kds_shard_billed_ns(st, st->shards[i], from, end);
+        if (ns > 0)
+            hours += sim_to_s(ns) / 3600.0;
+    }
+    return hours;
 }
 
 void kds_stream_finish(kds_stream *st, sim_time end)

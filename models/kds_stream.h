@@ -115,6 +115,8 @@ typedef struct kds_shard_stats {
     uint64_t bytes_in_kib_rounded;    /* bytes with each record rounded up to 1 KiB */
     double byte_hours_24h_7d;         /* B x h retained at an age in (24 h, 7 d] */
     double byte_hours_over_7d;        /* B x h retained at an age above 7 d */
+    uint64_t held_24h_7d;             /* B retained in each band at the last metering */
+    uint64_t held_over_7d;
     sim_series in_records_min;        /* records stored per minute */
     sim_series in_bytes_min;          /* bytes stored per minute */
     sim_series throttled_min;         /* write-throttled records per minute */
@@ -195,6 +197,8 @@ typedef struct kds_stream {
     size_t n_listeners;
     uint64_t topology_version; /* bumped whenever the set of open shards changes */
     sim_time last_meter;       /* time of the last retention metering, ns */
+    bool long_term;            /* the retention is above 7 days: records older than 7
+                                  days can be read (long-term retrieval is metered) */
     bool updating;             /* StreamStatus UPDATING: a reshard is in progress */
     struct kds_reshard_op *pending_op; /* the change in progress (borrowed from ops) */
     struct kds_reshard_op **ops; /* owned: every reshard request, in request order */
@@ -307,14 +311,35 @@ static inline void kds_shard_notify_append(kds_shard *sh)
 }
 
 /* Add the retention meters for the hour that ends now: bytes retained at ages in
- * (24 h, 7 d] and above 7 d, times the hours since the last call. The run calls it
- * every simulated hour and at the end (kds_stream_finish). */
+ * (24 h, 7 d] and above 7 d, the average of their amounts at the last call and now,
+ * times the hours since the last call. The run calls it every simulated hour and at the
+ * end (kds_stream_finish). */
 void kds_stream_meter_retention(kds_stream *st);
 
-/* Shard-hours billed for shard `sh` up to `end`: from its creation until the end, or
- * until its closing plus the retention period for a closed shard (a closed shard keeps
- * accruing while its records are retained). */
+/* The time shard `sh` is billed for within [from, end), ns: it exists from its
+ * creation until the end, or until its closing plus the retention period for a closed
+ * shard (a closed shard keeps accruing while its records are retained). The one rule of
+ * shard-hours and of EFO consumer-shard-hours (model.md section 9: both accrue for every
+ * hour a shard exists). */
+static inline sim_time kds_shard_billed_ns(const kds_stream *st, const kds_shard *sh,
+                                           sim_time from, sim_time end)
+{
+    sim_time start = sh->created > from ? sh->created : from;
+    sim_time stop = end;
+    if (sh->closed >= 0 && sh->closed + st->cfg.retention < stop)
+        stop = sh->closed + st->cfg.retention;
+    return stop > start ? stop - start : 0;
+}
+
+/* Shard-hours billed for shard `sh` up to `end` (kds_shard_billed_ns from its
+ * creation). */
 double kds_shard_hours(const kds_stream *st, const kds_shard *sh, sim_time end);
+
+/* EFO consumer-shard-hours of one registration from `from` to `end`: AWS counts
+ * consumers registered times shards in the stream, so every shard of the stream for
+ * the time it is billed (kds_shard_billed_ns) while the consumer is registered, whether
+ * or not the consumer subscribed to it. */
+double kds_stream_consumer_shard_hours(const kds_stream *st, sim_time from, sim_time end);
 
 /* Ask for one GetRecords call on shard `sh` at the current time through the shared
  * budget. Returns true and spends one call when admitted; false when throttled
@@ -326,6 +351,25 @@ bool kds_stream_read_admit(kds_stream *st, kds_shard *sh);
  * (it may go into debt); a call that returned max_bytes_per_call opens the
  * big_read_penalty window. */
 void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uint64_t bytes);
+
+/* Data older than 7 days is billed when read (model.md section 9, long-term retention
+ * retrieval). */
+#define KDS_LONG_TERM_AGE SIM_DAY(7)
+
+uint64_t kds__stream_bytes_over_7d(const kds_stream *st, const kds_log *l, uint64_t end,
+                                   const kds_take *tk);
+
+/* Add to *meter (a reader's bytes_read_over_7d) the bytes of what a take just returned
+ * from log `l` (tk, its cursor now at `end`) written 7 days or more before now (as the
+ * retention bands count them). Inline: every read calls it, and for a stream retaining
+ * 7 days or less (most) it is one test of a flag; the rest is
+ * kds__stream_bytes_over_7d(). */
+static inline void kds_stream_meter_over_7d(const kds_stream *st, const kds_log *l, uint64_t end,
+                                            const kds_take *tk, uint64_t *meter)
+{
+    if (st->long_term && tk->records > 0)
+        *meter += kds__stream_bytes_over_7d(st, l, end, tk);
+}
 
 /* Records one GetRecords call returns at most for a reader asking for `want`: the
  * smaller of that and the stream's limit (max_records_per_call). Readers keep it in

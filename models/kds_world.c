@@ -11,6 +11,7 @@
 
 static void meter_hourly(sim *s, void *ctx);
 static void memory_guard(sim *s, void *ctx);
+static void mode_switched(void *ctx);
 
 int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
 {
@@ -62,6 +63,7 @@ int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
         kds_world_fini(w);
         return SIM_ENOMEM;
     }
+    kds_capacity_on_mode_switch(w->capacity, mode_switched, w);
     if (cfg->max_memory > 0) {
         w->guard_read_at = -INFINITY; /* the first tick reads */
         sim_at(w->sim, SIM_S(10), memory_guard, w);
@@ -110,6 +112,51 @@ static void meter_hourly(sim *s, void *ctx)
     kds_world *w = ctx;
     kds_stream_meter_retention(&w->stream);
     sim_after(s, SIM_HOUR(1), meter_hourly, w);
+}
+
+/* A real meter rounded to a whole unit (it may exceed 64 bits). */
+static kds_u128 round_u128(double x)
+{
+    return x > 0 ? (kds_u128)(x + 0.5) : 0;
+}
+
+void kds_world_counters(const kds_world *w, kds_counters *out)
+{
+    const kds_stream *st = &w->stream;
+    memset(out, 0, sizeof *out);
+    out->at = sim_now(w->sim);
+    out->mode = st->cfg.mode;
+    for (size_t i = 0; i < st->n_shards; i++) {
+        const kds_shard_stats *ss = &st->shards[i]->st;
+        out->records_in += ss->records_in;
+        out->bytes_in += ss->bytes_in;
+        out->put_units += ss->put_units;
+        out->bytes_in_kib_rounded += ss->bytes_in_kib_rounded;
+        out->byte_hours_24h_7d += round_u128(ss->byte_hours_24h_7d);
+        out->byte_hours_over_7d += round_u128(ss->byte_hours_over_7d);
+    }
+    for (size_t i = 0; i < w->n_consumers; i++) {
+        const kds_consumer_stats *cs = &w->consumers[i]->st;
+        out->bytes_read_shared += cs->bytes_read_shared;
+        out->bytes_read_efo += cs->bytes_read_efo;
+        out->bytes_read_over_7d += cs->bytes_read_over_7d;
+    }
+}
+
+/* The counters at a completed mode switch, for the bill as run. The retention is
+ * metered up to the switch first (when the run meters it at all), so that each mode
+ * gets the byte-hours of its own time. */
+static void mode_switched(void *ctx)
+{
+    kds_world *w = ctx;
+    if (w->cfg->stream.retention > SIM_HOUR(24) && w->cfg->duration > SIM_HOUR(24))
+        kds_stream_meter_retention(&w->stream);
+    if (w->n_switches == w->cap_switches) {
+        w->cap_switches = w->cap_switches ? 2 * w->cap_switches : 4;
+        w->switches = realloc(w->switches, w->cap_switches * sizeof *w->switches);
+        SIM_ASSERT(w->switches != NULL); /* out of memory in a run: fatal, as elsewhere */
+    }
+    kds_world_counters(w, &w->switches[w->n_switches++]);
 }
 
 /* The --max-memory guard: stop cleanly rather than be killed by the kernel. Wall time
@@ -184,6 +231,7 @@ void kds_world_fini(kds_world *w)
     free(w->consumers);
     free(w->producers);
     kds_capacity_free(w->capacity);
+    free(w->switches);
     kds_stream_fini(&w->stream);
     memset(w, 0, sizeof *w);
 }

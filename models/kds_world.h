@@ -57,6 +57,25 @@ typedef struct kds_world_cfg {
                                     (sim_series_keep_peak_since) */
 } kds_world_cfg;
 
+__extension__ typedef unsigned __int128 kds_u128;
+
+/* The world's cumulative billing counters at one instant: the bill as run splits the
+ * run at each capacity-mode switch by their differences (kds_billing_segments). Byte-
+ * hours are each shard's real meter rounded to a whole byte-hour, then summed. */
+typedef struct kds_counters {
+    sim_time at;                   /* when they were taken, ns */
+    kds_mode mode;                 /* the stream's capacity mode from then on */
+    uint64_t records_in;           /* the shards' stored records... */
+    uint64_t bytes_in;             /* ...bytes */
+    uint64_t put_units;            /* ...PUT payload units */
+    uint64_t bytes_in_kib_rounded; /* ...bytes with each record rounded up to 1 KiB */
+    kds_u128 byte_hours_24h_7d;    /* ...retention meters (as of the last metering) */
+    kds_u128 byte_hours_over_7d;
+    uint64_t bytes_read_shared;    /* the consumers' reads... */
+    uint64_t bytes_read_efo;
+    uint64_t bytes_read_over_7d;
+} kds_counters;
+
 typedef struct kds_world {
     const kds_world_cfg *cfg; /* borrowed; must outlive the world */
     sim *sim;                 /* owned */
@@ -66,6 +85,9 @@ typedef struct kds_world {
     kds_consumer **consumers; /* owned, config order */
     size_t n_consumers;
     kds_capacity *capacity;   /* owned */
+    kds_counters *switches;   /* owned: the counters at each completed capacity-mode
+                                 switch, in time order (the retention metered first) */
+    size_t n_switches, cap_switches;
     int finished;             /* kds_world_finish() ran */
     int violated;             /* a conservation invariant failed (kds_invariant.h) */
     char violation[512];      /* ...its name and details */
@@ -93,5 +115,8 @@ void kds_world_run(kds_world *w);
 void kds_world_finish(kds_world *w);
 
 void kds_world_fini(kds_world *w); /* NULL-safe */
+
+/* The cumulative billing counters of `w` now. Never fails. */
+void kds_world_counters(const kds_world *w, kds_counters *out);
 
 #endif

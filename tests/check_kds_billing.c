@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "kds_billing.h"
+#include "kds_efo.h"
 #include "testutil.h"
 #include "testworld.h"
 
@@ -515,13 +516,116 @@ START_TEST(test_sizing_variant_bills_its_shards)
     ck_assert_int_eq(
         item(&b, KDS_BILL_PROVISIONED_SIZING, "efo_consumer_shard_hours")->period_cents,
         9); /* 6 x $0.015 */
-    /* After a reshard the bill holds closed shards too (10 shard-hours here), while the
-     * consumers count on open ones only (8): the rule's 3 shards still get both
-     * consumers for the hour, 6 consumer-shard-hours, not 16 x 3 / 10 = 4.8. */
+    /* After a reshard the bill holds closed shards too (10 shard-hours here), and so do
+     * the consumers' registrations (20): the rule's 3 shards still get both consumers
+     * for the hour, 6 consumer-shard-hours. */
     m.shard_ns = 10 * (uint64_t)SIM_HOUR(1);
-    m.open_shard_ns = 8 * (uint64_t)SIM_HOUR(1);
+    m.efo_consumer_shard_ns = 20 * (uint64_t)SIM_HOUR(1);
     b = bill_of(&m);
     ck_assert_qty(item(&b, KDS_BILL_PROVISIONED_SIZING, "efo_consumer_shard_hours")->period, 6.0);
+}
+END_TEST
+
+/* ---- the bill as run ------------------------------------------------------------------ */
+
+static const kds_billing_item *seg_item(const kds_bill_as_run *b, size_t i, const char *name)
+{
+    const kds_billing_mode *md = &b->segs[i].bill;
+    for (size_t k = 0; k < md->n_items; k++)
+        if (strcmp(md->items[k].item, name) == 0)
+            return &md->items[k];
+    ck_abort_msg("no item %s in segment %zu", name, i);
+    return NULL;
+}
+
+/* A 4 h run: provisioned on 2 shards for 1 h (1 million PUT units), On-demand Standard
+ * for 2 h (1 GB written), On-demand Advantage for 1 h (nothing). Each stretch is billed
+ * in its own mode; the month (720 h) repeats the run 180 times. */
+START_TEST(test_as_run_bills_each_mode)
+{
+    kds_meters total, seg[3];
+    quiet(&total, 2, 4);
+    total.mode = KDS_MODE_ON_DEMAND_ADVANTAGE;
+    total.put_units = 1000000;
+    total.bytes_in_kib_rounded = GIB;
+    quiet(&seg[0], 2, 1);
+    seg[0].put_units = 1000000;
+    quiet(&seg[1], 2, 2);
+    seg[1].mode = KDS_MODE_ON_DEMAND_STANDARD;
+    seg[1].start = SIM_HOUR(1);
+    seg[1].bytes_in_kib_rounded = GIB;
+    quiet(&seg[2], 2, 1);
+    seg[2].mode = KDS_MODE_ON_DEMAND_ADVANTAGE;
+    seg[2].start = SIM_HOUR(3);
+    kds_prices p;
+    prices_2026_09(&p);
+    kds_billing_settings s;
+    kds_billing_settings_defaults(&s);
+    kds_bill_as_run b;
+    ck_assert_int_eq(kds_billing_as_run(&total, seg, 3, &p, &s, &b), 0);
+    ck_assert_uint_eq(b.n, 3);
+    ck_assert_str_eq(b.segs[0].bill.name, "provisioned");
+    ck_assert_int_eq(b.segs[1].start, SIM_HOUR(1));
+    ck_assert_int_eq(b.segs[1].end, SIM_HOUR(3));
+    /* Provisioned: 2 shard-hours, $0.03 (a month: 360, $5.40); 1 M units, $0.014 ->
+     * $0.01 (180 M, $2.52). */
+    ck_assert_int_eq(seg_item(&b, 0, "shard_hours")->period_cents, 3);
+    ck_assert_int_eq(seg_item(&b, 0, "shard_hours")->monthly_cents, 540);
+    ck_assert_int_eq(seg_item(&b, 0, "put_payload_units")->period_cents, 1);
+    ck_assert_int_eq(seg_item(&b, 0, "put_payload_units")->monthly_cents, 252);
+    ck_assert_int_eq(b.segs[0].bill.period_cents, 4);
+    ck_assert_int_eq(b.segs[0].bill.monthly_cents, 792);
+    /* Standard: 2 stream-hours, $0.08 (half the month, 360 h: $14.40); 1 GB written,
+     * $0.08 (180 GB, $14.40). */
+    ck_assert_int_eq(seg_item(&b, 1, "stream_hours")->period_cents, 8);
+    ck_assert_int_eq(seg_item(&b, 1, "stream_hours")->monthly_cents, 1440);
+    ck_assert_int_eq(seg_item(&b, 1, "data_written")->monthly_cents, 1440);
+    ck_assert_int_eq(b.segs[1].bill.period_cents, 16);
+    ck_assert_int_eq(b.segs[1].bill.monthly_cents, 2880);
+    /* Advantage for 1 h writes and reads nothing: the commitment of 25 MiB/s for 1 h,
+     * 87.890625 GB, falls short entirely: $2.8125 -> $2.81 written, $1.40625 -> $1.41
+     * read; for its quarter of the month (180 h) $506.25 and $253.125 -> $253.13. */
+    ck_assert_int_eq(seg_item(&b, 2, "commitment_shortfall_written")->period_cents, 281);
+    ck_assert_int_eq(seg_item(&b, 2, "commitment_shortfall_read")->period_cents, 141);
+    ck_assert_int_eq(seg_item(&b, 2, "commitment_shortfall_written")->monthly_cents, 50625);
+    ck_assert_int_eq(seg_item(&b, 2, "commitment_shortfall_read")->monthly_cents, 25313);
+    ck_assert_int_eq(b.period_cents, 4 + 16 + 281 + 141);
+    ck_assert_int_eq(b.monthly_cents, 792 + 2880 + 50625 + 25313);
+    kds_bill_as_run_fini(&b);
+    kds_bill_as_run_fini(NULL);
+}
+END_TEST
+
+/* The month's retention: the run's steady-state bands, held by each stretch for its
+ * share of the month. 48 h retention, 10 GiB written in 10 h: the (24 h, 7 d] band holds
+ * 24 GiB; 3 h provisioned then 7 h Standard: the Standard stretch holds it for 7/10 of
+ * the month, 16.8 GB-months at $0.10, $1.68 of the $2.40 a month of Standard bills. */
+START_TEST(test_as_run_retention_share)
+{
+    kds_meters total, seg[2];
+    quiet(&total, 1, 10);
+    total.retention = SIM_HOUR(48);
+    total.bytes_in = 10 * GIB;
+    quiet(&seg[0], 1, 3);
+    seg[0].retention = SIM_HOUR(48);
+    seg[0].bytes_in = 3 * GIB;
+    quiet(&seg[1], 1, 7);
+    seg[1].mode = KDS_MODE_ON_DEMAND_STANDARD;
+    seg[1].start = SIM_HOUR(3);
+    seg[1].retention = SIM_HOUR(48);
+    seg[1].bytes_in = 7 * GIB;
+    kds_prices p;
+    prices_2026_09(&p);
+    kds_billing_settings s;
+    kds_billing_settings_defaults(&s);
+    kds_bill_as_run b;
+    ck_assert_int_eq(kds_billing_as_run(&total, seg, 2, &p, &s, &b), 0);
+    ck_assert_qty(seg_item(&b, 1, "extended_retention")->monthly, 16.8);
+    ck_assert_int_eq(seg_item(&b, 1, "extended_retention")->monthly_cents, 168);
+    /* The provisioned stretch pays the flat add-on on its shard-hours instead: 216 of
+     * the month's 720, $4.32. */
+    ck_assert_int_eq(seg_item(&b, 0, "extended_retention")->monthly_cents, 432);
+    kds_bill_as_run_fini(&b);
 }
 END_TEST
 
@@ -670,9 +774,17 @@ START_TEST(test_world_retention_meter)
         want += f.w.stream.shards[i]->st.byte_hours_24h_7d;
     ck_assert(want > 0);
     ck_assert_u128_eq(m->byte_hours_24h_7d, (kds_u128)(want + 0.5));
-    /* About 1 + 2 hours of writes, each held for an hour: 3 x 36,000 x 1 KiB. */
-    ck_assert_double_eq_tol((double)m->byte_hours_24h_7d, 3.0 * 36000 * 1024,
-                            0.01 * 3 * 36000 * 1024);
+    /* The band fills at a constant rate from 24 h: it holds h1 (what was written by
+     * 1 h) at 25 h and h2 at 26 h, and the average of each hour's two ends stands for
+     * the hour: h1 / 2 + (h1 + h2) / 2 byte-hours, about 2 x 36,000 x 1 KiB, the exact
+     * integral for a constant rate. Nothing has expired, so the log still holds both. */
+    const kds_log *l = &f.w.stream.shards[0]->log;
+    uint64_t h1 = kds_log_bytes_written_before(l, SIM_HOUR(1));
+    uint64_t h2 = kds_log_bytes_written_before(l, SIM_HOUR(2));
+    ck_assert_uint_eq(h2 % 2, 0);
+    ck_assert_u128_eq(m->byte_hours_24h_7d, h1 + h2 / 2);
+    ck_assert_double_eq_tol((double)m->byte_hours_24h_7d, 2.0 * 36000 * 1024,
+                            0.001 * 2 * 36000 * 1024);
     kds_bill b = bill_of(m);
     ck_assert_qty(item(&b, KDS_BILL_ON_DEMAND_STANDARD, "extended_retention")->period,
                   (double)m->byte_hours_24h_7d / (double)GIB / 720);
@@ -725,6 +837,58 @@ START_TEST(test_world_read_peak_measured)
 }
 END_TEST
 
+/* A provisioned stream of 2 shards with 48 h retention and an EFO consumer switches to
+ * On-demand Standard at 25 h 30 m of a 26 h run: two segments, which add up to the
+ * run's meters; the first holds its 25.5 h of both shards and of the registration, and
+ * retention byte-hours metered up to the switch. */
+START_TEST(test_world_segments_add_up)
+{
+    world_fx f;
+    memset(&f, 0, sizeof f);
+    tw_one_producer(&f.cfg, &f.prod, 3, SIM_HOUR(26), 2, 10, 1024);
+    f.cfg.stream.retention = SIM_HOUR(48);
+    kds_capacity_event ev = {.at = SIM_HOUR(25) + SIM_MIN(30),
+                             .kind = KDS_OP_MODE_SWITCH,
+                             .target = KDS_MODE_ON_DEMAND_STANDARD};
+    f.cfg.capacity.events = &ev;
+    f.cfg.capacity.n_events = 1;
+    kds_efo_consumer_cfg efo;
+    kds_efo_consumer_cfg_defaults(&efo);
+    kds_consumer_cfg c = {.kind = KDS_CONSUMER_MODEL, .make = kds_efo_make, .cfg = &efo};
+    f.cfg.consumers = &c;
+    f.cfg.n_consumers = 1;
+    ck_assert_int_eq(kds_world_init(&f.w, &f.cfg), 0);
+    kds_world_run(&f.w);
+    kds_billing_meters(&f.w, &f.m);
+    ck_assert_uint_eq(f.w.n_switches, 1);
+    kds_meters seg[2];
+    ck_assert_uint_eq(kds_billing_segments(&f.w, seg, 2), 2);
+    sim_time at = SIM_HOUR(25) + SIM_MIN(30);
+    ck_assert_int_eq(seg[0].mode, KDS_MODE_PROVISIONED);
+    ck_assert_int_eq(seg[0].start, 0);
+    ck_assert_int_eq(seg[0].duration, at);
+    ck_assert_int_eq(seg[1].mode, KDS_MODE_ON_DEMAND_STANDARD);
+    ck_assert_int_eq(seg[1].start, at);
+    ck_assert_int_eq(seg[1].duration, SIM_HOUR(26) - at);
+    ck_assert_u128_eq(seg[0].shard_ns, 2 * (uint64_t)at);
+    ck_assert_u128_eq(seg[0].efo_consumer_shard_ns, 2 * (uint64_t)at);
+    ck_assert(seg[0].byte_hours_24h_7d > 0 && seg[1].byte_hours_24h_7d > 0);
+    ck_assert(seg[0].bytes_in > 0 && seg[1].bytes_in > 0 && seg[1].bytes_read_efo > 0);
+    const kds_meters *m = &f.m;
+    ck_assert_u128_eq(seg[0].shard_ns + seg[1].shard_ns, m->shard_ns);
+    ck_assert_u128_eq(seg[0].efo_consumer_shard_ns + seg[1].efo_consumer_shard_ns,
+                      m->efo_consumer_shard_ns);
+    ck_assert_uint_eq(seg[0].records_in + seg[1].records_in, m->records_in);
+    ck_assert_uint_eq(seg[0].bytes_in + seg[1].bytes_in, m->bytes_in);
+    ck_assert_uint_eq(seg[0].put_units + seg[1].put_units, m->put_units);
+    ck_assert_uint_eq(seg[0].bytes_in_kib_rounded + seg[1].bytes_in_kib_rounded,
+                      m->bytes_in_kib_rounded);
+    ck_assert_u128_eq(seg[0].byte_hours_24h_7d + seg[1].byte_hours_24h_7d, m->byte_hours_24h_7d);
+    ck_assert_uint_eq(seg[0].bytes_read_efo + seg[1].bytes_read_efo, m->bytes_read_efo);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
 static Suite *billing_suite(void)
 {
     Suite *s = suite_create("kds_billing");
@@ -739,6 +903,8 @@ static Suite *billing_suite(void)
     tcase_add_test(core, test_on_demand_standard_items);
     tcase_add_test(core, test_month_hours_setting);
     tcase_add_test(core, test_cheapest_mode);
+    tcase_add_test(core, test_as_run_bills_each_mode);
+    tcase_add_test(core, test_as_run_retention_share);
     suite_add_tcase(s, core);
 
     TCase *limits = tcase_create("limits");
@@ -760,6 +926,7 @@ static Suite *billing_suite(void)
     tcase_add_test(world, test_world_meters);
     tcase_add_test(world, test_world_retention_meter);
     tcase_add_test(world, test_world_read_peak_measured);
+    tcase_add_test(world, test_world_segments_add_up);
     suite_add_tcase(s, world);
     return s;
 }

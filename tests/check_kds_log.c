@@ -902,6 +902,42 @@ START_TEST(test_bytes_written_before)
 }
 END_TEST
 
+/* The bytes of a position range written by a time, cut as a take cuts them: the
+ * long-term retrieval meter of what a reader took. */
+START_TEST(test_bytes_range_before)
+{
+    kds_log l;
+    three_runs(&l);
+    ck_assert_uint_eq(kds_log_bytes_range_before(&l, 0, 10, SIM_S(9)), 0);
+    ck_assert_uint_eq(kds_log_bytes_range_before(&l, 0, 10, SIM_S(10)), 300);
+    ck_assert_uint_eq(kds_log_bytes_range_before(&l, 0, 10, SIM_S(29)), 550);
+    ck_assert_uint_eq(kds_log_bytes_range_before(&l, 0, 10, SIM_S(30)), 1550);
+    ck_assert_uint_eq(kds_log_bytes_range_before(&l, 3, 3, SIM_S(30)), 0);
+    /* Records 1-2 of A (200 B) and 3 of B (125 B). */
+    ck_assert_uint_eq(kds_log_bytes_range_before(&l, 1, 4, SIM_S(20)), 325);
+    ck_assert_uint_eq(kds_log_bytes_range_before(&l, 1, 4, SIM_S(19)), 200);
+    /* Record 4 of B (the rest of its 250 B) and 5-6 of C (400 B). */
+    ck_assert_uint_eq(kds_log_bytes_range_before(&l, 4, 7, SIM_S(30)), 525);
+    ck_assert_uint_eq(kds_log_bytes_range_before(&l, 4, 7, SIM_S(25)), 125);
+    /* A take of the same records returns the same bytes. */
+    kds_cursor c;
+    kds_log_seek_pos(&l, &c, 1);
+    kds_take tk;
+    kds_log_take(&l, &c, 3, UINT64_MAX, NULL, NULL, &tk);
+    ck_assert_uint_eq(tk.bytes, kds_log_bytes_range_before(&l, 1, 4, SIM_S(30)));
+    kds_log_fini(&l);
+
+    /* 100 records over 0..9 s in one compacted run: 0-49 are written by 4.5 s. */
+    runs_per_second(&l, SIM_MIN(1), 10, 10, 1000);
+    kds_log_compact(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 1);
+    ck_assert_uint_eq(kds_log_bytes_range_before(&l, 20, 80, SIM_MS(4500)), 3000);
+    ck_assert_uint_eq(kds_log_bytes_range_before(&l, 60, 80, SIM_MS(4500)), 0);
+    ck_assert_uint_eq(kds_log_bytes_range_before(&l, 20, 40, SIM_MS(4500)), 2000);
+    kds_log_fini(&l);
+}
+END_TEST
+
 static Suite *log_suite(void)
 {
     Suite *s = suite_create("kds_log");
@@ -922,6 +958,7 @@ static Suite *log_suite(void)
     tcase_add_test(trim, test_trim_partial_compacted_run);
     tcase_add_test(trim, test_cursor_below_head_counts_expired);
     tcase_add_test(trim, test_bytes_written_before);
+    tcase_add_test(trim, test_bytes_range_before);
     tcase_add_test(trim, test_trim_at_a_record_time_removes_it);
     suite_add_tcase(s, trim);
 

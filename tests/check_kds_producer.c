@@ -445,6 +445,38 @@ START_TEST(test_put_records_byte_limit_varied_sizes)
 }
 END_TEST
 
+/* The billing meters of records of different sizes spread over many shards add up to
+ * what the records weigh. Sizes of 100 B or 60 KiB (a uniform law far wider than its
+ * clamps: a size in between has a chance of 3e-8), so that the totals follow from the
+ * stored records and bytes: each small record is 1 PUT payload unit and 1 KiB billed,
+ * each large one 3 units and 60 KiB. Requests of up to 500 records over 32 shards
+ * give parts of one or a few records, whose own shares rounded down lose most of a
+ * unit each. */
+START_TEST(test_varied_sizes_meters_exact_over_shards)
+{
+    fixture f;
+    fx_defaults(&f, 32, SIM_S(20));
+    f.cfg.stream.write_bytes_per_s = 1024 * KDS_MIB; /* nothing throttled */
+    f.cfg.stream.write_records_per_s = 1000000;
+    f.prod[0].rate = kds_rate_constant(300);
+    f.prod[0].size = (sim_dist){SIM_DIST_UNIFORM, -1e12, 1e12, 100, 61440};
+    f.prod[0].linger = SIM_MS(100);
+    f.prod[0].stop = SIM_S(15);
+    fx_run(&f);
+    const kds_producer_stats *ps = pst(&f, 0);
+    ck_assert_uint_eq(ps->records_written, 4500);
+    uint64_t n = SHARD_SUM(&f, records_in), bytes = SHARD_SUM(&f, bytes_in);
+    ck_assert_uint_eq(n, 4500);
+    ck_assert_uint_eq((bytes - 100 * n) % (61440 - 100), 0);
+    uint64_t big = (bytes - 100 * n) / (61440 - 100);
+    ck_assert_uint_gt(big, 2000);
+    ck_assert_uint_lt(big, 2500);
+    ck_assert_uint_eq(SHARD_SUM(&f, put_units), n + 2 * big);
+    ck_assert_uint_eq(SHARD_SUM(&f, bytes_in_kib_rounded), 1024 * (n - big) + 61440 * big);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
 /* KPL aggregation of user records of 80 to 120 KiB, up to 10 an aggregate: ten would
  * often pass the stream's 1 MiB, so an aggregate closes before the user record that
  * would take it past (AggregationMaxSize) and that record opens the next. None is
@@ -709,6 +741,7 @@ static Suite *producer_suite(void)
     TCase *shape = tcase_create("shape");
     tcase_add_test(shape, test_too_large_records);
     tcase_add_test(shape, test_put_records_byte_limit_varied_sizes);
+    tcase_add_test(shape, test_varied_sizes_meters_exact_over_shards);
     tcase_add_test(shape, test_size_distribution);
     tcase_add_test(shape, test_aggregates_close_before_max_record_size);
     tcase_add_test(shape, test_put_record_api);
