@@ -129,6 +129,15 @@ void kds_consumer_settle(kds_consumer_stats *cs, const kds_log *l, kds_cursor *c
     cs->records_skipped_at_start += start_pos;
 }
 
+void kds_consumer_not_begun(kds_consumer_stats *cs, const kds_stream *st)
+{
+    for (size_t i = 0; i < st->n_shards; i++) {
+        const kds_log *l = &st->shards[i]->log;
+        cs->records_expired_unread += l->head_pos;
+        cs->records_unread += l->end_pos - l->head_pos;
+    }
+}
+
 void kds_consumer_efo_registered(kds_consumer_stats *cs, const kds_stream *st, sim_time from,
                                  sim_time end)
 {

@@ -119,6 +119,13 @@ bool kds_parents_done(const struct kds_stream *st, const struct kds_shard *child
 void kds_consumer_settle(kds_consumer_stats *cs, const kds_log *l, kds_cursor *cur,
                          uint64_t start_pos);
 
+/* The records of a consumer that never began (its start lies after the end of the run):
+ * for each shard of `st` (borrowed), what retention trimmed counts as expired unread and
+ * the rest as unread, as for a reader whose cursor stayed at the start of every shard
+ * (what the polling, Lambda and KCL readers, which exist from the run's start, report).
+ * Adds to cs's unread and expired counts; for finish functions. */
+void kds_consumer_not_begun(kds_consumer_stats *cs, const struct kds_stream *st);
+
 /* Record that the consumer was registered for enhanced fan-out from `from` to `end`
  * (the end of the run): cs->efo_registered and its consumer-shard-hours on every shard
  * of `st` (kds_stream_consumer_shard_hours). For finish functions. */

@@ -285,6 +285,7 @@ struct efo_consumer {
     size_t n_waits;
     sim_time begin;          /* registration time */
     bool paused;             /* inside the configured pause */
+    bool begun;              /* the begin event ran (not when `begin` is after the end) */
     uint64_t unlisted;       /* records of the shards EXPIRED at `begin`, never listed:
                                 stored before the start, skipped at the start */
 };
@@ -412,6 +413,7 @@ static void begin(sim *s, void *ctx)
 {
     (void)s;
     efo_consumer *c = ctx;
+    c->begun = true;
     /* Shards in index order: parents come before their children. A shard whose parent
      * is read waits for it, as a child made later would; one at LATEST is positioned
      * now, so that it misses nothing written while it waits. */
@@ -459,6 +461,8 @@ static void finish(kds_consumer *base, sim_time end)
         kds_efo_sub *sub = c->subs[i];
         kds_consumer_settle(cs, &sub->sh->log, &sub->cur, sub->start_pos);
     }
+    if (!c->begun)
+        kds_consumer_not_begun(cs, c->st); /* subscriptions are made at the start */
     kds_consumer_efo_registered(cs, c->st, c->begin, end); /* from its start */
     sim_series_extend(&cs->iterator_age_min, end);
     sim_series_extend(&cs->delivered_min, end);

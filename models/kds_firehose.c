@@ -623,6 +623,8 @@ static void finish(kds_consumer *base, sim_time end)
         cs->records_skipped_at_start += rd->start_pos;
         f->fs.records_buffered += rd->batch.records;
     }
+    if (!f->started)
+        kds_consumer_not_begun(cs, f->st); /* readers are made at the start */
     f->fs.records_buffered += f->buf.records;
     cs->records_unread += f->buf.records;
     for (const object *o = f->live; o; o = o->next) {

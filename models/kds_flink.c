@@ -77,6 +77,7 @@ struct kds_flink {
     uint64_t unlisted;    /* records of the shards EXPIRED when it began (never listed) */
     bool down;            /* failed, not restarted yet */
     sim_time down_at;     /* when it failed, ns */
+    double down_open_ms;  /* down from down_at to the end of the run (finish), ms */
     reader **readers;     /* owned, creation order */
     size_t n_readers, cap_readers;
     reader **by_shard;    /* borrowed from readers: by shard index, NULL if none */
@@ -605,6 +606,11 @@ static void finish(kds_consumer *base, sim_time end)
         if (rd->state == R_WAITING)
             f->fs.shards_waiting_for_parent++;
     }
+    if (!f->started)
+        kds_consumer_not_begun(cs, f->st); /* readers are made at the start */
+    /* A job still down at the end was down until then: the restart that would add it
+     * to downtime_ms lies past the run. */
+    f->down_open_ms = f->down ? sim_to_ms(end - f->down_at) : 0.0;
     /* Registered from the job's start to the end of the run, failures included. */
     if (f->cfg.retrieval == KDS_FLINK_EFO)
         kds_consumer_efo_registered(cs, f->st, f->begin, end);
@@ -623,7 +629,7 @@ static void figures(const kds_consumer *base, kds_figure_fn fn, void *arg)
     fn(arg, "records_processed_since_checkpoint", (double)fs->records_processed_since_checkpoint);
     fn(arg, "records_dropped_in_flight", (double)fs->records_dropped_in_flight);
     fn(arg, "last_checkpoint_age_ms", fs->last_checkpoint_age_ms);
-    fn(arg, "downtime_ms", fs->downtime_ms);
+    fn(arg, "downtime_ms", fs->downtime_ms + f->down_open_ms);
     fn(arg, "child_starts_delayed", (double)fs->child_starts_delayed);
     fn(arg, "shards_waiting_for_parent", (double)fs->shards_waiting_for_parent);
     if (f->cfg.retrieval == KDS_FLINK_EFO) {

@@ -85,7 +85,8 @@ typedef struct kds_flink_stats {
     uint64_t records_dropped_in_flight; /* fetched, not processed when a failure struck */
     double last_checkpoint_age_ms;   /* at the last failure: its time minus the last
                                         completed checkpoint's (or the start's), ms */
-    double downtime_ms;              /* failure to restart, summed, ms */
+    double downtime_ms;              /* failure to restart, summed, ms (the report adds a
+                                        failure not restarted from before the end) */
     uint64_t shards_waiting_for_parent; /* at the end: shards not started because a parent
                                            is not read to its end */
     uint64_t child_starts_delayed;   /* shards that waited for a parent before starting:

@@ -194,4 +194,29 @@ PY
 else
     fail "expired-shard: kdsim run failed: $(cat "$tmp/err")"
 fi
+
+# The same readers in a run that ends before they begin: every kind accounts for every
+# stored record as a reader that never read (unread in the stream, or expired unread),
+# the same for all six; the enhanced fan-out, Firehose and Flink readers, made only at
+# their start, tripped the consumer-conservation invariant and stopped the run.
+if "$kdsim" run "$sc" --duration 1500m --json >"$tmp/nb.json" 2>"$tmp/err"; then
+    python3 - "$tmp/nb.json" <<'PY' || failed=$((failed + 1))
+import json, sys
+bad = []
+r = json.load(open(sys.argv[1]))
+stored = sum(s["records_in"] for s in r["stream"]["shards"])
+retained = sum(s["records_retained"] for s in r["stream"]["shards"])
+for c in r["consumers"]:
+    got = (c["records_delivered"], c["records_skipped_at_start"], c["records_unread"],
+           c["records_expired_unread"])
+    if got != (0, 0, retained, stored - retained):
+        bad.append(f"{c['name']}: delivered, skipped, unread, expired {got}, expected "
+                   f"(0, 0, {retained}, {stored - retained})")
+for b in bad:
+    print("FAIL expired-shard, readers not begun:", b)
+sys.exit(1 if bad else 0)
+PY
+else
+    fail "expired-shard ending before its readers begin: kdsim run failed: $(cat "$tmp/err")"
+fi
 cli_finish cli_reshard_scenarios
