@@ -184,6 +184,22 @@ static const char *api_name(const kds_producer *p)
     return p->cfg.api == KDS_API_PUT_RECORD ? "PutRecord" : "PutRecords";
 }
 
+/* The trace line of a put of `count` records on `sh` that did `res`. Out of line: the
+ * line's buffer and arguments would keep serve_part from being inlined. */
+static __attribute__((noinline)) void trace_put(const request *r, const kds_shard *sh,
+                                                uint32_t count, const kds_put_result *res)
+{
+    kds_producer *p = r->p;
+    /* The stored records are the run just appended, at the end of the log. */
+    char seq[KDS_SEQNOS_LEN];
+    kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, sh->index,
+                   "%s: %u record%s -> %u stored, %u throttled, %u failed%s (attempt %u)%s",
+                   api_name(p), count, kds_trace_s(count), res->stored, res->throttled,
+                   res->failed, r->timed_out ? ", reply lost" : "", r->attempt,
+                   kds_trace_seqnos(seq, sizeof seq, sh->index, sh->log.end_pos - res->stored,
+                                    res->stored));
+}
+
 /* Serve one part: put it into its shard and remember what failed. Inline: it runs for
  * every part of every request, and a fresh request's parts come through spread_emit,
  * which is little more than a call to it. */
@@ -195,17 +211,8 @@ static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_
     kds_put_result res;
     kds_stream_put_metered(p->st, sh, count, bytes, stored_before, marks, p->index, units, kib,
                            p->rng, &res);
-    if (KDS_TRACING(p->st->trace, "put", p->cfg.name, sh->index)) {
-        /* The stored records are the run just appended, at the end of the log. */
-        char seq[KDS_SEQNOS_LEN];
-        kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, sh->index,
-                       "%s: %u record%s -> %u stored, %u throttled, %u failed%s (attempt %u)%s",
-                       api_name(p), count, kds_trace_s(count),
-                       res.stored, res.throttled, res.failed,
-                       r->timed_out ? ", reply lost" : "", r->attempt,
-                       kds_trace_seqnos(seq, sizeof seq, sh->index,
-                                        sh->log.end_pos - res.stored, res.stored));
-    }
+    if (KDS_TRACING(p->st->trace, "put", p->cfg.name, sh->index))
+        trace_put(r, sh, count, &res);
     if (res.stored > 0)
         kds_shard_notify_append(sh); /* after the put's trace line, before its pushes' */
     uint32_t fresh = res.stored - res.stored_dups; /* first copies */
@@ -237,23 +244,24 @@ static void spread_emit(void *ctx, kds_shard *sh, uint32_t count)
     request *r = ctx;
     uint32_t mk = r->marks > count ? count : r->marks;
     r->marks -= mk;
-    if (r->p->const_size) {
-        /* Equal-sized records: bytes by count, and no meters (0: derived from the
-         * size), with no division. */
-        serve_part(r, sh, count, count * r->p->size_const, 0, mk, 0, 0);
-        return;
+    /* Equal-sized records: bytes by count, and no meters (0: derived from the size),
+     * with no division. One call of serve_part for both cases, so that it stays inline
+     * here. */
+    uint64_t b = count * r->p->size_const, units = 0, kib = 0;
+    if (!r->p->const_size) {
+        /* A part's bytes and meters are the share of the records spread so far less
+         * what the parts before it took: the parts add up to the request's totals
+         * exactly, where a share of each part's own rounded down would lose up to one
+         * unit a part (most of a PUT payload unit when the part is one record of 1.75
+         * units). */
+        uint32_t done = r->spread_n += count;
+        b = kds_prorate(r->bytes, done, r->n) - r->spread_bytes;
+        units = kds_prorate(r->units, done, r->n) - r->spread_units;
+        kib = kds_prorate(r->kib, done, r->n) - r->spread_kib;
+        r->spread_bytes += b;
+        r->spread_units += units;
+        r->spread_kib += kib;
     }
-    /* A part's bytes and meters are the share of the records spread so far less what
-     * the parts before it took: the parts add up to the request's totals exactly,
-     * where a share of each part's own rounded down would lose up to one unit a part
-     * (most of a PUT payload unit when the part is one record of 1.75 units). */
-    uint32_t done = r->spread_n += count;
-    uint64_t b = kds_prorate(r->bytes, done, r->n) - r->spread_bytes;
-    uint64_t units = kds_prorate(r->units, done, r->n) - r->spread_units;
-    uint64_t kib = kds_prorate(r->kib, done, r->n) - r->spread_kib;
-    r->spread_bytes += b;
-    r->spread_units += units;
-    r->spread_kib += kib;
     serve_part(r, sh, count, b, 0, mk, units, kib);
 }
 
