@@ -198,7 +198,6 @@ int kds_stream_init(kds_stream *st, sim *s, const kds_stream_cfg *cfg)
         return SIM_EINVAL;
     st->cfg = *cfg;
     st->sim = s;
-    st->long_term = cfg->retention > KDS_LONG_TERM_AGE;
     char name[128];
     snprintf(name, sizeof name, "stream/%s", cfg->name);
     st->rng = sim_rng(s, name);

@@ -197,8 +197,6 @@ typedef struct kds_stream {
     size_t n_listeners;
     uint64_t topology_version; /* bumped whenever the set of open shards changes */
     sim_time last_meter;       /* time of the last retention metering, ns */
-    bool long_term;            /* the retention is above 7 days: records older than 7
-                                  days can be read (long-term retrieval is metered) */
     bool updating;             /* StreamStatus UPDATING: a reshard is in progress */
     struct kds_reshard_op *pending_op; /* the change in progress (borrowed from ops) */
     struct kds_reshard_op **ops; /* owned: every reshard request, in request order */
@@ -362,12 +360,12 @@ uint64_t kds__stream_bytes_over_7d(const kds_stream *st, const kds_log *l, uint6
 /* Add to *meter (a reader's bytes_read_over_7d) the bytes of what a take just returned
  * from log `l` (tk, its cursor now at `end`) written 7 days or more before now (as the
  * retention bands count them). Inline: every read calls it, and for a stream retaining
- * 7 days or less (most) it is one test of a flag; the rest is
+ * 7 days or less (most) it is one comparison; the rest is
  * kds__stream_bytes_over_7d(). */
 static inline void kds_stream_meter_over_7d(const kds_stream *st, const kds_log *l, uint64_t end,
                                             const kds_take *tk, uint64_t *meter)
 {
-    if (st->long_term && tk->records > 0)
+    if (st->cfg.retention > KDS_LONG_TERM_AGE && tk->records > 0)
         *meter += kds__stream_bytes_over_7d(st, l, end, tk);
 }
 
