@@ -43,7 +43,8 @@ static void load_leases(ywalk *w, yaml_node_t *cm, const char *path, kds_kcl_cfg
         "failover",         "epsilon",         "renew_interval",     "take_interval",
         "max_leases_per_worker", "max_leases_to_steal", "priority_leases", "very_old_factor",
         "take_retries",     "parent_poll",     "cleanup_interval",   "task_backoff",
-        "sync_wait",        "shard_sync_interval", "shard_sync_confidence", NULL};
+        "sync_wait",        "shard_sync_sleep", "shard_sync_interval", "shard_sync_confidence",
+        NULL};
     yw_check_keys(w, n, kp, keys);
     yw_duration(w, n, kp, "failover", false, SIM_MS(100), SIM_HOUR(1), &c->failover);
     yw_duration(w, n, kp, "epsilon", false, 0, SIM_S(10), &c->epsilon);
@@ -63,6 +64,7 @@ static void load_leases(ywalk *w, yaml_node_t *cm, const char *path, kds_kcl_cfg
     yw_duration(w, n, kp, "cleanup_interval", false, SIM_S(1), SIM_DAY(1), &c->cleanup_interval);
     yw_duration(w, n, kp, "task_backoff", false, SIM_MS(1), SIM_MIN(10), &c->task_backoff);
     yw_dist(w, n, kp, "sync_wait", false, 'd', &c->sync_wait_ms);
+    yw_duration(w, n, kp, "shard_sync_sleep", false, 0, SIM_HOUR(1), &c->sync_sleep);
     yw_duration(w, n, kp, "shard_sync_interval", false, SIM_S(1), SIM_DAY(1),
                 &c->shard_sync_interval);
     if (yw_u64(w, n, kp, "shard_sync_confidence", false, 1, 1000, &u))

@@ -44,6 +44,7 @@ void kds_kcl_cfg_defaults(kds_kcl_cfg *cfg)
     cfg->cleanup_interval = SIM_MIN(5);
     cfg->task_backoff = SIM_MS(500);
     cfg->sync_wait_ms = (sim_dist){SIM_DIST_UNIFORM, 1000.0, 30000.0, 0.0, INFINITY};
+    cfg->sync_sleep = SIM_S(60);
     cfg->shard_sync_interval = SIM_MIN(2);
     cfg->shard_sync_confidence = 3;
     kds_lease_table_cfg_defaults(&cfg->table);
@@ -1804,6 +1805,11 @@ static void sync_event(sim *s, void *ctx)
         w->ev_sync = sim_at(s, w->pause_until, sync_event, w);
         return;
     }
+    if (w->sync_sleeping) {
+        w->sync_sleeping = false;
+        coordinator_start(w);
+        return;
+    }
     if (w->sync_until < 0) {
         sync_begin(w, now);
         return;
@@ -1812,8 +1818,26 @@ static void sync_event(sim *s, void *ctx)
         sync_check(w, now);
         return;
     }
-    if (w->app->table->n_live == 0)
-        create_leases(w->app);
+    /* The wait ended on an empty table: the worker runs a shard sync (the KCL's
+     * syncShardsOnce, a ShardSyncTask called in the scheduler's initialisation). It
+     * creates the leases unless another worker did since the last check, then sleeps
+     * shardSyncIntervalMillis before the scheduler starts the lease coordinator, so that
+     * workers which merely find the leases start taking them first (kcl.md 4.4). */
+    kcl *a = w->app;
+    size_t before = a->table->n_live;
+    if (before == 0)
+        create_leases(a);
+    if (KDS_TRACING(a->st->trace, "lease", w->label, -1))
+        kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
+                       "start-up shard sync: %zu lease%s created; the worker takes leases "
+                       "after the sync's sleep of %.0f s (shardSyncIntervalMillis)",
+                       a->table->n_live - before, kds_trace_s(a->table->n_live - before),
+                       sim_to_s(a->cfg.sync_sleep));
+    if (a->cfg.sync_sleep > 0) {
+        w->sync_sleeping = true;
+        w->ev_sync = sim_at(s, now + a->cfg.sync_sleep, sync_event, w);
+        return;
+    }
     coordinator_start(w);
 }
 
@@ -1849,6 +1873,7 @@ static void worker_start(worker *w)
         a->efo_begin = now;
     add_change(a, w, "start");
     w->state = W_SYNC;
+    w->sync_sleeping = false;
     sync_begin(w, now);
     note_held(w);
     kds_kcl_check_converged(a, true);
@@ -2153,6 +2178,10 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
     fn(arg, "leases.sync_wait", kds_dist_text(v, sizeof v, &a->cfg.sync_wait_ms, "ms"),
        "wait of a worker that finds the table empty, checking it every 3 s, before it "
        "creates the leases (the KCL's random 1-30 s)");
+    snprintf(v, sizeof v, "%.0f s", sim_to_s(a->cfg.sync_sleep));
+    fn(arg, "leases.shard_sync_sleep", v,
+       "the KCL's shardSyncIntervalMillis: a worker whose start-up wait ended on an empty "
+       "table syncs shards and sleeps this long before it takes leases");
     fn(arg, "lease_table.scan", "consistent",
        "a scan reads every lease as last written (DynamoDB's scan is eventually "
        "consistent; its read units are charged as such)");

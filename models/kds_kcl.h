@@ -201,6 +201,9 @@ typedef struct kds_kcl_cfg {
     sim_dist sync_wait_ms;        /* wait of a worker that finds the table empty, which
                                      it checks every 3 s, before it creates the leases,
                                      ms (uniform 1-30 s) */
+    sim_time sync_sleep;          /* shardSyncIntervalMillis: the ShardSyncTask's sleep
+                                     after a sync it ran, so the start-up delay of a worker
+                                     that created the leases (60 s; kcl.md 4.4) */
     sim_time shard_sync_interval; /* leasesRecoveryAuditorExecutionFrequencyMillis: the
                                      periodic shard-sync auditor's delay between runs
                                      (2 min; first run 60 s after the start) */

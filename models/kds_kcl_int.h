@@ -101,6 +101,8 @@ struct worker {
     size_t n_seen;
     sim_event_id ev_renew, ev_take, ev_cleanup, ev_sync;
     sim_time sync_until;           /* W_SYNC: the end of the start-up wait for leases */
+    bool sync_sleeping;            /* W_SYNC: the wait is over and the worker's shard sync
+                                      sleeps (sync_sleep) before its coordinator starts */
     /* The periodic shard-sync auditor and, in 2.x, the leader decider (kcl.md 4.4, 7.1) */
     sim_event_id ev_audit, ev_elect, ev_loop;
     int32_t elected;               /* 2.x: the owner id the last election chose, or -1:

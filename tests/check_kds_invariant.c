@@ -183,6 +183,7 @@ static void kcl_world(kcl_fx *f, bool pause_a)
     f->wc.stream.shards = 1;
     kds_kcl_cfg_defaults(&f->kc);
     f->kc.name = "app";
+    f->kc.sync_sleep = 0; /* a takes the lease as it creates it, before b starts */
     f->wk[0] = (kds_kcl_worker_cfg){.name = "a", .start = 0};
     f->wk[1] = (kds_kcl_worker_cfg){.name = "b", .start = SIM_S(40)};
     if (pause_a) {

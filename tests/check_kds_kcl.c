@@ -67,7 +67,9 @@ static void fx_defaults(fixture *f, uint32_t shards, sim_time duration, double r
         c->efo = false;
         c->initial = KDS_START_TRIM_HORIZON;
         c->ckpt_records = 1000;
+        /* Workers take the leases as they start, except in the start-up tests. */
         c->sync_wait_ms = sim_dist_const(0);
+        c->sync_sleep = 0;
         for (size_t i = 0; i < workers; i++) {
             snprintf(f->names[a][i], sizeof f->names[a][i], "w%zu", i + 1);
             f->wk[a][i].name = f->names[a][i];
@@ -1291,20 +1293,24 @@ static sim_time first_move_to(fixture *f, size_t app, const char *to)
 
 /* Scheduler.shouldInitiateLeaseSync with a 10 s wait: w1, started at 0 on an empty
  * table, checks it (a Scan of one item) at 0, 3, 6 and 9 s and wakes at 12 s, past its
- * wait: it creates the leases and takes them. w2, started at 10 s, checks at 10 s (still
- * empty) and at 13 s finds the leases: it starts there and steals one at once, 7 s
- * before its own wait ends, and creates nothing. */
+ * wait: it runs the shard sync, which creates the leases and then sleeps
+ * shardSyncIntervalMillis (60 s) before w1 takes any. w2, started at 10 s, checks at
+ * 10 s (still empty) and at 13 s finds the leases: it starts there, 7 s before its own
+ * wait ends, creates nothing and, alone, takes all six. w1 starts taking at 72 s, from
+ * w2 (3 steals, one a pass). */
 START_TEST(startup_rechecks_empty_table)
 {
     fixture f;
-    fx_defaults(&f, 6, SIM_MIN(1), 600, SIM_S(10), 1, 2);
+    fx_defaults(&f, 6, SIM_MIN(2), 600, SIM_S(10), 1, 2);
     f.kcl[0].sync_wait_ms = sim_dist_const(10000);
+    f.kcl[0].sync_sleep = SIM_S(60); /* the KCL's default */
     f.wk[0][1].start = SIM_S(10);
     fx_run(&f);
     const kds_kcl_summary *s = sum(&f, 0);
-    ck_assert_int_eq(first_move_to(&f, 0, "w1"), SIM_S(12));
     ck_assert_int_eq(first_move_to(&f, 0, "w2"), SIM_S(13));
+    ck_assert_int_eq(first_move_to(&f, 0, "w1"), SIM_S(72));
     ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_TAKE], 6);
+    ck_assert_uint_eq(s->moves_by_cause[KDS_KCL_STEAL], 3);
     ck_assert_uint_eq(s->table->st.requests[KDS_DDB_CREATE], 6);
     /* The scans: the takers', the elections', and the checks (w1 four, w2 two). */
     ck_assert_uint_eq(wsum(&f, 0, "w1")->startup_checks, 4);

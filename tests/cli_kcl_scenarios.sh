@@ -82,7 +82,11 @@ check(len(ev) == 2 and ev[1]["worker"] == "worker-b" and ev[1]["converged_after_
       f"second-worker: the join did not converge at the third taker pass (40.1 s): {ev}")
 steals = [round(m["t_s"] - 180, 3) for m in c["lease_move_log"] if m["cause"] == "steal"]
 check(steals == [0.0, 20.05, 40.1], f"second-worker: steals at {steals} s after the join")
-check(worker(c, "worker-a")["leases_per_minute"][:3] == [6, 6, 6] and worker(c, "worker-b")["leases_per_minute"][-1] == 3,
+# worker-a creates the leases at 24 s and sleeps 60 s after that shard sync (the KCL's
+# shardSyncIntervalMillis): it holds none in minute 0, all six from 84 s.
+first = [m["t_s"] for m in c["lease_move_log"] if m["to"] == "worker-a"]
+check(first == [84.0] * 6, f"second-worker: worker-a takes at {first}, not 60 s after its shard sync")
+check(worker(c, "worker-a")["leases_per_minute"][:3] == [0, 6, 6] and worker(c, "worker-b")["leases_per_minute"][-1] == 3,
       "second-worker: leases per minute")
 
 # A crash at 4 min: worker-c's two leases taken 20-40 s after its last renewal (at most
@@ -106,8 +110,8 @@ exp = [m for m in c["lease_move_log"] if m["cause"] == "expiry"]
 check(len(exp) == 2 and all(m["from"] == "worker-c" and 180 < m["t_s"] < 225 for m in exp),
       f"gc-pause: expected two expiry moves during the pause: {exp}")
 wc = worker(c, "worker-c")
-check(wc["leases_self_expired"] + wc["leases_lost"] == 2 and wc["leases_held_end"] == 2,
-      f"gc-pause: worker-c gave up {wc['leases_self_expired']} + lost {wc['leases_lost']}, ends with {wc['leases_held_end']}")
+check(wc["leases_self_expired"] == 2 and wc["leases_held_end"] == 2,
+      f"gc-pause: worker-c gave up {wc['leases_self_expired']}, ends with {wc['leases_held_end']}")
 check(c["duplicates_from_failover"] > c["replay_expected"], "gc-pause: no zombie processing after the pause")
 check([e["event"] for e in c["worker_events"]][-2:] == ["pause", "resume"], f"gc-pause: events {c['worker_events']}")
 
@@ -173,7 +177,9 @@ check(old["worker_events"][1]["converged_after_s"] == 40.1, f"kcl3: 2.x join {ol
 conv = new["worker_events"][1]["converged_after_s"]
 check(conv is not None and 120 < conv <= 180, f"kcl3: the 3.x join converged after {conv} s, not in three balancing runs")
 bal = [m["t_s"] for m in new["lease_move_log"] if m["cause"] == "balance"]
-check(len(bal) == 3 and all(55 < b - a < 65 for a, b in zip(bal, bal[1:])), f"kcl3: balance moves at {bal}")
+# One move per balancing run (every third LAM run, 60 s apart); the new owner takes the
+# lease when its discoverer (every 10 s) next runs after the handoff.
+check(len(bal) == 3 and all(45 < b - a < 75 for a, b in zip(bal, bal[1:])), f"kcl3: balance moves at {bal}")
 check([w["leases_held_end"] for w in new["workers"]] == [3, 3], "kcl3: 3.x leases at the end")
 # Besides the leader's scans, each worker checks the table at its start (a scan of one
 # item): worker-b, joining a running application, once.
