@@ -1,6 +1,7 @@
 /* kds_consumer.c - the statistics shared by every consumer model (kds_consumer.h). */
 #include "kds_consumer.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,11 +64,24 @@ void kds_consumer_stats_deliver_all(kds_consumer_stats *cs, const kds_slice *v, 
         sim_series_add(&cs->delivered_min, done, (double)records);
 }
 
+/* A clamp of a distribution in `unit`: milliseconds from a second up as seconds
+ * ("10 s"), else "%g unit". */
+static void clamp_text(char *buf, size_t n, double v, const char *unit)
+{
+    if (strcmp(unit, "ms") == 0 && v >= 1000.0)
+        snprintf(buf, n, "%g s", v / 1000.0);
+    else
+        snprintf(buf, n, "%g %s", v, unit);
+}
+
 const char *kds_dist_text(char *buf, size_t n, const sim_dist *d, const char *unit)
 {
+    /* The law's own range, before the clamps: a clamp inside it bounds the draws. */
+    double lo = 0.0, hi = INFINITY;
     switch (d->kind) {
     case SIM_DIST_CONST:
         snprintf(buf, n, "constant %g %s", d->a, unit);
+        lo = hi = d->a;
         break;
     case SIM_DIST_LOGNORMAL:
         snprintf(buf, n, "lognormal, median %g %s, sigma %g", d->a, unit, d->b);
@@ -77,11 +91,27 @@ const char *kds_dist_text(char *buf, size_t n, const sim_dist *d, const char *un
         break;
     case SIM_DIST_UNIFORM:
         snprintf(buf, n, "uniform, %g to %g %s", d->a, d->b, unit);
+        lo = d->a;
+        hi = d->b;
         break;
     default:
         snprintf(buf, n, "%s(%g, %g) %s", sim_dist_kind_name(d->kind), d->a, d->b, unit);
+        lo = d->kind == SIM_DIST_NORMAL ? -INFINITY : d->kind == SIM_DIST_PARETO ? d->a : 0.0;
         break;
     }
+    bool bounds_lo = d->min > lo, bounds_hi = d->max < hi;
+    size_t len = strlen(buf);
+    if ((!bounds_lo && !bounds_hi) || len + 1 >= n)
+        return buf;
+    char a[32], b[32];
+    clamp_text(a, sizeof a, d->min, unit);
+    clamp_text(b, sizeof b, d->max, unit);
+    if (bounds_lo && bounds_hi)
+        snprintf(buf + len, n - len, ", within [%s, %s]", a, b);
+    else if (bounds_lo)
+        snprintf(buf + len, n - len, ", at least %s", a);
+    else
+        snprintf(buf + len, n - len, ", at most %s", b);
     return buf;
 }
 

@@ -173,7 +173,11 @@ typedef struct kds_consumer_ops {
     void (*free)(kds_consumer *c);                    /* NULL-safe on the model side */
 } kds_consumer_ops;
 
-/* "lognormal, median 25 ms, sigma 0.4" and the like, for assumption values. */
+/* "lognormal, median 25 ms, sigma 0.4" and the like, for assumption values, in buf (n
+ * bytes, always NUL-terminated; returns buf), with the clamps that bound the draws:
+ * ", within [1 ms, 10 s]", ", at least 1 ms" or ", at most 900 s" (in `unit`, and
+ * milliseconds from a second up as seconds). A clamp at the edge of the law's own range
+ * (0 under a lognormal, a uniform's ends) bounds nothing and is not shown. */
 const char *kds_dist_text(char *buf, size_t n, const sim_dist *d, const char *unit);
 
 struct kds_consumer {

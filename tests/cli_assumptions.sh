@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# cli_assumptions.sh - the report lists the assumptions it ran with (the charter: a
+# number AWS does not publish is a setting with a documented default, and the report
+# lists it): one scenario with a reader of every kind is run, and its `assumptions`
+# array is checked for the settings each reader used, with their values. A distribution
+# shows the clamps that bound it.
+#
+# usage: bash tests/cli_assumptions.sh KDSIM SOURCE_DIR
+set -u
+
+. "$(dirname "$0")/testcli.sh"
+cli_start "$@"
+cli_tmpdir
+
+# A reader of every kind: EFO through each kind that can, polling through the others.
+cat >"$tmp/all.yaml" <<'EOF'
+name: all-readers
+duration: 2m
+stream: {name: s, shards: 2}
+producers:
+  - {name: p, rate: 200 records/s, record_size: 1 KiB}
+consumers:
+  - {name: e, kind: efo}
+  - {name: le, kind: lambda, retrieval: efo}
+  - {name: lp, kind: lambda}
+  - {name: ke, kind: kcl, retrieval: efo, workers: [{name: w, start: 0s}]}
+  - {name: fe, kind: flink, retrieval: efo}
+  - {name: fp, kind: flink}
+  - {name: fh, kind: firehose}
+  - {name: po, kind: polling}
+EOF
+
+# run NAME ARGS...: kdsim run ARGS --json into $tmp/NAME.json; fails a check and
+# returns 1 unless the exit status is 0 and stderr is empty.
+run() {
+    local name=$1
+    shift
+    "$kdsim" run "$@" --json >"$tmp/$name.json" 2>"$tmp/$name.err"
+    local rc=$?
+    if [ $rc -ne 0 ] || [ -s "$tmp/$name.err" ]; then
+        fail "kdsim run $*: exit status $rc"
+        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
+        return 1
+    fi
+}
+
+# assume NAME PYTHON...: the python checks, with `a` the report's assumptions of
+# $tmp/NAME.json as {setting: value} and bad(MSG) failing one check.
+assume() {
+    local name=$1
+    shift
+    if ! python3 - "$tmp/$name.json" "$@" <<'EOF'; then
+import json, sys
+r = json.load(open(sys.argv[1]))
+a = {x["setting"]: x["value"] for x in r["assumptions"]}
+ok = True
+def bad(msg):
+    global ok
+    print("FAIL " + msg)
+    ok = False
+def want(setting, value):
+    if setting not in a:
+        bad(f"{setting} is not listed in the assumptions")
+    elif value is not None and a[setting] != value:
+        bad(f"{setting} is {a[setting]!r}, expected {value!r}")
+def unlisted(setting):
+    if setting in a:
+        bad(f"{setting} is listed ({a[setting]!r}) where it does not apply")
+for code in sys.argv[2:]:
+    exec(code)
+sys.exit(0 if ok else 1)
+EOF
+        failed=$((failed + 1))
+    fi
+}
+
+run all "$tmp/all.yaml" && assume all '
+want("producers[0].latency", "lognormal, median 20 ms, sigma 0.5, within [1 ms, 10 s]")
+want("consumers[0].push_delay", "lognormal, median 65 ms, sigma 0.3, within [1 ms, 10 s]")
+want("consumers[0].subscribe_latency",
+     "lognormal, median 100 ms, sigma 0.5, within [1 ms, 60 s]")
+want("consumers[1].function.duration",
+     "lognormal, median 50 ms, sigma 0.5, within [1 ms, 900 s]")
+want("consumers[2].call_latency", "lognormal, median 40 ms, sigma 0.4, within [1 ms, 10 s]")
+want("consumers[6].put_latency", "lognormal, median 200 ms, sigma 0.5, within [10 ms, 60 s]")
+# The KCL waits uniformly 1 to 30 s: that range is the law own, not a clamp.
+want("consumers[3].leases.sync_wait", "uniform, 1000 to 30000 ms")'
+
+# Distributions given without clamps have none; one clamp shows alone.
+sed -e 's/{name: p, rate: 200 records\/s,/&\
+     latency: {dist: lognormal, median: 30ms, sigma: 1},/' \
+    -e 's/{name: e, kind: efo}/{name: e, kind: efo,\
+     push_delay: {dist: lognormal, median: 70ms, sigma: 0.2, max: 2s}}/' \
+    -e 's/{name: lp, kind: lambda}/{name: lp, kind: lambda,\
+     call_latency: {dist: normal, mean: 40ms, stddev: 10ms}}/' \
+    -e 's/{name: le, kind: lambda, retrieval: efo}/{name: le, kind: lambda, retrieval: efo,\
+     function: {duration: {dist: exp, mean: 50ms, min: 5ms}}}/' \
+    "$tmp/all.yaml" >"$tmp/given.yaml"
+run given "$tmp/given.yaml" && assume given '
+want("producers[0].latency", "lognormal, median 30 ms, sigma 1")
+want("consumers[0].push_delay", "lognormal, median 70 ms, sigma 0.2, at most 2 s")
+want("consumers[2].call_latency", "normal(40, 10) ms, at least 0 ms")
+want("consumers[1].function.duration", "exponential, mean 50 ms, at least 5 ms")'
+
+cli_finish cli_assumptions
