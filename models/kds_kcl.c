@@ -2163,12 +2163,16 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
 {
     const kcl *a = (const kcl *)base;
     char v[128];
-    if (!a->cfg.efo)
+    if (!a->cfg.efo) {
         fn(arg, "call_latency", kds_dist_text(v, sizeof v, &a->cfg.call_latency_ms, "ms"),
            "GetRecords round trip; AWS publishes no figure");
-    else
+    } else {
         fn(arg, "push_delay", kds_dist_text(v, sizeof v, &a->cfg.efo_cfg.push_delay_ms, "ms"),
            "write-to-push delay; AWS says about 70 ms");
+        fn(arg, "subscribe_latency",
+           kds_dist_text(v, sizeof v, &a->cfg.efo_cfg.subscribe_ms, "ms"),
+           "SubscribeToShard round trip at each 5-minute renewal; AWS publishes no figure");
+    }
     snprintf(v, sizeof v, "%u B", a->table->cfg.item_bytes);
     fn(arg, "lease_table.item_size", v,
        "size of one lease item, which sets the scan's read units; about 300 B for a "

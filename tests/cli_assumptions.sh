@@ -74,7 +74,25 @@ EOF
     fi
 }
 
-run all "$tmp/all.yaml" && assume all '
+run all "$tmp/all.yaml" || {
+    cli_finish cli_assumptions
+    exit
+}
+
+# --- every EFO reader lists its push mechanics, a polling one its GetRecords ----------
+# consumers[0] efo, [1] lambda efo, [3] kcl efo, [4] flink efo; [2], [5], [7] poll.
+assume all '
+for i in (0, 1, 3, 4):
+    for k in ("push_delay", "subscribe_latency"):
+        want(f"consumers[{i}].{k}", None)
+    unlisted(f"consumers[{i}].call_latency")
+for i in (2, 5, 7):
+    want(f"consumers[{i}].call_latency", None)
+    for k in ("push_delay", "subscribe_latency"):
+        unlisted(f"consumers[{i}].{k}")'
+
+# --- distributions show the clamps that bound them ------------------------------------
+assume all '
 want("producers[0].latency", "lognormal, median 20 ms, sigma 0.5, within [1 ms, 10 s]")
 want("consumers[0].push_delay", "lognormal, median 65 ms, sigma 0.3, within [1 ms, 10 s]")
 want("consumers[0].subscribe_latency",
