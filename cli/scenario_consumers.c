@@ -49,6 +49,13 @@ void kdsim_load_start(ywalk *w, yaml_node_t *cm, const char *path, kds_start_kin
                  STARTS[*start]);
 }
 
+void kdsim_load_efo(ywalk *w, yaml_node_t *cm, const char *path, kds_efo_cfg *c)
+{
+    yw_dist(w, cm, path, "push_delay", false, 'd', &c->push_delay_ms);
+    yw_dist(w, cm, path, "subscribe_latency", false, 'd', &c->subscribe_ms);
+    yw_duration(w, cm, path, "push_interval", false, SIM_MS(1), SIM_MIN(1), &c->push_interval);
+}
+
 void kdsim_load_pause(ywalk *w, yaml_node_t *cm, const char *path, sim_time *at, sim_time *len)
 {
     char kp[PATH];
@@ -138,7 +145,8 @@ static void load_efo(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *
 {
     static const char *const keys[] = {"name", "kind", "start_position", "start_timestamp",
                                        "start_sequence", "push_delay", "subscribe_latency",
-                                       "processing", "start", "pause", NULL};
+                                       "push_interval", "processing", "start", "pause",
+                                       NULL};
     kds_efo_consumer_cfg *c = kdsim_keep(sc, 1, sizeof *c);
     kds_efo_consumer_cfg_defaults(c);
     cc->kind = KDS_CONSUMER_MODEL;
@@ -148,8 +156,7 @@ static void load_efo(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *
     yw_check_keys(w, cm, path, keys);
     yw_str(w, cm, path, "name", false, &c->name);
     kdsim_load_start(w, cm, path, &c->start, &c->start_time, &c->start_pos);
-    yw_dist(w, cm, path, "push_delay", false, 'd', &c->efo.push_delay_ms);
-    yw_dist(w, cm, path, "subscribe_latency", false, 'd', &c->efo.subscribe_ms);
+    kdsim_load_efo(w, cm, path, &c->efo);
     yw_dist(w, cm, path, "processing", false, 'd', &c->process_ms);
     yw_duration(w, cm, path, "start", false, 0, MAX_DURATION, &c->begin);
     kdsim_load_pause(w, cm, path, &c->pause_at, &c->pause_for);

@@ -14,12 +14,12 @@ void kdsim_load_flink(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char 
         "name",           "kind",           "retrieval",          "consumer_name",
         "start_position", "start_timestamp", "start_sequence",    "poll_interval",
         "max_records",    "call_latency",   "push_delay",         "subscribe_latency",
-        "processing",     "checkpoint_interval", "checkpoint_duration", "failures",
-        "restart_delay",  "shard_discovery_interval", "start",   NULL};
+        "push_interval",  "processing",     "checkpoint_interval", "checkpoint_duration",
+        "failures",       "restart_delay",  "shard_discovery_interval", "start", NULL};
     static const char *const polling_only[] = {"poll_interval", "max_records", "call_latency",
                                                NULL};
     static const char *const efo_only[] = {"consumer_name", "push_delay", "subscribe_latency",
-                                           NULL};
+                                           "push_interval", NULL};
     kds_flink_cfg *c = kdsim_keep(sc, 1, sizeof *c);
     kds_flink_cfg_defaults(c);
     cc->kind = KDS_CONSUMER_MODEL;
@@ -36,8 +36,7 @@ void kdsim_load_flink(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char 
         kdsim_refuse_keys(w, cm, path, polling_only, "polling");
         if (yw_str(w, cm, path, "consumer_name", false, &c->consumer_name))
             kdsim_check_name(w, cm, path, c->consumer_name);
-        yw_dist(w, cm, path, "push_delay", false, 'd', &c->efo.push_delay_ms);
-        yw_dist(w, cm, path, "subscribe_latency", false, 'd', &c->efo.subscribe_ms);
+        kdsim_load_efo(w, cm, path, &c->efo);
     } else {
         kdsim_refuse_keys(w, cm, path, efo_only, "efo");
         yw_duration(w, cm, path, "poll_interval", false, SIM_MS(1), SIM_HOUR(1),

@@ -9,6 +9,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "kds_efo.h"
 #include "kds_poller.h"
 #include "kds_world.h"
 #include "scenario.h"
@@ -73,6 +74,11 @@ void kdsim_load_flink(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char 
 /* start_position / start_timestamp / start_sequence. */
 void kdsim_load_start(ywalk *w, yaml_node_t *cm, const char *path, kds_start_kind *start,
                       sim_time *start_time, uint64_t *start_pos);
+
+/* The push mechanics of a consumer reading through enhanced fan-out, each kind with the
+ * same keys: push_delay and subscribe_latency (distributions, ms) and push_interval (a
+ * duration, 1 ms to 1 min), into *c; keys absent leave it as it is. */
+void kdsim_load_efo(ywalk *w, yaml_node_t *cm, const char *path, kds_efo_cfg *c);
 
 /* pause: {at, for}. */
 void kdsim_load_pause(ywalk *w, yaml_node_t *cm, const char *path, sim_time *at,

@@ -309,12 +309,14 @@ void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *p
         "name",          "kind",          "application_name", "retrieval",
         "start_position", "start_timestamp", "poll_interval", "max_records",
         "max_pending_batches", "call_latency", "push_delay", "subscribe_latency",
-        "processing",    "checkpoint",    "leases",           "lease_table",
-        "workers",       "deployment",    "lease_assignment", "kcl3",
+        "push_interval", "processing",    "checkpoint",       "leases",
+        "lease_table",   "workers",       "deployment",       "lease_assignment",
+        "kcl3",
         NULL};
     static const char *const polling_only[] = {"poll_interval", "max_records", "call_latency",
                                                NULL};
-    static const char *const efo_only[] = {"push_delay", "subscribe_latency", NULL};
+    static const char *const efo_only[] = {"push_delay", "subscribe_latency", "push_interval",
+                                           NULL};
     kds_kcl_cfg *c = kdsim_keep(sc, 1, sizeof *c);
     kds_kcl_cfg_defaults(c);
     cc->kind = KDS_CONSUMER_MODEL;
@@ -350,8 +352,7 @@ void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *p
     if (yw_u64(w, cm, path, "max_pending_batches", false, 1, 16, &u))
         c->max_pending = (uint32_t)u;
     yw_dist(w, cm, path, "call_latency", false, 'd', &c->call_latency_ms);
-    yw_dist(w, cm, path, "push_delay", false, 'd', &c->efo_cfg.push_delay_ms);
-    yw_dist(w, cm, path, "subscribe_latency", false, 'd', &c->efo_cfg.subscribe_ms);
+    kdsim_load_efo(w, cm, path, &c->efo_cfg);
     kdsim_load_processing(w, cm, path, &c->process_ms, &c->process_ms_per_record);
     load_checkpoint(w, cm, path, c);
     load_leases(w, cm, path, c);

@@ -13,7 +13,8 @@ static const char *const RETRIEVALS[] = {"polling", "efo", NULL};
 static const char *const LAMBDA_STARTS[] = {"trim_horizon", "latest", "at_timestamp", NULL};
 static const char *const DESTS[] = {"none", "sqs", "sns", "s3", NULL};
 static const char *const POLLING_ONLY[] = {"poll_interval", "call_latency", NULL};
-static const char *const EFO_ONLY[] = {"push_delay", "subscribe_latency", NULL};
+static const char *const EFO_ONLY[] = {"push_delay", "subscribe_latency", "push_interval",
+                                       NULL};
 
 /* maximum_record_age: -1 (no limit, the default) or a duration of 60 s to 7 days, as
  * MaximumRecordAgeInSeconds. */
@@ -73,8 +74,8 @@ void kdsim_load_lambda(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char
         "start_position", "start_timestamp", "start", "creation_delay", "function",
         "maximum_retry_attempts", "maximum_record_age", "bisect_batch_on_function_error",
         "report_batch_item_failures", "on_failure_destination", "poll_interval",
-        "call_latency", "push_delay", "subscribe_latency", "retry_delay", "retry_delay_max",
-        "throttle_retry", "record_overhead", NULL};
+        "call_latency", "push_delay", "subscribe_latency", "push_interval", "retry_delay",
+        "retry_delay_max", "throttle_retry", "record_overhead", NULL};
     kds_lambda_cfg *c = kdsim_keep(sc, 1, sizeof *c);
     kds_lambda_cfg_defaults(c);
     cc->kind = KDS_CONSUMER_MODEL;
@@ -127,8 +128,7 @@ void kdsim_load_lambda(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char
     /* Keys of the other retrieval are refused, as Flink's and the KCL's are. */
     if (c->retrieval == KDS_LAMBDA_EFO) {
         kdsim_refuse_keys(w, cm, path, POLLING_ONLY, "polling");
-        yw_dist(w, cm, path, "push_delay", false, 'd', &c->efo.push_delay_ms);
-        yw_dist(w, cm, path, "subscribe_latency", false, 'd', &c->efo.subscribe_ms);
+        kdsim_load_efo(w, cm, path, &c->efo);
     } else {
         kdsim_refuse_keys(w, cm, path, EFO_ONLY, "efo");
         yw_duration(w, cm, path, "poll_interval", false, SIM_MS(100), SIM_MIN(10),

@@ -8,6 +8,7 @@
 
 #include "kds_trace.h"
 #include "sim_err.h"
+#include "sim_units.h"
 
 void kds_efo_cfg_defaults(kds_efo_cfg *cfg)
 {
@@ -19,6 +20,18 @@ void kds_efo_cfg_defaults(kds_efo_cfg *cfg)
     cfg->push_interval = SIM_MS(200);
 }
 
+void kds_efo_assumptions(const kds_efo_cfg *cfg, kds_assume_fn fn, void *arg)
+{
+    char v[128];
+    fn(arg, "push_delay", kds_dist_text(v, sizeof v, &cfg->push_delay_ms, "ms"),
+       "write-to-push delay; AWS says about 70 ms");
+    fn(arg, "subscribe_latency", kds_dist_text(v, sizeof v, &cfg->subscribe_ms, "ms"),
+       "SubscribeToShard round trip at each 5-minute renewal; AWS publishes no figure");
+    sim_fmt_duration(v, sizeof v, cfg->push_interval);
+    fn(arg, "push_interval", v,
+       "time between the pushes of a subscription behind the tip of its shard, each as "
+       "much as its 2 MiB/s allows; AWS publishes no figure");
+}
 
 static void collect(void *ctx, const kds_slice *sl)
 {
@@ -482,11 +495,7 @@ static void figures(const kds_consumer *base, kds_figure_fn fn, void *arg)
 static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
 {
     const efo_consumer *c = (const efo_consumer *)base;
-    char v[128];
-    fn(arg, "push_delay", kds_dist_text(v, sizeof v, &c->cfg.efo.push_delay_ms, "ms"),
-       "write-to-push delay; AWS says about 70 ms");
-    fn(arg, "subscribe_latency", kds_dist_text(v, sizeof v, &c->cfg.efo.subscribe_ms, "ms"),
-       "SubscribeToShard round trip at each 5-minute renewal; AWS publishes no figure");
+    kds_efo_assumptions(&c->cfg.efo, fn, arg);
 }
 
 static void free_consumer(kds_consumer *base)

@@ -34,11 +34,17 @@ typedef struct kds_efo_cfg {
                                 (lognormal, median 100 ms, sigma 0.5; assumption) */
     sim_time session;        /* a subscription lasts 5 min */
     uint64_t bytes_per_s;    /* per consumer per shard: 2 MiB/s */
-    sim_time push_interval;  /* catch-up push cadence when behind (200 ms; assumption) */
+    sim_time push_interval;  /* catch-up push cadence when behind (200 ms; assumption:
+                                AWS says only that a consumer behind catches up) */
 } kds_efo_cfg;
 
 /* Zero *cfg and fill in the defaults given in the field comments. Never fails. */
 void kds_efo_cfg_defaults(kds_efo_cfg *cfg);
+
+/* The assumptions of *cfg, for the assumptions function of a consumer reading through
+ * EFO: push_delay, subscribe_latency and push_interval, each reported through fn(arg,
+ * key, value, why) under the consumer's own keys. */
+void kds_efo_assumptions(const kds_efo_cfg *cfg, kds_assume_fn fn, void *arg);
 
 typedef struct kds_efo_sub kds_efo_sub;
 

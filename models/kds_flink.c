@@ -662,10 +662,7 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
         fn(arg, "throttle_backoff", v, "the Flink Kinesis connector's GetRecords backoff "
                                        "defaults, not an AWS figure");
     } else {
-        fn(arg, "push_delay", kds_dist_text(v, sizeof v, &c->efo.push_delay_ms, "ms"),
-           "write-to-push delay; AWS says about 70 ms");
-        fn(arg, "subscribe_latency", kds_dist_text(v, sizeof v, &c->efo.subscribe_ms, "ms"),
-           "SubscribeToShard round trip at each 5-minute renewal; AWS publishes no figure");
+        kds_efo_assumptions(&c->efo, fn, arg);
     }
     sim_fmt_duration(v, sizeof v, c->checkpoint_interval);
     fn(arg, "checkpoint_interval", v,

@@ -2167,11 +2167,7 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
         fn(arg, "call_latency", kds_dist_text(v, sizeof v, &a->cfg.call_latency_ms, "ms"),
            "GetRecords round trip; AWS publishes no figure");
     } else {
-        fn(arg, "push_delay", kds_dist_text(v, sizeof v, &a->cfg.efo_cfg.push_delay_ms, "ms"),
-           "write-to-push delay; AWS says about 70 ms");
-        fn(arg, "subscribe_latency",
-           kds_dist_text(v, sizeof v, &a->cfg.efo_cfg.subscribe_ms, "ms"),
-           "SubscribeToShard round trip at each 5-minute renewal; AWS publishes no figure");
+        kds_efo_assumptions(&a->cfg.efo_cfg, fn, arg);
     }
     snprintf(v, sizeof v, "%u B", a->table->cfg.item_bytes);
     fn(arg, "lease_table.item_size", v,

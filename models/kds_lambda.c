@@ -1176,10 +1176,7 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
         fn(arg, "call_latency", kds_dist_text(v, sizeof v, &c->call_latency_ms, "ms"),
            "GetRecords round trip; AWS publishes no figure");
     } else {
-        fn(arg, "push_delay", kds_dist_text(v, sizeof v, &c->efo.push_delay_ms, "ms"),
-           "write-to-push delay; AWS says about 70 ms");
-        fn(arg, "subscribe_latency", kds_dist_text(v, sizeof v, &c->efo.subscribe_ms, "ms"),
-           "SubscribeToShard round trip at each 5-minute renewal; AWS publishes no figure");
+        kds_efo_assumptions(&c->efo, fn, arg);
     }
     snprintf(v, sizeof v, "%g s", sim_to_s(c->creation_delay));
     fn(arg, "creation_delay", v,

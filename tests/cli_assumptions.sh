@@ -85,11 +85,56 @@ assume all '
 for i in (0, 1, 3, 4):
     for k in ("push_delay", "subscribe_latency"):
         want(f"consumers[{i}].{k}", None)
+    want(f"consumers[{i}].push_interval", "200ms")
     unlisted(f"consumers[{i}].call_latency")
 for i in (2, 5, 7):
     want(f"consumers[{i}].call_latency", None)
-    for k in ("push_delay", "subscribe_latency"):
+    for k in ("push_delay", "subscribe_latency", "push_interval"):
         unlisted(f"consumers[{i}].{k}")'
+
+# push_interval, the catch-up push cadence, is a setting of every EFO reader, and only
+# of those.
+run pi "$tmp/all.yaml" --set 'consumers[0].push_interval=50ms' \
+    --set 'consumers[1].push_interval=1s' --set 'consumers[3].push_interval=300ms' \
+    --set 'consumers[4].push_interval=1m' && assume pi '
+for i, v in ((0, "50ms"), (1, "1s"), (3, "300ms"), (4, "1m")):
+    want(f"consumers[{i}].push_interval", v)'
+for i in 2 5; do
+    if k pipoll$i 2 run "$tmp/all.yaml" --set "consumers[$i].push_interval=1s"; then
+        grep -q "consumers\[$i\].push_interval: applies to retrieval: efo only" \
+            "$tmp/pipoll$i.err" || fail "consumers[$i].push_interval with polling: $(
+                head -1 "$tmp/pipoll$i.err")"
+    fi
+done
+for v in 0s 2m; do
+    if k pirange 2 run "$tmp/all.yaml" --set "consumers[0].push_interval=$v"; then
+        grep -q "consumers\[0\].push_interval" "$tmp/pirange.err" ||
+            fail "push_interval $v: $(head -1 "$tmp/pirange.err")"
+    fi
+done
+# A subscription 60 s behind catches up within the run at 2 MiB/s (pushes every 200 ms
+# take what the budget refilled), not with pushes every 2 s (each at most the 1 s burst
+# of 2 MiB: about 1 MiB/s against the 0.88 MiB/s written).
+cat >"$tmp/behind.yaml" <<'EOF'
+name: behind
+duration: 3m
+stream: {name: s, shards: 1}
+producers:
+  - {name: p, rate: 900 records/s, record_size: 1 KiB}
+consumers:
+  - {name: e, kind: efo, start: 60s, start_position: trim_horizon}
+EOF
+# unread NAME MIN MAX: consumers[0] of $tmp/NAME.json leaves MIN to MAX records unread.
+unread() {
+    local n
+    n=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["consumers"][0]
+        ["records_unread"])' "$tmp/$1.json") || n=-1
+    [ "$n" -ge "$2" ] && [ "$n" -le "$3" ] ||
+        fail "$1: $n records unread at the end, expected $2 to $3"
+}
+run behind "$tmp/behind.yaml" && unread behind 0 0
+run behind2s "$tmp/behind.yaml" --set 'consumers[0].push_interval=2s' &&
+    unread behind2s 10000 100000
 
 # --- distributions show the clamps that bound them ------------------------------------
 assume all '
