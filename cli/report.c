@@ -226,6 +226,15 @@ static json_t *assumptions_json(const kds_world *w)
            "shard's byte budget is not overdrawn, and overdraws it by its size");
     sim_fmt_duration(v, sizeof v, (sim_time)llround(s->read_burst_s * 1e9));
     assume(a, "stream.limits.read_burst", v, "depth of the per-shard read token buckets");
+    bool efo = false;
+    for (size_t i = 0; i < w->n_consumers; i++)
+        efo = efo || w->consumers[i]->st.efo_registered >= 0;
+    if (efo) {
+        sim_fmt_duration(v, sizeof v, (sim_time)llround(s->efo_burst_s * 1e9));
+        assume(a, "stream.limits.efo_burst", v,
+               "depth of each enhanced fan-out consumer's own 2 MiB/s token bucket on a "
+               "shard; AWS gives the rate, not the depth");
+    }
     for (size_t i = 0; i < w->n_producers; i++) {
         const kds_producer_cfg *c = kds_producer_cfg_get(w->producers[i]);
         char key[200];

@@ -76,6 +76,7 @@ static void load_limits(ywalk *w, yaml_node_t *m, const char *path, kds_stream_c
     static const char *const keys[] = {
         "write_bytes", "write_records", "write_burst", "large_record_tank",
         "large_record_refill", "read_calls", "read_bytes", "read_records", "read_burst",
+        "efo_burst",
         "max_records_per_call", "max_bytes_per_call", "big_read_penalty",
         "short_read_penalty", "iterator_ttl", NULL};
     if (!yw_is_map(w, m, path))
@@ -102,6 +103,8 @@ static void load_limits(ywalk *w, yaml_node_t *m, const char *path, kds_stream_c
         c->read_records_per_s = (uint64_t)llround(v);
     if (yw_duration(w, m, path, "read_burst", false, SIM_MS(1), SIM_S(3600), &t))
         c->read_burst_s = sim_to_s(t);
+    if (yw_duration(w, m, path, "efo_burst", false, SIM_MS(1), SIM_S(3600), &t))
+        c->efo_burst_s = sim_to_s(t);
     uint64_t u;
     if (yw_u64(w, m, path, "max_records_per_call", false, 1, 10000, &u))
         c->max_records_per_call = (uint32_t)u;

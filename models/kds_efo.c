@@ -207,7 +207,9 @@ int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
     sub->cs = cs;
     sub->bill = cs;
     sim_time now = sim_now(s);
-    kds_bucket_init(&sub->budget, cfg->bytes_per_s, cfg->bytes_per_s, now);
+    /* The budget's depth: stream.limits.efo_burst seconds of it (at least 1 B). */
+    double depth = floor((double)cfg->bytes_per_s * st->cfg.efo_burst_s + 0.5);
+    kds_bucket_init(&sub->budget, cfg->bytes_per_s, depth < 1.0 ? 1 : (uint64_t)depth, now);
     kds_stream_trim(st, sh);
     const kds_log *l = &sh->log;
     switch (start) {

@@ -10,7 +10,8 @@
  * delay drawn from a distribution (about 70 ms typical); no event is scheduled for it.
  * A subscription that falls behind (its 2 MiB/s budget short, between sessions, or
  * paused by its owner) catches up with push events every `push_interval` until it is
- * live again. Delivery times never go backwards within a subscription.
+ * live again. The budget is a token bucket `efo_burst_s` seconds deep (the stream's
+ * setting: AWS gives the rate, not the depth). Delivery times never go backwards within a subscription.
  */
 #ifndef KDS_EFO_H
 #define KDS_EFO_H
@@ -72,7 +73,8 @@ struct kds_efo_sub {
                                  current at any time (a bill split at a mode switch) */
     kds_cursor cur;           /* next record to push */
     uint64_t start_pos;       /* first position this subscription was to read */
-    kds_bucket budget;        /* the consumer's own 2 MiB/s on this shard */
+    kds_bucket budget;        /* the consumer's own 2 MiB/s on this shard, the stream's
+                                 limits.efo_burst deep (efo_burst_s) */
     bool started;             /* positioned and registered */
     bool subscribed;          /* inside a session */
     bool live;                /* caught up: new runs are pushed on append */

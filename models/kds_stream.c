@@ -31,6 +31,7 @@ void kds_stream_cfg_defaults(kds_stream_cfg *cfg)
     cfg->read_calls_per_s = 5;
     cfg->read_bytes_per_s = 2 * KDS_MIB;
     cfg->read_burst_s = 1.0;
+    cfg->efo_burst_s = 1.0;
     cfg->max_records_per_call = 10000;
     cfg->max_bytes_per_call = 10 * KDS_MIB;
     cfg->big_read_penalty = SIM_S(5);

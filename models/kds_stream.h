@@ -77,6 +77,9 @@ typedef struct kds_stream_cfg {
     uint64_t read_records_per_s;  /* the quota page's 2,000 records/s, which conflicts
                                      with the 10,000-record call: 0 = off (default) */
     double read_burst_s;          /* depth in seconds of budget; assumption, 1 s */
+    double efo_burst_s;           /* depth of each enhanced fan-out consumer's own budget
+                                     on a shard (2 MiB/s, kds_efo.h), in seconds of it;
+                                     assumption, 1 s */
     uint32_t max_records_per_call;/* 10,000 */
     uint64_t max_bytes_per_call;  /* 10 MiB */
     sim_time big_read_penalty;    /* throttled window after a 10 MiB call: 5 s */

@@ -136,6 +136,21 @@ run behind "$tmp/behind.yaml" && unread behind 0 0
 run behind2s "$tmp/behind.yaml" --set 'consumers[0].push_interval=2s' &&
     unread behind2s 10000 100000
 
+# --- the EFO burst: each subscription's budget is stream.limits.efo_burst deep ----------
+# Listed with an EFO reader only; 100 ms deep, pushes every 200 ms take 1 MiB/s at most.
+assume all 'want("stream.limits.efo_burst", "1s")'
+run poll "$tmp/behind.yaml" --set 'consumers[0].kind=polling' &&
+    assume poll 'unlisted("stream.limits.efo_burst")'
+run burst "$tmp/behind.yaml" --set 'stream.limits.efo_burst=100ms' &&
+    unread burst 10000 100000 && assume burst 'want("stream.limits.efo_burst", "100ms")'
+run burst2s "$tmp/behind.yaml" --set 'stream.limits.efo_burst=2s' && unread burst2s 0 0
+for v in 0s 2h; do
+    if k burstrange 2 run "$tmp/behind.yaml" --set "stream.limits.efo_burst=$v"; then
+        grep -q "stream.limits.efo_burst: must be between 1ms and 1h" "$tmp/burstrange.err" ||
+            fail "efo_burst $v: $(head -1 "$tmp/burstrange.err")"
+    fi
+done
+
 # --- distributions show the clamps that bound them ------------------------------------
 assume all '
 want("producers[0].latency", "lognormal, median 20 ms, sigma 0.5, within [1 ms, 10 s]")
