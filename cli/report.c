@@ -218,6 +218,11 @@ static json_t *assumptions_json(const kds_world *w)
     assume(a, "stream.limits.write_burst", v,
            "depth of the per-shard write token buckets; AWS documents a bucket about one "
            "second deep, not its exact depth");
+    sim_fmt_bytes(v, sizeof v, s->large_record_tank);
+    assume(a, "stream.limits.large_record_tank", v,
+           "depth of the per-shard burst tank that lets records larger than the byte bucket "
+           "in; AWS says large records borrow from a tank (its quota page's PutRecord row "
+           "says 10 MiB), not how deep it is");
     sim_fmt_bytes(v, sizeof v, s->large_record_refill);
     strcat(v, "/s");
     assume(a, "stream.limits.large_record_refill", v,

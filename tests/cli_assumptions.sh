@@ -136,6 +136,14 @@ run behind "$tmp/behind.yaml" && unread behind 0 0
 run behind2s "$tmp/behind.yaml" --set 'consumers[0].push_interval=2s' &&
     unread behind2s 10000 100000
 
+# --- the stream's limits that AWS does not publish ----------------------------------------
+assume all '
+for k, v in (("write_burst", "1s"), ("large_record_tank", "10 MiB"),
+             ("large_record_refill", "1 MiB/s"), ("read_burst", "1s")):
+    want("stream.limits." + k, v)'
+run tank "$tmp/all.yaml" --set 'stream.limits.large_record_tank=4 MiB' &&
+    assume tank 'want("stream.limits.large_record_tank", "4 MiB")'
+
 # --- the EFO burst: each subscription's budget is stream.limits.efo_burst deep ----------
 # Listed with an EFO reader only; 100 ms deep, pushes every 200 ms take 1 MiB/s at most.
 assume all 'want("stream.limits.efo_burst", "1s")'
