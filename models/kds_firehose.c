@@ -676,6 +676,14 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
     fn(arg, "poll_phase", "uniform within one second per shard",
        "when in the second Firehose calls GetRecords on each shard; AWS publishes no "
        "figure");
+    if (f->cfg.full_backup) {
+        char p[32];
+        sim_fmt_duration(p, sizeof p, f->cfg.poll_period / 2);
+        snprintf(v, sizeof v, "%s after the delivery read", p);
+        fn(arg, "full_backup.phase", v,
+           "when the source-record backup's GetRecords call on each shard comes, half a "
+           "poll period after the delivery's; AWS publishes no figure");
+    }
 }
 
 static void free_firehose(kds_consumer *base)

@@ -1172,6 +1172,10 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
     fn(arg, "function.duration", kds_dist_text(v, sizeof v, &c->duration_ms, "ms"),
        "the function's run time per invocation: a property of your code; set it from the "
        "function's Duration metric");
+    snprintf(v, sizeof v, "%g ms", c->duration_ms_per_record);
+    fn(arg, "function.per_record", v,
+       "the function's run time added per record of the batch: a property of your code; set "
+       "it from the Duration metric of batches of different sizes");
     if (c->retrieval == KDS_LAMBDA_POLLING) {
         fn(arg, "call_latency", kds_dist_text(v, sizeof v, &c->call_latency_ms, "ms"),
            "GetRecords round trip; AWS publishes no figure");

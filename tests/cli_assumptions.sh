@@ -136,6 +136,16 @@ run behind "$tmp/behind.yaml" && unread behind 0 0
 run behind2s "$tmp/behind.yaml" --set 'consumers[0].push_interval=2s' &&
     unread behind2s 10000 100000
 
+# --- Lambda's run time per record; Firehose's backup read, with full backup only -------
+assume all '
+for i in (1, 2):
+    want(f"consumers[{i}].function.per_record", "0 ms")
+unlisted("consumers[6].full_backup.phase")'
+run lfh "$tmp/all.yaml" --set 'consumers[2].function.per_record=2ms' \
+    --set 'consumers[6].full_backup=true' && assume lfh '
+want("consumers[2].function.per_record", "2 ms")
+want("consumers[6].full_backup.phase", "500ms after the delivery read")'
+
 # --- the stream's limits that AWS does not publish ----------------------------------------
 assume all '
 for k, v in (("write_burst", "1s"), ("large_record_tank", "10 MiB"),
