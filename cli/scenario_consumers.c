@@ -157,7 +157,17 @@ static void load_efo(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *
     yw_str(w, cm, path, "name", false, &c->name);
     kdsim_load_start(w, cm, path, &c->start, &c->start_time, &c->start_pos);
     kdsim_load_efo(w, cm, path, &c->efo);
-    yw_dist(w, cm, path, "processing", false, 'd', &c->process_ms);
+    /* One distribution per push: the mapping of the other kinds is refused by name. */
+    yaml_node_t *pr = yw_get(w, cm, "processing");
+    if (pr && pr->type == YAML_MAPPING_NODE &&
+        (yw_get(w, pr, "per_batch") || yw_get(w, pr, "per_record"))) {
+        char kp[PATH];
+        yw_error(w, pr, yw_path(kp, sizeof kp, path, "processing"),
+                 "an efo consumer's processing is one distribution, the time of each push "
+                 "(like 5ms or {dist: exp, mean: 5ms}), not {per_batch, per_record}");
+    } else {
+        yw_dist(w, cm, path, "processing", false, 'd', &c->process_ms);
+    }
     yw_duration(w, cm, path, "start", false, 0, MAX_DURATION, &c->begin);
     kdsim_load_pause(w, cm, path, &c->pause_at, &c->pause_for);
 }

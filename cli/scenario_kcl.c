@@ -3,6 +3,7 @@
  * (models/kds_kcl.h). Every default is the KCL's (kcl.md). The key reference is
  * docs/consumers-kcl.md.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ static const char *const ASSIGNMENTS[] = {"taker", "worker_utilization", "lease_
 static const char *const METRICS[] = {"throughput", "cpu", NULL};
 #define MAX_WORKERS 10000
 #define MAX_WORKER_EVENTS 1000
+/* The KCL's maxPendingProcessRecordsInput is at most 5 (kcl.md, section 5.1). */
+#define MAX_PENDING_BATCHES 5
 
 static void load_checkpoint(ywalk *w, yaml_node_t *cm, const char *path, kds_kcl_cfg *c)
 {
@@ -349,8 +352,18 @@ void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *p
     uint64_t u;
     if (yw_u64(w, cm, path, "max_records", false, 1, 10000, &u))
         c->max_records = (uint32_t)u;
-    if (yw_u64(w, cm, path, "max_pending_batches", false, 1, 16, &u))
-        c->max_pending = (uint32_t)u;
+    if (yw_u64(w, cm, path, "max_pending_batches", false, 1, UINT64_MAX, &u)) {
+        if (u <= MAX_PENDING_BATCHES) {
+            c->max_pending = (uint32_t)u;
+        } else {
+            char kp[PATH];
+            yw_error(w, yw_get(w, cm, "max_pending_batches"),
+                     yw_path(kp, sizeof kp, path, "max_pending_batches"),
+                     "must be between 1 and %d, the KCL's maximum of "
+                     "maxPendingProcessRecordsInput, got %" PRIu64,
+                     MAX_PENDING_BATCHES, u);
+        }
+    }
     yw_dist(w, cm, path, "call_latency", false, 'd', &c->call_latency_ms);
     kdsim_load_efo(w, cm, path, &c->efo_cfg);
     kdsim_load_processing(w, cm, path, &c->process_ms, &c->process_ms_per_record);

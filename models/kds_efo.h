@@ -11,7 +11,8 @@
  * A subscription that falls behind (its 2 MiB/s budget short, between sessions, or
  * paused by its owner) catches up with push events every `push_interval` until it is
  * live again. The budget is a token bucket `efo_burst_s` seconds deep (the stream's
- * setting: AWS gives the rate, not the depth). Delivery times never go backwards within a subscription.
+ * setting: AWS gives the rate, not the depth). Delivery times never go backwards
+ * within a subscription.
  */
 #ifndef KDS_EFO_H
 #define KDS_EFO_H

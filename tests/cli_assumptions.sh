@@ -198,4 +198,64 @@ want("consumers[0].push_delay", "lognormal, median 70 ms, sigma 0.2, at most 2 s
 want("consumers[2].call_latency", "normal(40, 10) ms, at least 0 ms")
 want("consumers[1].function.duration", "exponential, mean 50 ms, at least 5 ms")'
 
+# --- the documented defaults are the ones the run assumed -------------------------------
+# Each reader's key table (README for producers, polling and efo; the kind's guide for
+# the others) gives the default the report lists, distributions with their clamps.
+python3 - "$tmp/all.json" <<'EOF' || failed=$((failed + 1))
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+readme = open("README.md").read()
+def part(text, start, end):
+    return text[text.index(start):text.index(end, text.index(start))]
+lam = open("docs/consumers-lambda.md").read()
+fhf = open("docs/consumers-firehose-flink.md").read()
+docs = {
+    "producers[0]": part(readme, "### `producers[]`", "### `consumers[]`"),
+    "consumers[0]": part(readme, "`kind: efo`", "`kind: lambda`"),
+    "consumers[1]": lam, "consumers[2]": lam,
+    "consumers[3]": open("docs/consumers-kcl.md").read(),
+    "consumers[4]": part(fhf, "## `kind: flink`", "### What the report says"),
+    "consumers[5]": part(fhf, "## `kind: flink`", "### What the report says"),
+    "consumers[6]": part(fhf, "## `kind: firehose`", "### What the report says"),
+    "consumers[7]": part(readme, "`kind: polling`", "`kind: efo`"),
+}
+keys = ("latency", "call_latency", "push_delay", "subscribe_latency", "push_interval",
+        "put_latency", "function.duration")
+ok, n = True, 0
+for a in r["assumptions"]:
+    owner, _, key = a["setting"].partition("].")
+    owner += "]"
+    if key not in keys or owner not in docs:
+        continue
+    rows = re.findall(r"^\| `" + re.escape(key) + r"` \| ([^|]*) \|", docs[owner], re.M)
+    # The report writes "65 ms", the docs "65ms", as scenarios do.
+    value = re.sub(r"(\d) (ms|s)\b", r"\1\2", a["value"])
+    if not rows or any(x.replace("`", "").strip() != value for x in rows):
+        print(f"FAIL {a['setting']}: the report assumes {value!r}, its docs say {rows}")
+        ok = False
+    n += 1
+if n < 20:
+    print(f"FAIL only {n} documented defaults were compared")
+    ok = False
+sys.exit(0 if ok else 1)
+EOF
+
+# A steps profile without `initial` writes nothing before its first step, as README says.
+grep -q '`{profile: steps, initial (0), steps: ' README.md ||
+    fail "README does not give the default of a steps profile's initial rate"
+cat >"$tmp/steps.yaml" <<'EOF'
+name: steps
+duration: 2m
+stream: {name: s, shards: 1}
+producers:
+  - {name: p, record_size: 1 KiB, rate: {profile: steps, steps: [{at: 60s, rate: 10 records/s}]}}
+EOF
+run steps "$tmp/steps.yaml" && python3 - "$tmp/steps.json" <<'EOF' || failed=$((failed + 1))
+import json, sys
+p = json.load(open(sys.argv[1]))["producers"][0]
+if not 590 <= p["records_written"] <= 600:
+    sys.exit(f"FAIL steps without initial: {p['records_written']} records written, "
+             "expected 60 s x 10 records/s")
+EOF
+
 cli_finish cli_assumptions
