@@ -22,6 +22,8 @@ typedef struct row {
     double records; /* the minute's IncomingRecords */
     double bytes;   /* the minute's IncomingBytes (0 without the column) */
     size_t line;    /* 1-based, for messages */
+    size_t col;     /* 1-based column of the time cell, for the timing messages */
+    size_t rec_col; /* 1-based column of the IncomingRecords cell */
 } row;
 
 typedef struct cell {
@@ -87,8 +89,10 @@ bool kdsim_parse_utc(const char *s, int64_t *unix_s)
         p += strlen(p);
     if (*p)
         return false;
-    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 60)
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] + (mo == 2 && leap) || h > 23 || mi > 59 ||
+        sec > 60)
         return false;
     *unix_s = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
     return true;
@@ -163,10 +167,13 @@ static void err_at(ydiag *g, const char *name, size_t line, size_t col, const ch
     ydiag_add(g, name, line ? &m : NULL, "", "%s", msg);
 }
 
+/* By time, then by line: rows of one minute stay in the file's order. */
 static int by_time(const void *pa, const void *pb)
 {
     const row *a = pa, *b = pb;
-    return a->t < b->t ? -1 : a->t > b->t;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    return a->line < b->line ? -1 : a->line > b->line;
 }
 
 /* A count cell: empty is 0 (a period without data), else a finite number >= 0. */
@@ -198,7 +205,16 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
     row *rows = NULL;
     size_t n_rows = 0, cap = 0;
     size_t line_no = 0;
-    for (size_t pos = 0; pos < len;) {
+    /* The first row's time (in the file's order): every row falls on a whole minute
+     * from it. */
+    bool have_first = false;
+    int64_t first_t = 0;
+    size_t first_line = 0;
+    /* Running sums in the file's order, to refuse one that is no longer finite. */
+    double sum_records = 0, sum_bytes = 0;
+    /* A UTF-8 byte order mark (as some spreadsheets write) is not part of the header. */
+    size_t start = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;
+    for (size_t pos = start; pos < len;) {
         const char *line = text + pos;
         const char *nl = memchr(line, '\n', len - pos);
         size_t ll = nl ? (size_t)(nl - line) : len - pos;
@@ -249,9 +265,9 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
                    need + 1, nc);
             continue;
         }
-        row r = {0, 0, 0, line_no};
-        char buf[64];
         const cell *tc = &cells[tcol];
+        row r = {0, 0, 0, line_no, tc->col, cells[rcol].col};
+        char buf[64];
         if (tc->len >= sizeof buf) {
             err_at(g, name, line_no, tc->col, "expected a UTC time like 2026-09-14T08:05:00Z");
             continue;
@@ -266,16 +282,31 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
             cell_text(&cells[rcol], buf, sizeof buf);
             err_at(g, name, line_no, cells[rcol].col,
                    "IncomingRecords: expected a count >= 0 (or an empty cell), got \"%s\"", buf);
+        } else if (isfinite(sum_records) && !isfinite(sum_records += r.records)) {
+            err_at(g, name, line_no, cells[rcol].col,
+                   "IncomingRecords: the column's sum is beyond what a double holds by this "
+                   "row (%g records)",
+                   r.records);
         }
         if (bcol >= 0 && !read_count(&cells[bcol], &r.bytes)) {
             cell_text(&cells[bcol], buf, sizeof buf);
             err_at(g, name, line_no, cells[bcol].col,
                    "IncomingBytes: expected a count >= 0 (or an empty cell), got \"%s\"", buf);
+        } else if (bcol >= 0 && isfinite(sum_bytes) && !isfinite(sum_bytes += r.bytes)) {
+            err_at(g, name, line_no, cells[bcol].col,
+                   "IncomingBytes: the column's sum is beyond what a double holds by this row "
+                   "(%g bytes)",
+                   r.bytes);
         }
         /* A row whose time reads takes part in the timing checks below even when a count
          * is bad: every error of the file is reported at once. */
         if (!time_ok)
             continue;
+        if (!have_first) {
+            have_first = true;
+            first_t = r.t;
+            first_line = line_no;
+        }
         if (n_rows == cap) {
             cap = cap ? cap * 2 : 1024;
             rows = realloc(rows, cap * sizeof *rows);
@@ -293,22 +324,26 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
         free(rows);
         return g->n > before ? SIM_EINVAL : 0;
     }
+    /* Every row is checked against the file's first row, whichever way the file runs:
+     * in a newest-first file a misaligned oldest row is the one reported. */
     qsort(rows, n_rows, sizeof *rows, by_time);
     int64_t t0 = rows[0].t;
+    size_t group = 0; /* the first row (in the file) of the current minute */
     for (size_t i = 0; i < n_rows; i++) {
-        if (i > 0 && rows[i].t == rows[i - 1].t) {
-            size_t first = rows[i - 1].line < rows[i].line ? rows[i - 1].line : rows[i].line;
-            size_t second = rows[i - 1].line < rows[i].line ? rows[i].line : rows[i - 1].line;
-            err_at(g, name, second, (size_t)1, "this minute already has a row (line %zu)", first);
-        } else if ((rows[i].t - t0) % 60 != 0) {
-            err_at(g, name, rows[i].line, (size_t)1,
-                   "rows must be whole minutes apart: this one is %lld s after the first row's "
-                   "minute (the trace must have a 1-minute period)",
-                   (long long)(rows[i].t - t0));
-        }
+        int64_t off = rows[i].t - first_t;
+        if (rows[i].t != rows[group].t)
+            group = i;
+        if (off % 60 != 0)
+            err_at(g, name, rows[i].line, rows[i].col,
+                   "rows must be whole minutes apart: this one is %lld s %s the first row's "
+                   "minute (line %zu; the trace must have a 1-minute period)",
+                   (long long)(off < 0 ? -off : off), off < 0 ? "before" : "after", first_line);
+        else if (group != i)
+            err_at(g, name, rows[i].line, rows[i].col, "this minute already has a row (line %zu)",
+                   rows[group].line);
     }
     if ((rows[n_rows - 1].t - t0) / 60 >= MAX_MINUTES)
-        err_at(g, name, rows[n_rows - 1].line, (size_t)1,
+        err_at(g, name, rows[n_rows - 1].line, rows[n_rows - 1].col,
                "the trace spans more than 400 days (the longest run)");
     if (g->n > before) {
         free(rows);
@@ -323,6 +358,12 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
     t->has_bytes = bcol >= 0;
     for (size_t i = 0; i < n_rows; i++) {
         size_t k = (size_t)((rows[i].t - t0) / 60);
+        if (i == 0 || rows[i].records > t->busiest_records ||
+            (rows[i].records == t->busiest_records && rows[i].line < t->busiest_line)) {
+            t->busiest_records = rows[i].records;
+            t->busiest_line = rows[i].line;
+            t->busiest_col = rows[i].rec_col;
+        }
         t->records[k] = rows[i].records;
         t->bytes[k] = rows[i].bytes;
         t->total_records += rows[i].records;
@@ -353,11 +394,12 @@ int kdsim_trace_read(const char *file, kdsim_trace *t, ydiag *g)
         if (got == 0)
             break;
     }
-    int bad = ferror(f);
+    int bad = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
     if (bad) {
         free(text);
-        ydiag_add(g, file, NULL, "", "cannot read the trace");
+        /* A directory opens on Linux and fails to read (EISDIR). */
+        ydiag_add(g, file, NULL, "", "cannot read the trace: %s", strerror(bad));
         return SIM_EIO;
     }
     int rc = kdsim_trace_parse(file, text, len, t, g);

@@ -10,7 +10,7 @@
  *   - each row is one minute: an ISO 8601 UTC time (`2026-09-14T08:05:00Z`,
  *     `2026-09-14 08:05`, a `+00:00` offset) or Unix seconds, and the minute's sums;
  *     rows may come in either time order (CloudWatch's GetMetricData returns newest
- *     first); times must fall on whole minutes from the first;
+ *     first); times must fall on whole minutes from the first row's (in the file);
  *   - a minute without a row, or an empty cell, counts as 0: CloudWatch omits periods
  *     without data.
  */
@@ -29,11 +29,16 @@ typedef struct kdsim_trace {
     size_t n;           /* minutes from the first row's to the last row's, inclusive */
     int64_t start_unix; /* time of minute 0, Unix seconds (UTC) */
     bool has_bytes;     /* the file has an IncomingBytes column */
-    double total_records, total_bytes; /* sums over the trace */
+    double total_records, total_bytes; /* sums over the trace (finite) */
+    double busiest_records;            /* the largest minute's IncomingRecords */
+    size_t busiest_line;               /* its row's line in the file (the first such row) */
+    size_t busiest_col;                /* and its IncomingRecords cell's column (1-based) */
 } kdsim_trace;
 
 /* Read the trace in `file`. Every problem goes to `g` as file:line:col: message (the
- * column is the cell's), all of them; nothing is kept on failure. Returns 0, SIM_EIO
+ * column is the bad cell's), all of them; nothing is kept on failure. A leading UTF-8
+ * byte order mark is skipped; counts must be finite and >= 0 and so must each column's
+ * sum. Returns 0, SIM_EIO
  * (unreadable) or SIM_EINVAL. On any return, kdsim_trace_fini() is safe. At most
  * 400 days of minutes (the longest run). */
 int kdsim_trace_read(const char *file, kdsim_trace *t, ydiag *g);

@@ -1,7 +1,8 @@
 /* check_trace_csv.c - tests of the CloudWatch trace reader (trace_csv.h): times in
  * ISO 8601 and Unix seconds, headers in any order and case, newest-first rows, missing
- * minutes and empty cells as 0, every bad row reported at its line and cell, and the
- * shipped sample day read to the record.
+ * minutes and empty cells as 0, every bad row reported at its line and cell (rows aligned
+ * to the file's first row, timing errors at the time cell), a byte order mark, impossible
+ * dates and sums past a double, and the shipped sample day read to the record.
  */
 #include <check.h>
 #include <stdio.h>
@@ -32,13 +33,18 @@ static int parse(const char *text)
     return kdsim_trace_parse("t.csv", text, strlen(text), &t, &g);
 }
 
-/* The first diagnostic as `line:col: msg`. */
-static const char *first_error(void)
+/* The i-th diagnostic as `line:col: msg`. */
+static const char *error_at(size_t i)
 {
     static char buf[512];
-    ck_assert_uint_gt(g.n, 0);
-    snprintf(buf, sizeof buf, "%ld:%ld: %s", g.items[0].line, g.items[0].col, g.items[0].msg);
+    ck_assert_uint_gt(g.n, i);
+    snprintf(buf, sizeof buf, "%ld:%ld: %s", g.items[i].line, g.items[i].col, g.items[i].msg);
     return buf;
+}
+
+static const char *first_error(void)
+{
+    return error_at(0);
 }
 
 START_TEST(test_times)
@@ -131,8 +137,8 @@ START_TEST(test_errors)
                            "2026-09-14T00:01:30Z,2\n"),
                      SIM_EINVAL);
     ck_assert_str_eq(first_error(), "3:1: rows must be whole minutes apart: this one is 90 s "
-                                    "after the first row's minute (the trace must have a "
-                                    "1-minute period)");
+                                    "after the first row's minute (line 2; the trace must have "
+                                    "a 1-minute period)");
     ydiag_fini(&g);
     ydiag_init(&g);
     ck_assert_int_eq(parse("timestamp,IncomingRecords\n"
@@ -160,6 +166,95 @@ START_TEST(test_errors)
     ck_assert_int_eq(parse("# only a comment\n"), SIM_EINVAL);
     ck_assert_int_eq(g.items[0].line, 0);
     ck_assert_int_eq(kdsim_trace_read("/nonexistent/trace.csv", &t, &g), SIM_EIO);
+}
+END_TEST
+
+/* Rows are aligned to the file's first row, not to the earliest: newest first, only the
+ * oldest row (the last line) is off, and it alone is reported. */
+START_TEST(test_aligned_to_first_row)
+{
+    ck_assert_int_eq(parse("timestamp,IncomingRecords\n"
+                           "2026-09-14T00:03:00Z,1\n"
+                           "2026-09-14T00:02:00Z,1\n"
+                           "2026-09-14T00:01:00Z,1\n"
+                           "2026-09-14T00:00:30Z,1\n"),
+                     SIM_EINVAL);
+    ck_assert_uint_eq(g.n, 1);
+    ck_assert_str_eq(error_at(0), "5:1: rows must be whole minutes apart: this one is 150 s "
+                                  "before the first row's minute (line 2; the trace must have "
+                                  "a 1-minute period)");
+}
+END_TEST
+
+/* Timing errors point at the time cell, wherever its column is; a minute given three
+ * times names its first row twice. */
+START_TEST(test_timing_columns)
+{
+    ck_assert_int_eq(parse("IncomingBytes,IncomingRecords,Timestamp\n"
+                           "102400,100,2026-09-14T00:01:00Z\n"
+                           "102400,100,2026-09-14T00:01:00Z\n"
+                           "102400,100,2026-09-14T00:00:30Z\n"
+                           "102400,100,2026-09-14T00:01:00Z\n"),
+                     SIM_EINVAL);
+    ck_assert_uint_eq(g.n, 3);
+    ck_assert_str_eq(error_at(0), "4:12: rows must be whole minutes apart: this one is 30 s "
+                                  "before the first row's minute (line 2; the trace must have "
+                                  "a 1-minute period)");
+    ck_assert_str_eq(error_at(1), "3:12: this minute already has a row (line 2)");
+    ck_assert_str_eq(error_at(2), "5:12: this minute already has a row (line 2)");
+    ydiag_fini(&g);
+    ydiag_init(&g);
+    ck_assert_int_eq(parse("IncomingRecords, time\n"
+                           "1, 2026-09-14T00:00:00Z\n"
+                           "1, 2027-10-20T00:00:00Z\n"),
+                     SIM_EINVAL);
+    ck_assert_str_eq(first_error(), "3:4: the trace spans more than 400 days (the longest run)");
+}
+END_TEST
+
+/* A byte order mark before the header, an impossible date, sums past a double, a
+ * directory for a file, the busiest minute's row. */
+START_TEST(test_edges)
+{
+    ck_assert_int_eq(parse("\xEF\xBB\xBFtimestamp,IncomingRecords\n2026-09-14T00:00:00Z,5\n"), 0);
+    ck_assert_double_eq(t.records[0], 5);
+    int64_t u;
+    ck_assert(!kdsim_parse_utc("2026-02-29T00:00:00Z", &u));
+    ck_assert(!kdsim_parse_utc("2100-02-29T00:00:00Z", &u));
+    ck_assert(kdsim_parse_utc("2000-02-29T00:00:00Z", &u));
+    ck_assert(!kdsim_parse_utc("2026-04-31T00:00:00Z", &u));
+    ck_assert_int_eq(parse("timestamp,IncomingRecords\n"
+                           "2026-02-28T23:59:00Z,60\n"
+                           "2026-02-29T00:00:00Z,60\n"),
+                     SIM_EINVAL);
+    ck_assert_str_eq(first_error(), "3:1: expected a UTC time like 2026-09-14T08:05:00Z or Unix "
+                                    "seconds, got \"2026-02-29T00:00:00Z\"");
+    ydiag_fini(&g);
+    ydiag_init(&g);
+    ck_assert_int_eq(parse("timestamp,IncomingRecords,IncomingBytes\n"
+                           "2026-09-14T00:00:00Z,1e308,1e308\n"
+                           "2026-09-14T00:01:00Z,1e308,1e308\n"
+                           "2026-09-14T00:02:00Z,1e308,1e308\n"),
+                     SIM_EINVAL);
+    ck_assert_uint_eq(g.n, 2); /* once a column, where its sum stops being finite */
+    ck_assert_str_eq(error_at(0), "3:22: IncomingRecords: the column's sum is beyond what a "
+                                  "double holds by this row (1e+308 records)");
+    ck_assert_str_eq(error_at(1), "3:28: IncomingBytes: the column's sum is beyond what a "
+                                  "double holds by this row (1e+308 bytes)");
+    ydiag_fini(&g);
+    ydiag_init(&g);
+    ck_assert_int_eq(kdsim_trace_read(tu_src("scenarios/data"), &t, &g), SIM_EIO);
+    ck_assert_str_eq(g.items[0].msg, "cannot read the trace: Is a directory");
+    ydiag_fini(&g);
+    ydiag_init(&g);
+    ck_assert_int_eq(parse("timestamp,IncomingRecords\n"
+                           "2026-09-14T00:02:00Z,7\n"
+                           "2026-09-14T00:01:00Z,  9\n"
+                           "2026-09-14T00:00:00Z,9\n"),
+                     0);
+    ck_assert_double_eq(t.busiest_records, 9);
+    ck_assert_uint_eq(t.busiest_line, 3);
+    ck_assert_uint_eq(t.busiest_col, 24);
 }
 END_TEST
 
@@ -207,6 +302,9 @@ static Suite *suite(void)
     TCase *errors = tcase_create("errors");
     tcase_add_checked_fixture(errors, setup, teardown);
     tcase_add_test(errors, test_errors);
+    tcase_add_test(errors, test_aligned_to_first_row);
+    tcase_add_test(errors, test_timing_columns);
+    tcase_add_test(errors, test_edges);
     suite_add_tcase(s, errors);
     return s;
 }
