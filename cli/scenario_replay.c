@@ -67,20 +67,30 @@ void kdsim_load_replay(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, yaml_node_
         free(path);
         return;
     }
-    kdsim_add_input(sc, yw_path(fp, sizeof fp, kp, "file"), file, path);
-    free(path);
-    double biggest = 0;
-    for (size_t i = 0; i < t.n; i++)
-        biggest = t.records[i] > biggest ? t.records[i] : biggest;
-    if (spread == KDS_REPLAY_POISSON && nearbyint(biggest * scale) > 4294967295.0) {
-        char sp[PATH];
-        yw_error(w, yw_get(w, n, "scale"), yw_path(sp, sizeof sp, kp, "scale"),
-                 "the busiest minute has %.0f records after scaling; the poisson spread takes "
-                 "at most 4294967295 a minute (use within_minute: even)",
-                 nearbyint(biggest * scale));
+    /* A producer sends at most MAX_RATE records/s (README): the busiest minute, scaled,
+     * must stay within it, or the run would try to make 1e15 records (or, past a
+     * double's range, none). The error is at the key that makes it too much (the scale
+     * when given, else the file) and names the minute's row. */
+    double peak = t.busiest_records * scale / 60;
+    if (!(peak <= MAX_RATE)) {
+        yaml_node_t *sn = yw_get(w, n, "scale");
+        char sp[PATH], by[96] = "";
+        if (sn)
+            snprintf(by, sizeof by, ", %.6g with %s: %g", t.busiest_records * scale,
+                     yw_path(sp, sizeof sp, kp, "scale"), scale);
+        yw_error(w, sn ? sn : yw_get(w, n, "file"), sn ? sp : fp,
+                 "the trace's busiest minute (%s:%zu:%zu) has %.6g records%s, %.6g records/s; "
+                 "a producer sends at most %.0f records/s",
+                 path, t.busiest_line, t.busiest_col, t.busiest_records, by, peak, MAX_RATE);
+        free(path);
         kdsim_trace_fini(&t);
         return;
     }
+    kdsim_add_input(sc, yw_path(fp, sizeof fp, kp, "file"), file, path);
+    free(path);
+    /* MAX_RATE x 60 records a minute is well under the poisson spread's 2^32 - 1, which
+     * kds_replay_build asserts. */
+    _Static_assert((long long)MAX_RATE * 60 < 4294967295LL, "MAX_RATE a minute fits 32 bits");
     size_t slots = kds_replay_slots(t.n, (kds_replay_spread)spread);
     double *counts = kdsim_keep(sc, slots, sizeof *counts);
     /* cum holds the profile's running sums (slots + 1) and, one past them, the trace's
@@ -129,6 +139,14 @@ bool kdsim_replay_record_size(ywalk *w, yaml_node_t *pm, const char *path, const
         yw_error(w, n, kp,
                  "record_size: trace needs the trace's IncomingBytes column (and "
                  "some records); give a size instead, like record_size: 1 KiB");
+        return true;
+    }
+    if (per > (double)(10 * KDS_MIB)) { /* past any stream's max_record_size, and past a uint64 */
+        yw_error(w, n, kp,
+                 "record_size: trace: the trace's IncomingBytes / IncomingRecords is %.6g B a "
+                 "record, above the largest record a stream takes (10 MiB); check the trace's "
+                 "columns or give a size instead, like record_size: 1 KiB",
+                 per);
         return true;
     }
     *size = sim_dist_const(nearbyint(per) < 1 ? 1 : nearbyint(per));

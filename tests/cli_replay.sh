@@ -3,7 +3,9 @@
 # first two hours, exactly the records the file's first 120 minutes hold, with either
 # spread within a minute; `record_size: trace` gives every record the file's bytes per
 # record; the poisson spread depends on the seed; a missing file, a bad row and
-# `record_size: trace` without a trace are reported with their positions; a changed trace
+# `record_size: trace` without a trace are reported with their positions; a trace past
+# 10 million records/s a producer (scaled or not), sums past a double and a directory
+# for a file are refused with their places; a changed trace
 # or price file changes the runs' scenario_sha256, so --resume runs them again.
 #
 # usage: bash tests/cli_replay.sh KDSIM SOURCE_DIR
@@ -75,6 +77,44 @@ grep -q "producers\[0\].record_size: record_size: trace takes the size from a re
     "$tmp/nosize.err" || fail "record_size: trace without a trace: $(cat "$tmp/nosize.err")"
 k spread 2 run "$scenario" --set 'producers[0].rate.within_minute=uniform'
 grep -q "within_minute" "$tmp/spread.err" || fail "a bad spread: $(cat "$tmp/spread.err")"
+
+# A producer sends at most 10 million records/s: a replayed trace too. The busiest
+# minute (the sample day's line 1139) scaled past it is refused at the scale, a row of
+# 1e15 records at the file, each with the row's place (a run would hang or overflow).
+k overscale 2 validate "$scenario" --set 'producers[0].rate.scale=1000000' \
+    --set 'producers[0].rate.within_minute=even'
+want="producers\[0\].rate.scale: the trace's busiest minute"
+want="$want (scenarios/data/sample-day.csv:1139:22) has 260052 records, 2.60052e+11 with"
+want="$want producers\[0\].rate.scale: 1e+06, 4.3342e+09 records/s;"
+want="$want a producer sends at most 10000000 records/s"
+grep -q "$want" "$tmp/overscale.err" ||
+    fail "a scale past 10 million records/s: $(cat "$tmp/overscale.err")"
+printf 'timestamp,IncomingRecords\n2026-09-14T00:00:00Z,5\n2026-09-14T00:01:00Z,1e15\n' \
+    >"$tmp/e15.csv"
+for spread in even poisson; do
+    k "e15$spread" 2 validate "$scenario" --set "producers[0].rate.file=$tmp/e15.csv" \
+        --set 'producers[0].record_size=1KiB' --set "producers[0].rate.within_minute=$spread"
+    want="producers\[0\].rate.file: the trace's busiest minute ($tmp/e15.csv:3:22)"
+    want="$want has 1e+15 records, 1.66667e+13 records/s; a producer sends"
+    grep -q "$want" "$tmp/e15$spread.err" ||
+        fail "a minute of 1e15 records ($spread): $(cat "$tmp/e15$spread.err")"
+    ! grep -q "rate.scale" "$tmp/e15$spread.err" ||
+        fail "an unset scale is blamed: $(cat "$tmp/e15$spread.err")"
+done
+# Bytes past a double's range, or a mean past any record: refused, not a 0 B record.
+printf 'timestamp,IncomingRecords,IncomingBytes\n%s\n%s\n' \
+    2026-09-14T00:00:00Z,1,1e308 2026-09-14T00:01:00Z,1,1e308 >"$tmp/infbytes.csv"
+k infbytes 2 validate "$scenario" --set "producers[0].rate.file=$tmp/infbytes.csv"
+grep -q "infbytes.csv:3:24: IncomingBytes: the column's sum is beyond what a double holds" \
+    "$tmp/infbytes.err" || fail "bytes past a double: $(cat "$tmp/infbytes.err")"
+printf 'timestamp,IncomingRecords,IncomingBytes\n2026-09-14T00:00:00Z,1,1e300\n' \
+    >"$tmp/bigbytes.csv"
+k bigbytes 2 validate "$scenario" --set "producers[0].rate.file=$tmp/bigbytes.csv"
+grep -q "record_size: trace: the trace's IncomingBytes / IncomingRecords is 1e+300 B a record" \
+    "$tmp/bigbytes.err" || fail "1e300 bytes a record: $(cat "$tmp/bigbytes.err")"
+k dir 2 validate "$scenario" --set "producers[0].rate.file=$tmp"
+grep -q "cannot read the trace: Is a directory" "$tmp/dir.err" ||
+    fail "a directory for a trace: $(cat "$tmp/dir.err")"
 
 # Provenance: the trace and the price file are inputs of a run as much as the scenario.
 # A copy of the scenario, its trace and its price file; two replications kept in a
