@@ -52,7 +52,7 @@ typedef struct kds_consumer_stats {
     double iterator_age_ms_max;      /* GetRecords.IteratorAgeMilliseconds, maximum */
     sim_hist latency_ms;             /* write time to processing time, per record */
     sim_series iterator_age_min;     /* ms, maximum per minute */
-    sim_series delivered_min;        /* records delivered per minute */
+    sim_series delivered_min;        /* records delivered per minute (first deliveries) */
 } kds_consumer_stats;
 
 /* Initialise the histogram and series. Returns 0 or SIM_ENOMEM. */
@@ -80,8 +80,9 @@ static inline void kds_consumer_stats_latencies(kds_consumer_stats *cs, const kd
 }
 
 /* Record the delivery of a slice at time `done` (the application finished it):
- * latency per record, delivered and duplicate counts. `replay` counts the whole
- * slice as duplicates (records delivered before).
+ * latency per record, delivered and duplicate counts, and a first delivery's records
+ * in delivered_min. `replay` counts the whole slice as duplicates (records delivered
+ * before), in neither records_delivered nor delivered_min.
  * Inline: the Flink and KCL models call it for every slice they process, most often
  * with a constant `replay`. */
 static inline void kds_consumer_stats_deliver(kds_consumer_stats *cs, const kds_slice *sl,
@@ -94,8 +95,10 @@ static inline void kds_consumer_stats_deliver(kds_consumer_stats *cs, const kds_
         cs->records_delivered += sl->count;
         cs->bytes_delivered += sl->bytes;
         cs->duplicates_delivered += sl->dups;
+        /* First deliveries only, as records_delivered and every other reader's series
+         * (Lambda's, deliver_all): the minutes add up to records_delivered. */
+        sim_series_add_sum(&cs->delivered_min, done, (double)sl->count);
     }
-    sim_series_add_sum(&cs->delivered_min, done, (double)sl->count);
 }
 
 /* The same for `n` first deliveries (not replays) that finished together at `done`,

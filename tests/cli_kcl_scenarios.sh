@@ -7,7 +7,7 @@
 # stable; staging and production sharing an application name; a rolling deployment;
 # and KCL 3.x beside 2.x: a join balanced by the leader with graceful handoffs.
 # Also: the KCL keys of the JSON consumer object, the consumer conservation rule, the
-# KCL CSV files of --out, determinism, and the loader's messages for bad KCL keys.
+# KCL CSV files of --out, consumers_per_minute.csv adding up to records_delivered, determinism, and the loader's messages for bad KCL keys.
 # usage: bash tests/cli_kcl_scenarios.sh KDSIM SRCDIR
 set -u
 . "$(dirname "$0")/testcli.sh"
@@ -198,6 +198,17 @@ check(rows[0] == ["minute", "minutes", "consumer", "read_units", "write_units", 
 thr = sum(float(x[5]) for x in rows[1:] if x[2] == "orders-small-table")
 check(thr == small["lease_table"]["throttled_reads"] + small["lease_table"]["throttled_writes"],
       "kcl_lease_table_per_minute.csv: throttled requests do not add up")
+# consumers_per_minute.csv counts first deliveries, as records_delivered: the crash's
+# replays (duplicates) are in neither, so each consumer's minutes add up to it.
+check(reports["wc"]["consumers"][0]["duplicates_delivered"] > 0, "worker-crash: no replays")
+for d, r in reports.items():
+    per = {}
+    for x in csv.DictReader(open(f"{tmp}/{d}/consumers_per_minute.csv")):
+        per[x["consumer"]] = per.get(x["consumer"], 0) + int(x["records_delivered"] or 0)
+    for c in r["consumers"]:
+        check(per.get(c["name"], 0) == c["records_delivered"],
+              f"{d}: {c['name']}: consumers_per_minute.csv adds up to {per.get(c['name'])}, "
+              f"records_delivered {c['records_delivered']}")
 
 for b in bad:
     print("FAIL " + b)
