@@ -506,6 +506,23 @@ static void scalar_table(FILE *f, const json_t *arr, const char *caption)
     fputs("</table></div>\n", f);
 }
 
+/* The files the scenario read besides itself (the JSON report's inputs: a replayed
+ * trace), one line each as report.txt gives them: the key that named it and the file as
+ * the scenario wrote it. Nothing when there are none. */
+static void inputs(FILE *f, const json_t *r)
+{
+    size_t i;
+    const json_t *in;
+    json_array_foreach(json_object_get(r, "inputs"), i, in)
+    {
+        fputs("<p class=\"meta\">input <code>", f);
+        esc(f, js(in, "key"));
+        fputs("</code>: <code>", f);
+        esc(f, js(in, "file"));
+        fputs("</code></p>\n", f);
+    }
+}
+
 /* A KCL application's lease table, its worker events and its lease moves: what the
  * KCL scenarios' descriptions ask the reader to look at (the JSON report's lease_table,
  * worker_events and lease_move_log; docs/consumers-kcl.md). Nothing for another kind. */
@@ -515,6 +532,13 @@ static void kcl_tables(FILE *f, const json_t *c)
     if (!json_is_object(lt))
         return;
     char b[48];
+    /* A total the figures table above leaves out, as report.txt gives it: the records
+     * processed after the last checkpoint of a lease that moved (replay_expected), next
+     * to the duplicates the moves caused. */
+    fprintf(f, "<p>Duplicates from failover %s",
+            grouped(b, sizeof b, ju(c, "duplicates_from_failover")));
+    fprintf(f, " (records processed after the last checkpoint: %s).</p>\n",
+            grouped(b, sizeof b, ju(c, "replay_expected")));
     fputs("<p>Lease table <code>", f);
     esc(f, js(lt, "name"));
     fputs("</code>: ", f);
@@ -822,6 +846,7 @@ int kdsim_html_render(const json_t *r, const kdsim_plots *plots, const char *dir
     esc(f, js(r, "kdsim_version"));
     fprintf(f, " &middot; seed %" PRIu64 " &middot; %s simulated &middot; %" PRIu64
                " events</p>\n", ju(r, "seed"), dur, ju(r, "events"));
+    inputs(f, r);
     fputs("<nav><a href=\"#figures\">Key figures</a><a href=\"#plots\">Plots</a>"
           "<a href=\"#stream\">Stream</a><a href=\"#producers\">Producers</a>"
           "<a href=\"#consumers\">Consumers</a><a href=\"#cost\">Cost</a>"

@@ -7,7 +7,9 @@
 # stable; staging and production sharing an application name; a rolling deployment;
 # and KCL 3.x beside 2.x: a join balanced by the leader with graceful handoffs.
 # Also: the KCL keys of the JSON consumer object, the consumer conservation rule, the
-# KCL CSV files of --out, consumers_per_minute.csv adding up to records_delivered, determinism, and the loader's messages for bad KCL keys.
+# KCL CSV files of --out, consumers_per_minute.csv adding up to records_delivered,
+# report.html's replay_expected total, determinism, and the loader's messages for bad
+# KCL keys.
 # usage: bash tests/cli_kcl_scenarios.sh KDSIM SRCDIR
 set -u
 . "$(dirname "$0")/testcli.sh"
@@ -198,6 +200,14 @@ check(rows[0] == ["minute", "minutes", "consumer", "read_units", "write_units", 
 thr = sum(float(x[5]) for x in rows[1:] if x[2] == "orders-small-table")
 check(thr == small["lease_table"]["throttled_reads"] + small["lease_table"]["throttled_writes"],
       "kcl_lease_table_per_minute.csv: throttled requests do not add up")
+# report.html, the whole report, has the application's totals as report.txt gives them,
+# the records processed after the last checkpoint (replay_expected) among them.
+import html
+page = html.unescape(open(f"{tmp}/wc/report.html").read())
+c = kcl(reports["wc"])
+want = (f"Duplicates from failover {c['duplicates_from_failover']:,} (records processed after "
+        f"the last checkpoint: {c['replay_expected']:,}).")
+check(c["replay_expected"] > 0 and want in page, f"worker-crash: report.html lacks {want!r}")
 # consumers_per_minute.csv counts first deliveries, as records_delivered: the crash's
 # replays (duplicates) are in neither, so each consumer's minutes add up to it.
 check(reports["wc"]["consumers"][0]["duplicates_delivered"] > 0, "worker-crash: no replays")

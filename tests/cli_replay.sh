@@ -5,7 +5,7 @@
 # record; the poisson spread depends on the seed; a missing file, a bad row and
 # `record_size: trace` without a trace are reported with their positions; a trace past
 # 10 million records/s a producer (scaled or not), sums past a double and a directory
-# for a file are refused with their places; a changed trace
+# for a file are refused with their places; report.html names the trace; a changed trace
 # or price file changes the runs' scenario_sha256, so --resume runs them again.
 #
 # usage: bash tests/cli_replay.sh KDSIM SOURCE_DIR
@@ -52,6 +52,14 @@ assert a["stream"]["peak_records_per_s"] != b["stream"]["peak_records_per_s"] or
 assert load("poisson")["stream"]["peak_records_per_s"] > load("even")["stream"]["peak_records_per_s"]
 EOF
     fail "the replayed records (see the Python traceback above)"
+fi
+
+# report.html, the whole report, names the trace as report.txt does.
+if k html 0 run "$scenario" --duration 2m --out "$tmp/html"; then
+    grep -q "^  input producers\[0\].rate.file: data/sample-day.csv$" "$tmp/html/report.txt" ||
+        fail "report.txt does not name the trace"
+    want='input <code>producers\[0\].rate.file</code>: <code>data/sample-day.csv</code>'
+    grep -q "$want" "$tmp/html/report.html" || fail "report.html does not name the trace"
 fi
 
 # Errors.
