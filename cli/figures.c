@@ -180,30 +180,54 @@ static double diff_quantile(const sim_hist *h, const sim_hist *w0, double q, dou
     return h->max;
 }
 
+/* The latency figures of consumer object co: the report's own (h: the full run's
+ * histogram; w0 NULL), or, with a warm-up (w0: the warm-up run's histogram), recomputed
+ * from the deliveries after it. A latency of no record is not defined: NaN (null), not
+ * 0, when the histogram holds no delivery in the counted period (h NULL: the report's
+ * figures as they are). */
 static void latency(ctx *c, const char *prefix, const json_t *co, const sim_hist *h,
                     const sim_hist *w0)
 {
     static const char *const keys[] = {"mean", "p50", "p90", "p99", "max"};
     static const double qs[] = {0, 0.50, 0.90, 0.99, 1};
     char name[256];
-    double total = w0 ? h->weight - w0->weight : 0;
+    double total = h ? h->weight - (w0 ? w0->weight : 0) : 0;
     for (size_t k = 0; k < 5; k++) {
         snprintf(name, sizeof name, "%s.latency_ms.%s", prefix, keys[k]);
         char key[64];
         snprintf(key, sizeof key, "latency_ms.%s", keys[k]);
-        if (!w0) {
-            add(c, name, num(co, key), false);
-            continue;
-        }
-        double v = 0;
-        if (total > 0 && k == 0)
-            v = (h->sum - w0->sum) / total;
-        else if (total > 0 && k == 4)
-            v = h->max > w0->max ? h->max : diff_quantile(h, w0, 1, total);
-        else if (total > 0)
-            v = diff_quantile(h, w0, qs[k], total);
-        add(c, name, round3(v), false);
+        double v = NAN;
+        if (h && !(total > 0))
+            v = NAN; /* nothing delivered: no latency */
+        else if (!w0)
+            v = num(co, key);
+        else if (k == 0)
+            v = round3((h->sum - w0->sum) / total);
+        else if (k == 4)
+            v = round3(h->max > w0->max ? h->max : diff_quantile(h, w0, 1, total));
+        else
+            v = round3(diff_quantile(h, w0, qs[k], total));
+        add(c, name, v, false);
     }
+}
+
+/* Whether consumer object co (and its twin wc in the warm-up's report, or NULL) read
+ * anything in the counted period: it delivered a record, or made an admitted GetRecords
+ * call, or an enhanced fan-out subscription (figures.subscriptions, where the report
+ * counts them), or saw an iterator age above 0. Without any of those, it never read,
+ * and its iterator age (0 in the report) is not defined. */
+static bool ever_read(const json_t *co, const json_t *wc, double age)
+{
+    static const char *const keys[] = {"records_delivered", "getrecords_calls",
+                                       "read_throttled_calls", "figures.subscriptions"};
+    double v[4];
+    for (size_t k = 0; k < 4; k++) {
+        double x = num(co, keys[k]);
+        if (wc)
+            x -= num(wc, keys[k]);
+        v[k] = isnan(x) ? 0 : x;
+    }
+    return v[0] > 0 || v[1] - v[2] > 0 || v[3] > 0 || age > 0;
 }
 
 int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_report,
@@ -280,17 +304,15 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
         }
         snprintf(name, sizeof name, "%s.records_unread", prefix);
         fig(&c, name, co, NULL, "records_unread", END);
-        bool twin = wu && i < w->n_consumers && i < wu->n_consumers;
-        latency(&c, prefix, co, twin ? &w->consumers[i]->st.latency_ms : NULL,
+        bool own = w && i < w->n_consumers;
+        bool twin = own && wu && i < wu->n_consumers;
+        latency(&c, prefix, co, own ? &w->consumers[i]->st.latency_ms : NULL,
                 twin ? &wu->consumers[i]->st.latency_ms : NULL);
         snprintf(name, sizeof name, "%s.iterator_age_ms_max", prefix);
-        if (twin)
-            add(&c, name,
-                round3(sim_series_peak_since(&w->consumers[i]->st.iterator_age_min, warmup,
-                                             NULL)),
-                false);
-        else
-            fig(&c, name, co, NULL, "iterator_age_ms_max", END);
+        double age = twin ? round3(sim_series_peak_since(&w->consumers[i]->st.iterator_age_min,
+                                                         warmup, NULL))
+                          : num(co, "iterator_age_ms_max");
+        add(&c, name, ever_read(co, twin ? wc : NULL, age) ? age : NAN, false);
     }
 
     const json_t *cost = json_object_get(report, "cost");

@@ -16,6 +16,12 @@
  * the maximum iterator age are taken over the seconds (minutes) from the warm-up on;
  * states at the end of the run and the cost (a monthly projection of the whole run)
  * are the full run's.
+ *
+ * Figures that are not defined are NaN (null in JSON, empty in CSV), never 0: a
+ * consumer's latencies when it delivered no record in the counted period, and its
+ * largest iterator age when it never read in it (no record delivered, no GetRecords
+ * call let through, no enhanced fan-out subscription, no age above 0). A reader that read
+ * everything there was keeps its age of 0.
  */
 #ifndef FIGURES_H
 #define FIGURES_H

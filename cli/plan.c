@@ -315,8 +315,14 @@ static void failures(const config *c, const slo *slos, size_t ns, char *buf, siz
         double w = c->worst[i];
         if (!isnan(w) && w <= slos[i].max)
             continue;
-        int k = snprintf(buf + used, n - used, "%s%s %s > %g", used ? "; " : "", slos[i].label,
-                         isnan(w) ? "n/a" : "", slos[i].max);
+        /* Not defined: a latency of no record delivered, an iterator age of a consumer
+         * that never read (figures.h). A miss: "every replication meets the target" is
+         * not shown by a figure that has no value. */
+        const char *why = strstr(slos[i].figure, ".latency_ms.")         ? " (nothing delivered)"
+                          : strstr(slos[i].figure, ".iterator_age_ms_max") ? " (never read)"
+                                                                          : "";
+        int k = snprintf(buf + used, n - used, "%s%s n/a%s", used ? "; " : "", slos[i].label,
+                         why);
         if (!isnan(w))
             k = snprintf(buf + used, n - used,
                          /* a count whole, other figures to 6 digits */

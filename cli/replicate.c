@@ -51,9 +51,11 @@ static const char HELP[] =
     "    --resume         with --out: keep the runs DIR/runs/ already holds, run the rest\n"
     "  docs/capacity-planning.md tells more.\n";
 
-/* A number for the text table: counts whole, others to 4 significant digits or more. */
-static const char *show(char *buf, size_t n, double v)
+/* A number for the text table: counts whole, others to 4 significant digits or more;
+ * "-" when not defined (null in the summary: no replication defines the figure). */
+static const char *show(char *buf, size_t n, const json_t *j)
 {
+    double v = json_is_number(j) ? json_number_value(j) : NAN;
     if (!isfinite(v))
         snprintf(buf, n, "-");
     else if (fabs(v) >= 1e4 || v == floor(v))
@@ -78,18 +80,26 @@ static void text_table(const json_t *doc, FILE *out)
     fprintf(out, "\n\n%-52s %14s %12s %14s %14s\n", "figure", "mean", "95% CI +-", "min", "max");
     const char *name;
     json_t *s;
+    size_t partial = 0; /* figures some replications leave undefined */
     json_object_foreach(json_object_get(doc, "summary"), name, s)
     {
         char a[32], b[32], c[32], d[32];
-        double half = json_number_value(json_object_get(s, "ci95"));
-        fprintf(out, "%-52s %14s %12s %14s %14s\n", name,
-                show(a, sizeof a, json_number_value(json_object_get(s, "mean"))),
-                json_is_null(json_object_get(s, "ci95")) ? "n/a" : show(b, sizeof b, half),
-                show(c, sizeof c, json_number_value(json_object_get(s, "min"))),
-                show(d, sizeof d, json_number_value(json_object_get(s, "max"))));
+        const json_t *ci = json_object_get(s, "ci95");
+        json_int_t n = json_integer_value(json_object_get(s, "n"));
+        bool some = (size_t)n < json_array_size(seeds);
+        partial += some;
+        fprintf(out, "%-52s %14s %12s %14s %14s%s\n", name,
+                show(a, sizeof a, json_object_get(s, "mean")),
+                json_is_number(ci) ? show(b, sizeof b, ci) : "n/a",
+                show(c, sizeof c, json_object_get(s, "min")),
+                show(d, sizeof d, json_object_get(s, "max")), some ? " *" : "");
     }
     fprintf(out, "\nThe interval is the mean +- t(0.975, n-1) x sd / sqrt(n) over the "
                  "replications;\nrerun one alone with kdsim run SCENARIO --seed SEED.\n");
+    if (partial)
+        fprintf(out, "* not defined in every replication (a latency needs a record "
+                     "delivered, an iterator age\n  a read): over those that define it (n in "
+                     "--json); - where none does.\n");
 }
 
 int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)

@@ -109,6 +109,16 @@ grep -q '^answer: on_demand_standard, \$52.35 a month' "$tmp/spiky.out" ||
     fail "spiky on demand: $(grep -E 'on_demand|answer' "$tmp/spiky.out")"
 grep -q "search lower with --shards" "$tmp/spiky.out" &&
     fail "an on-demand answer advises searching fewer shards"
+# A reader that delivered nothing (it starts after the end; with a warm-up, nothing
+# after it) has no latency and no iterator age: the targets are missed ("n/a"), not met
+# with 0 to spare.
+for w in "" "--warmup 1m"; do
+    # shellcheck disable=SC2086 # $w is empty or two words
+    k late 3 plan "$scenario" --set 'consumers[0].start=10m' --slo 'p99_ms[reader]=1' \
+        --slo iterator_age_ms=1 --shards 2 --modes provisioned --replications 1 $w
+    grep -qF "p99 latency of reader (ms) n/a (nothing delivered); largest iterator age of reader (ms) n/a (never read)" \
+        "$tmp/late.out" || fail "a reader that delivered nothing ($w): $(cat "$tmp/late.out")"
+done
 k noslo 2 plan "$scenario"
 k badslo 2 plan "$scenario" --slo p98_ms=10
 k badname 2 plan "$scenario" --slo 'p99_ms[writer]=10'

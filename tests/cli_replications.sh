@@ -79,6 +79,37 @@ EOF
     fail "replication figures (see the Python traceback above)"
 fi
 
+# A latency of no record delivered, and the iterator age of a reader that never read,
+# are not defined: null, not 0 (a reader started after the end; and after a warm-up, one
+# whose first read comes after the end). A reader that polled an idle stream read
+# everything there was: its age of 0 stands; its latencies have no record.
+small=tests/scenarios/plan-small.yaml
+k never 0 run "$small" --duration 1m --set 'consumers[0].start=10m' --replications 2 --json
+k neverw 0 run "$small" --duration 2m --set 'consumers[0].start=10m' --warmup 1m \
+    --replications 1 --json
+k idle 0 run "$small" --duration 1m --set 'producers[0].start=10m' --replications 1 --json
+k nevert 0 run "$small" --duration 1m --set 'consumers[0].start=10m' --replications 2
+python3 - "$tmp" <<'EOF2' || fail "undefined latencies and iterator ages are not null"
+import json, sys
+load = lambda n: json.load(open("%s/%s.out" % (sys.argv[1], n)))
+lat = ["consumers.reader.latency_ms." + k for k in ("mean", "p50", "p90", "p99", "max")]
+age = "consumers.reader.iterator_age_ms_max"
+for name in ("never", "neverw"):
+    d = load(name)
+    for r in d["runs"]:
+        for k in lat + [age]:
+            assert r["figures"][k] is None, (name, k, r["figures"][k])
+    for k in lat + [age]:
+        s = d["summary"][k]
+        assert s["n"] == 0 and s["mean"] is None and s["ci95"] is None, (name, k, s)
+idle = load("idle")["runs"][0]["figures"]
+assert idle["consumers.reader.getrecords_calls"] > 0
+assert idle[age] == 0, idle[age]
+assert all(idle[k] is None for k in lat), idle
+EOF2
+grep -q '^consumers.reader.latency_ms.p99  *-  *n/a  *-  *- \*$' "$tmp/nevert.out" ||
+    fail "the text table shows an undefined latency: $(grep p99 "$tmp/nevert.out")"
+
 k zero 2 run "$scenario" --replications 0
 k long 2 run "$scenario" --duration 2m --warmup 5m
 grep -q "warm-up (5m) must be shorter than the run (2m)" "$tmp/long.err" ||
