@@ -406,6 +406,15 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                         (int)kl, val, own);
                 goto usage;
             }
+            /* Every run's seed is its replication's: a --vary seed would be overridden,
+             * its configurations the same runs under other labels. */
+            if (kl == 4 && !strncmp(val, "seed", kl)) {
+                fprintf(err,
+                        "kdsim: --vary seed: every configuration runs the replications' "
+                        "seeds; give more seeds with --replications N, and the master seed "
+                        "with --seed N\n");
+                goto usage;
+            }
             if (eq[1] == ',' || val[strlen(val) - 1] == ',' || strstr(eq, ",,")) {
                 fprintf(err, "kdsim: --vary: an empty value in \"%s\"; separate the values "
                              "with single commas\n",

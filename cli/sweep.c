@@ -103,8 +103,14 @@ static void load_param(ywalk *w, yaml_node_t *k, yaml_node_t *v, param *p)
     char kp[256];
     p->key = (const char *)k->data.scalar.value;
     snprintf(kp, sizeof kp, "parameters.%s", p->key);
-    if (!strchr(p->key, '.') && strcmp(p->key, "seed") && strcmp(p->key, "duration") &&
-        strcmp(p->key, "name"))
+    if (!strcmp(p->key, "seed"))
+        /* Every run's seed is the replication's (runner.h): a seed parameter would be
+         * overridden in every run, the points the same runs under other labels. */
+        yw_error(w, k, kp,
+                 "the seed is not a parameter: every point runs the replications' seeds; "
+                 "give more seeds with replications: N, and the master seed with seed: N "
+                 "at the top of the sweep file");
+    else if (!strchr(p->key, '.') && strcmp(p->key, "duration") && strcmp(p->key, "name"))
         yw_error(w, k, kp,
                  "expected a scenario key path like stream.shards or "
                  "producers[0].rate");

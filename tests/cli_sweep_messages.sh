@@ -33,4 +33,19 @@ k sweep-prices 2 sweep tests/sweeps/shards.yaml --prices "$prices" &&
 k merge-seed 2 merge "$tmp/part-1-of-2.json" --seed 3 &&
     has merge-seed "kdsim: merge does not take --seed (it combines runs already made"
 
+# The seed is not a parameter: every run's seed is its replication's, so a seed
+# parameter (or --vary seed) ran the same runs under other labels. Refused, pointing to
+# replications and the master seed.
+cat >"$tmp/seedsweep.yaml" <<EOF
+scenario: $PWD/$sc
+parameters:
+  seed: [1, 2, 3]
+EOF
+k sweep-param-seed 2 sweep "$tmp/seedsweep.yaml" --out "$tmp/seedsweep" &&
+    has sweep-param-seed "seedsweep.yaml:3:3: parameters.seed: the seed is not a parameter" &&
+    has sweep-param-seed "give more seeds with replications: N, and the master seed with seed: N"
+[ -e "$tmp/seedsweep" ] && fail "a sweep of seeds ran"
+k plan-vary-seed 2 plan "$sc" --slo lost=0 --shards 2 --vary seed=1,2 &&
+    has plan-vary-seed "kdsim: --vary seed: every configuration runs the replications' seeds; give more seeds with --replications N, and the master seed with --seed N"
+
 cli_finish cli_sweep_messages
