@@ -15,6 +15,7 @@
 #include "plots.h"
 #include "runner.h"
 #include "sim_err.h"
+#include "sim_units.h"
 
 #ifndef KDSIM_PLOTS_DIR
 #define KDSIM_PLOTS_DIR "plots"
@@ -63,6 +64,101 @@ static size_t index_of(json_t *a, const char *v)
     return json_array_size(a) - 1;
 }
 
+/* The number a value starts with, in decimal ("50" of "50ms", "1.5e3"; not "inf",
+ * "nan" or hex), its end in *end; else NaN with *end = t. */
+static double lead_number(const char *t, const char **end)
+{
+    *end = t;
+    char *e;
+    errno = 0;
+    double v = strtod(t, &e);
+    if (e == t || errno || !isfinite(v) || strspn(t, "+-.0123456789eE") < (size_t)(e - t))
+        return NAN;
+    *end = e;
+    return v;
+}
+
+/* The word of a count rate as written ("records" of "1000 records/s"; "" of "2000/s")
+ * into w, and in *stem its length without a plural's final s, so that "1 record/s" and
+ * "2 records/s" share it. Returns false when t is no number, word, '/'. */
+static bool rate_word(const char *t, char *w, size_t n, size_t *stem)
+{
+    const char *e, *slash = strchr(t, '/');
+    if (!slash || isnan(lead_number(t, &e)) || e > slash)
+        return false;
+    while (*e == ' ')
+        e++;
+    const char *z = slash;
+    while (z > e && z[-1] == ' ')
+        z--;
+    size_t len = (size_t)(z - e);
+    if (len >= n)
+        return false;
+    snprintf(w, n, "%.*s", (int)len, e);
+    *stem = len > 1 && w[len - 1] == 's' ? len - 1 : len;
+    return true;
+}
+
+/* Where each of the nx values of the first parameter (strings in xs) goes on the x axis,
+ * into xv. Numeric (returns true) when every value is a number followed by the same
+ * unit or none ("2", "1000 records/s", "50ms": the number as written), or else when
+ * every value is a quantity of one kind in any units (sim_units.h: "512 B", "1 KiB":
+ * bytes; "500ms", "2s": seconds; byte rates and count rates sharing their word: per
+ * second). Otherwise the values are categories, in the order given (returns false). */
+static bool x_values(const json_t *xs, size_t nx, double *xv)
+{
+    const char *end0 = NULL;
+    bool same = true;
+    for (size_t i = 0; i < nx && same; i++) {
+        const char *t = json_string_value(json_array_get(xs, i)), *e;
+        xv[i] = lead_number(t, &e);
+        while (*e == ' ')
+            e++;
+        same = !isnan(xv[i]) && (!end0 || !strcmp(e, end0));
+        end0 = i ? end0 : e;
+    }
+    if (same)
+        return true;
+    for (int kind = 0; kind < 4; kind++) {
+        bool all = true;
+        char w0[64] = "", w[64];
+        for (size_t i = 0; i < nx && all; i++) {
+            const char *t = json_string_value(json_array_get(xs, i));
+            sim_time d = 0;
+            uint64_t b = 0;
+            switch (kind) {
+            case 0:
+                all = sim_parse_duration(t, &d) == SIM_OK;
+                xv[i] = sim_to_s(d);
+                break;
+            case 1:
+                all = sim_parse_bytes(t, &b) == SIM_OK;
+                xv[i] = (double)b;
+                break;
+            case 2:
+                all = sim_parse_byte_rate(t, &xv[i]) == SIM_OK;
+                break;
+            default: {
+                /* A count rate of its own word, or none ("90000/min"): the words given
+                 * must agree, plural or not. */
+                size_t stem = 0;
+                all = rate_word(t, w, sizeof w, &stem) &&
+                      sim_parse_count_rate(t, stem ? w : NULL, &xv[i]) == SIM_OK;
+                if (all && stem && !w0[0])
+                    snprintf(w0, sizeof w0, "%.*s", (int)stem, w);
+                all = all && (!stem || (stem == strlen(w0) && !strncmp(w, w0, stem)));
+                break;
+            }
+            }
+        }
+        if (all)
+            return true;
+    }
+    for (size_t i = 0; i < nx; i++)
+        xv[i] = (double)i;
+    return false;
+}
+
 int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const char *dir, FILE *err,
                       bool *wrote)
 {
@@ -93,16 +189,9 @@ int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const c
         sum[p] = kdsim_figs_summary(runs + p * reps, reps);
     }
     size_t nx = json_array_size(xs), ns = k1 ? json_array_size(ss) : 1;
-    /* x is numeric when every value starts with a number ("1000 records/s" does). */
-    bool numeric = true;
     double *xv = calloc(nx, sizeof *xv);
     SIM_ASSERT(xv != NULL);
-    for (size_t i = 0; i < nx; i++) {
-        const char *t = json_string_value(json_array_get(xs, i));
-        char *end;
-        xv[i] = strtod(t, &end);
-        numeric = numeric && end != t && (*end == 0 || *end == ' ');
-    }
+    bool numeric = x_values(xs, nx, xv);
 
     plot plots[MAX_PLOTS];
     size_t nplots = 0;
@@ -171,7 +260,7 @@ int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const c
                     double half = json_is_number(c) ? json_number_value(c) : 0;
                     char label[128];
                     clean(label, sizeof label, json_string_value(json_array_get(xs, x)));
-                    fprintf(f, "%.12g,%s,,%.12g,%.12g,%.12g\n", numeric ? xv[x] : (double)x, label,
+                    fprintf(f, "%.12g,%s,,%.12g,%.12g,%.12g\n", xv[x], label,
                             mean, mean - half, mean + half);
                 }
         }

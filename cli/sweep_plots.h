@@ -7,7 +7,10 @@
  * one or two parameters are plotted; others are said to be too many to draw. For every
  * plot kdsim writes its data (DIR/plots/<name>.csv) and copies the scripts beside it, so
  * that DIR/plots/plots.sh draws them again; without gnuplot the data and scripts are
- * still written and a note goes to stderr. The plots are not part of the tables'
+ * still written and a note goes to stderr. The x axis is the first parameter's values:
+ * as numbers when they are numbers of one unit or quantities of one kind in any units
+ * (sim_units.h: bytes, seconds, per second), else as categories in their order
+ * (docs/capacity-planning.md). The plots are not part of the tables'
  * byte-identity: the tables are the results, the plots are views of them.
  */
 #ifndef SWEEP_PLOTS_H

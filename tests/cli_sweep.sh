@@ -74,6 +74,29 @@ done
 cmp -s "$tmp/serial/plots/records_lost.csv" "$tmp/merged/plots/records_lost.csv" ||
     fail "the plot data of the merged parts differ"
 
+# The x axis of a parameter written in different units is the quantity, not the
+# number before the unit (512 B, 1 KiB, 2 KiB was drawn at 512, 1, 2); values of one
+# unit keep their numbers; values that are no quantities of one kind are categories.
+small=$PWD/tests/scenarios/plan-small.yaml
+xcol() { # SWEEP_LINE: the x column of records_lost.csv of a sweep of that parameter
+    printf 'scenario: %s\nset: {duration: 10s, stream.shards: 4}\nparameters:\n  %s\n' \
+        "$small" "$1" >"$tmp/units.yaml"
+    rm -rf "$tmp/units"
+    k units 0 sweep "$tmp/units.yaml" --jobs 2 --out "$tmp/units" &&
+        sed -n '2,$p' "$tmp/units/plots/records_lost.csv" | cut -d, -f1 | paste -sd' '
+}
+[ "$(xcol 'producers[0].record_size: [512 B, 1 KiB, 2 KiB]')" = "512 1024 2048" ] ||
+    fail "sizes in different units: x = $(xcol 'producers[0].record_size: [512 B, 1 KiB, 2 KiB]')"
+[ "$(xcol 'producers[0].batch.linger: [50ms, 1s]')" = "0.05 1" ] ||
+    fail "durations in different units: x = $(xcol 'producers[0].batch.linger: [50ms, 1s]')"
+[ "$(xcol 'producers[0].batch.linger: [50ms, 200ms]')" = "50 200" ] ||
+    fail "durations in one unit: x = $(xcol 'producers[0].batch.linger: [50ms, 200ms]')"
+[ "$(xcol 'producers[0].rate: [500 records/s, 1 record/ms, 90000/min]')" = "500 1000 1500" ] ||
+    fail "count rates: x = $(xcol 'producers[0].rate: [500 records/s, 1 record/ms, 90000/min]')"
+[ "$(xcol 'stream.mode: [provisioned, on_demand_standard]')" = "0 1" ] ||
+    fail "categories: x = $(xcol 'stream.mode: [provisioned, on_demand_standard]')"
+grep -q "xnumeric=0" "$tmp/units/plots/plots.sh" || fail "categories drawn as numbers"
+
 # The message names plots/ only when it was written: not with --no-plots (here after a
 # merge into a fresh folder, and a sweep into one).
 grep -q "summary.csv, plots/$" "$tmp/serial.out" || fail "the sweep's message does not name plots/"
