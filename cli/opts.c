@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runner.h"
+#include "scenario.h"
 #include "sim_err.h"
 #include "sim_units.h"
 
@@ -88,8 +89,16 @@ int kdsim_scenario_opt(kdsim_scenario_opts *o, int argc, char **argv, int *i, FI
         return -1;
     if (!strcmp(s, "--seed")) {
         unsigned long long v;
-        if (parse_count(val, 0, UINT64_MAX, &v)) {
-            fprintf(err, "kdsim: --seed: expected a whole number, got \"%s\"\n", val);
+        if (parse_count(val, 0, KDSIM_SEED_MAX, &v)) {
+            /* Digits alone, but too many: the seed's limit (scenario.h). */
+            bool big = *val && strspn(val, "0123456789") == strlen(val);
+            if (big)
+                fprintf(err,
+                        "kdsim: --seed: at most %" PRIu64 " (2^63 - 1: seeds are written as "
+                        "JSON integers), got %s\n",
+                        KDSIM_SEED_MAX, val);
+            else
+                fprintf(err, "kdsim: --seed: expected a whole number, got \"%s\"\n", val);
             return -1;
         }
         o->has_seed = true;

@@ -818,7 +818,7 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     json_t *seeds = json_array();
     for (size_t r = 0; r < reps; r++)
         json_array_append_new(
-            seeds, json_integer((json_int_t)kdsim_replication_seed(master, (unsigned)r)));
+            seeds, kdsim_seed_json(kdsim_replication_seed(master, (unsigned)r)));
     json_object_set_new(doc, "seeds", seeds);
     json_t *tj = json_array();
     for (size_t i = 0; i < ns; i++) {

@@ -76,7 +76,7 @@ static void text_table(const json_t *doc, FILE *out)
             json_number_value(json_object_get(doc, "warmup_s")));
     fprintf(out, "seeds:");
     for (size_t i = 0; i < json_array_size(seeds); i++)
-        fprintf(out, " %" JSON_INTEGER_FORMAT, json_integer_value(json_array_get(seeds, i)));
+        fprintf(out, " %" PRIu64, (uint64_t)json_integer_value(json_array_get(seeds, i)));
     fprintf(out, "\n\n%-52s %14s %12s %14s %14s\n", "figure", "mean", "95% CI +-", "min", "max");
     const char *name;
     json_t *s;

@@ -30,6 +30,12 @@ uint64_t kdsim_replication_seed(uint64_t master, unsigned r)
     return s ? s : 1;
 }
 
+json_t *kdsim_seed_json(uint64_t seed)
+{
+    SIM_ASSERT(seed <= KDSIM_SEED_MAX);
+    return json_integer((json_int_t)seed);
+}
+
 /* Load the scenario with rs's overrides and "seed=N". Prints errors; returns 0 or the
  * exit status. */
 static int load(const kdsim_runspec *rs, kdsim_scenario *sc, FILE *err)
@@ -164,7 +170,7 @@ json_t *kdsim_run_once(const kdsim_runspec *rs, FILE *err, int *status)
     }
     if (rs->extra)
         json_object_update(result, (json_t *)rs->extra);
-    json_object_set_new(result, "seed", json_integer((json_int_t)rs->seed));
+    json_object_set_new(result, "seed", kdsim_seed_json(rs->seed));
     json_object_set_new(result, "kdsim_version", json_string(KDSIM_VERSION));
     json_object_set_new(result, "scenario_sha256", json_string(sha));
     json_object_set_new(result, "warmup_s", json_real(sim_to_s(rs->warmup)));

@@ -37,6 +37,11 @@ typedef struct kdsim_runspec {
  * mix of both, kept to 48 bits (exact in every JSON reader) and never 0. */
 uint64_t kdsim_replication_seed(uint64_t master, unsigned r);
 
+/* A seed as JSON: an integer. Seeds are at most KDSIM_SEED_MAX (2^63 - 1, scenario.h),
+ * which every command checks where it reads one, so that the integer is the seed, never
+ * negative, and reads back as --seed. Returns a new reference (NULL: out of memory). */
+json_t *kdsim_seed_json(uint64_t seed);
+
 /* Run rs and return its result, a new JSON object
  *   {...rs->extra, seed, kdsim_version, scenario_sha256, warmup_s, figures: {...}}
  * (the digest covers the file's bytes, rs->sets and the files the scenario reads: see

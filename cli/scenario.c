@@ -703,7 +703,7 @@ static int load_any(kdsim_scenario *sc, const char *path, const char *text, size
         memcpy(d, sc->description, n);
         sc->description = d;
     }
-    yw_u64(&w, root, "", "seed", false, 0, UINT64_MAX, &wc->seed);
+    yw_u64(&w, root, "", "seed", false, 0, KDSIM_SEED_MAX, &wc->seed);
     yw_duration(&w, root, "", "duration", true, SIM_MS(1), MAX_DURATION, &wc->duration);
 
     yaml_node_t *sm = yw_get(&w, root, "stream");

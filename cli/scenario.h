@@ -12,10 +12,17 @@
 #define SCENARIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kds_world.h"
 #include "prices.h"
 #include "ydoc.h"
+
+/* The largest master seed: 2^63 - 1. Seeds are written as JSON integers (the report's
+ * `seed`, the runs and tables of replications, sweeps and plans), which jansson holds as
+ * signed 64-bit numbers, and every seed printed must read back as --seed: the scenario's
+ * `seed` key, --seed and a sweep file's `seed` refuse larger ones. */
+#define KDSIM_SEED_MAX ((uint64_t)INT64_MAX)
 
 /* A file the scenario names (a replayed trace), as its report records it. */
 typedef struct kdsim_input {

@@ -195,7 +195,7 @@ static int sweep_load(sweep *s, const char *file, ydiag *g)
     uint64_t u;
     if (yw_u64(&w, root, "", "replications", false, 1, 10000, &u))
         s->reps = (unsigned long)u;
-    s->has_seed = yw_u64(&w, root, "", "seed", false, 0, UINT64_MAX, &s->seed);
+    s->has_seed = yw_u64(&w, root, "", "seed", false, 0, KDSIM_SEED_MAX, &s->seed);
     yw_duration(&w, root, "", "warmup", false, 0, SIM_DAY(400), &s->warmup);
     yaml_node_t *wn = yw_get(&w, root, "warmup");
     s->warmup_mark = (wn ? wn : root)->start_mark;
@@ -412,11 +412,11 @@ static int write_tables(const json_t *meta, json_t *const *runs, size_t n, const
         const json_t *run = runs[r];
         fprintf(f,
                 "%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT
-                ",%" JSON_INTEGER_FORMAT,
+                ",%" PRIu64,
                 json_integer_value(json_object_get(run, "index")),
                 json_integer_value(json_object_get(run, "point")),
                 json_integer_value(json_object_get(run, "replication")),
-                json_integer_value(json_object_get(run, "seed")));
+                (uint64_t)json_integer_value(json_object_get(run, "seed")));
         const json_t *pv = json_object_get(run, "parameters");
         for (size_t i = 0; i < json_array_size(pkeys); i++) {
             fputc(',', f);
@@ -690,7 +690,7 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
         goto done;
     for (size_t r = 0; r < R; r++)
         json_array_append_new(
-            seeds, json_integer((json_int_t)kdsim_replication_seed(master, (unsigned)r)));
+            seeds, kdsim_seed_json(kdsim_replication_seed(master, (unsigned)r)));
     json_t *pk = json_array();
     for (size_t i = 0; i < sw.n_params; i++)
         json_array_append_new(pk, json_string(sw.params[i].key));
