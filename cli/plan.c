@@ -300,9 +300,18 @@ static double fig_of(const json_t *run, const char *name)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* A monthly cost to the cent, half a cent up: the one rounding of the text and the
+ * JSON (printf's own rounding of 208.825, a binary fraction below it, gave 208.82 where
+ * the JSON had 208.83). */
+static double cents(double usd)
+{
+    return round(usd * 100) / 100;
+}
+
+/* usd rounded by cents(), as "$208.83". */
 static const char *money(char *buf, size_t n, double usd)
 {
-    snprintf(buf, n, "$%.2f", usd);
+    snprintf(buf, n, "$%.2f", cents(usd));
     return buf;
 }
 
@@ -484,6 +493,14 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
             }
         }
         free(copy);
+        /* "--modes ''" or "--modes ,": a search of nothing, not a plan without answer. */
+        if (ok && !use_mode[0] && !use_mode[1] && !use_mode[2]) {
+            fprintf(err,
+                    "kdsim: --modes: expected one or more capacity modes separated by commas "
+                    "(provisioned, on_demand_standard, on_demand_advantage), got \"%s\"\n",
+                    modes_arg);
+            ok = false;
+        }
         if (!ok)
             goto usage;
     }
@@ -840,7 +857,7 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         json_object_set(x, "vary", cfgs[c].vary);
         json_object_set_new(x, "monthly_usd",
                             isnan(cfgs[c].cost) ? json_null()
-                                                : json_real(round(cfgs[c].cost * 100) / 100));
+                                                : json_real(cents(cfgs[c].cost)));
         json_object_set_new(x, "passes", json_boolean(cfgs[c].passes));
         json_t *wj = json_object();
         for (size_t i = 0; i < ns; i++)
@@ -853,11 +870,11 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     json_object_set_new(doc, "configurations", cj);
     json_object_set_new(doc, "answer", best >= 0 ? json_string(cfgs[best].label) : json_null());
     json_object_set_new(doc, "answer_monthly_usd",
-                        best >= 0 ? json_real(round(cfgs[best].cost * 100) / 100) : json_null());
+                        best >= 0 ? json_real(cents(cfgs[best].cost)) : json_null());
     json_object_set_new(doc, "runner_up",
                         second >= 0 ? json_string(cfgs[second].label) : json_null());
     json_object_set_new(doc, "runner_up_monthly_usd",
-                        second >= 0 ? json_real(round(cfgs[second].cost * 100) / 100)
+                        second >= 0 ? json_real(cents(cfgs[second].cost))
                                     : json_null());
     json_t *bind = json_array();
     for (size_t i = 0; closest >= 0 && i < ns; i++)
@@ -869,7 +886,7 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     json_t *rj = json_object();
     json_object_set_new(rj, "shards",
                         isnan(rule_shards) ? json_null() : json_integer((json_int_t)rule_shards));
-    json_object_set_new(rj, "monthly_usd", isnan(rule_cost) ? json_null() : json_real(rule_cost));
+    json_object_set_new(rj, "monthly_usd", isnan(rule_cost) ? json_null() : json_real(cents(rule_cost)));
     json_object_set_new(rj, "passes",
                         rule_cfg >= 0 ? json_boolean(cfgs[rule_cfg].passes) : json_null());
     json_object_set_new(rj, "from_throttled_run", json_boolean(rule_throttled));
@@ -936,10 +953,11 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                         "spare)\n",
                         slos[tight].label, B->worst[tight], slos[tight].max,
                         100 * (isfinite(tight_slack) ? tight_slack : 0));
+            /* The difference of the two figures shown. */
             if (second >= 0)
                 fprintf(out, "  runner-up: %s, %s a month (+%s)\n", cfgs[second].label,
                         money(a, sizeof a, cfgs[second].cost),
-                        money(b, sizeof b, cfgs[second].cost - B->cost));
+                        money(b, sizeof b, cents(cfgs[second].cost) - cents(B->cost)));
         }
         if (!isnan(rule_shards))
             fprintf(out,

@@ -125,6 +125,32 @@ k badname 2 plan "$scenario" --slo 'p99_ms[writer]=10'
 grep -q "no consumer named writer" "$tmp/badname.err" || fail "an unknown consumer: $(cat "$tmp/badname.err")"
 k badshards 2 plan "$scenario" --slo lost=0 --shards 4..2
 k badmode 2 plan "$scenario" --slo lost=0 --modes provisional
+# No mode at all searched nothing and exited 3 (no answer): a usage error.
+for m in "" ","; do
+    k nomode 2 plan "$scenario" --slo lost=0 --modes "$m" &&
+        { grep -qF -- "--modes: expected one or more capacity modes separated by commas" \
+            "$tmp/nomode.err" || fail "--modes '$m': $(head -1 "$tmp/nomode.err")"; }
+done
+# One rounding for the text and the JSON: the mean of two on-demand costs is a half
+# cent (1163.645), which printf's %.2f put a cent below the JSON's figure; the runner-up's
+# "+$" is the difference of the two figures shown.
+planargs=(scenarios/acme-clickstream.yaml --duration 2m --slo lost=0 --seed 4 --replications 2
+    --modes on_demand_standard,on_demand_advantage)
+k cents 0 plan "${planargs[@]}"
+k centsj 0 plan "${planargs[@]}" --json
+python3 - "$tmp" <<'EOF' || fail "the text's costs differ from the JSON's"
+import json, re, sys
+d = json.load(open(sys.argv[1] + "/centsj.out"))
+t = open(sys.argv[1] + "/cents.out").read()
+for c in d["configurations"]:
+    m = re.search(re.escape(c["configuration"]) + r" +\$([0-9.]+)", t)
+    assert m and m.group(1) == "%.2f" % c["monthly_usd"], (c["configuration"], c["monthly_usd"], m and m.group(1))
+ans = re.search(r"^answer: .*, \$([0-9.]+) a month", t, re.M).group(1)
+assert ans == "%.2f" % d["answer_monthly_usd"], (ans, d["answer_monthly_usd"])
+ru = re.search(r"runner-up: .*, \$([0-9.]+) a month \(\+\$([0-9.]+)\)", t)
+assert ru.group(1) == "%.2f" % d["runner_up_monthly_usd"], ru.group(1)
+assert ru.group(2) == "%.2f" % (float(ru.group(1)) - float(ans)), (ru.group(2), ru.group(1), ans)
+EOF
 # --vary of what the planner sets itself ran another configuration than its label said
 # ("provisioned, 2 shards, stream.shards=3" had 3 shards); an empty value was dropped.
 k varyshards 2 plan "$scenario" --slo lost=0 --shards 2 --vary stream.shards=1,3
