@@ -182,7 +182,9 @@ static int parse_slo(const char *spec, kdsim_scenario *sc, slo **v, size_t *n, F
 
 /* ---- the search space -------------------------------------------------------------------- */
 
-/* Parse --shards "A..B" or "A,B,C" into a sorted list without duplicates. */
+/* Parse --shards "A..B" or "A,B,C" into a sorted list without duplicates, of shard
+ * counts from 1 to 10000. Returns 0, -1 (not such a list) or -2 (more than MAX_CONFIGS
+ * counts). */
 static int parse_shards(const char *s, unsigned **out, size_t *n)
 {
     *out = NULL;
@@ -194,9 +196,10 @@ static int parse_shards(const char *s, unsigned **out, size_t *n)
         if (end != dots || *s < '0' || *s > '9')
             return -1;
         b = strtoul(dots + 2, &end, 10);
-        if (*end || dots[2] < '0' || dots[2] > '9' || a < 1 || b < a || b > 10000 ||
-            b - a >= MAX_CONFIGS)
+        if (*end || dots[2] < '0' || dots[2] > '9' || a < 1 || b < a || b > 10000)
             return -1;
+        if (b - a >= MAX_CONFIGS)
+            return -2;
         *out = malloc((b - a + 1) * sizeof **out);
         SIM_ASSERT(*out != NULL);
         for (unsigned long x = a; x <= b; x++)
@@ -206,8 +209,7 @@ static int parse_shards(const char *s, unsigned **out, size_t *n)
     for (const char *p = s; *p;) {
         char *end;
         unsigned long x = strtoul(p, &end, 10);
-        if (end == p || *p < '0' || *p > '9' || x < 1 || x > 10000 || (*end && *end != ',') ||
-            *n >= MAX_CONFIGS) {
+        if (end == p || *p < '0' || *p > '9' || x < 1 || x > 10000 || (*end && *end != ',')) {
             free(*out);
             *out = NULL;
             return -1;
@@ -215,6 +217,11 @@ static int parse_shards(const char *s, unsigned **out, size_t *n)
         size_t i = 0;
         while (i < *n && (*out)[i] < x)
             i++;
+        if ((i == *n || (*out)[i] != x) && *n >= MAX_CONFIGS) {
+            free(*out);
+            *out = NULL;
+            return -2;
+        }
         if (i == *n || (*out)[i] != x) {
             *out = realloc(*out, (*n + 1) * sizeof **out);
             SIM_ASSERT(*out != NULL);
@@ -465,11 +472,19 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "kdsim: plan needs at least one target (--slo)\n");
         goto usage;
     }
-    if (shards_arg && parse_shards(shards_arg, &shards, &n_shards)) {
+    int sh_rc = shards_arg ? parse_shards(shards_arg, &shards, &n_shards) : 0;
+    if (sh_rc == -2) {
         fprintf(err,
-                "kdsim: --shards: expected a range like 1..16 or a list like 2,4,8 (1 to "
-                "10000), got \"%s\"\n",
-                shards_arg);
+                "kdsim: --shards: at most %d shard counts (the most configurations a plan "
+                "searches), got \"%s\"\n",
+                MAX_CONFIGS, shards_arg);
+        goto usage;
+    }
+    if (sh_rc) {
+        fprintf(err,
+                "kdsim: --shards: expected a range like 1..16 or a list like 2,4,8 of shard "
+                "counts from 1 to 10000 (at most %d of them), got \"%s\"\n",
+                MAX_CONFIGS, shards_arg);
         goto usage;
     }
     bool use_mode[3] = {true, true, true};

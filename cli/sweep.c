@@ -38,6 +38,7 @@ typedef struct param {
     char **values;      /* owned: the values as scenario text */
     yaml_mark_t *marks; /* owned: where each value is written (a range's: the range) */
     size_t n;
+    bool bad; /* the sweep file's error about it was reported: its points are not checked */
 } param;
 
 typedef struct sweep {
@@ -230,11 +231,16 @@ static int sweep_load(sweep *s, const char *file, ydiag *g)
             yaml_node_t *v = yaml_document_get_node(&s->doc.doc, pr->value);
             if (!yw_scalar(&w, k, "parameters"))
                 continue;
+            bool twice = false;
             for (size_t i = 0; i < s->n_params; i++)
-                if (!strcmp(s->params[i].key, (const char *)k->data.scalar.value))
+                if (!strcmp(s->params[i].key, (const char *)k->data.scalar.value)) {
                     yw_error(&w, k, "parameters", "parameter %s is given twice", s->params[i].key);
+                    twice = true;
+                }
             param *p = &s->params[s->n_params++];
+            size_t errs = g->n;
             load_param(&w, k, v, p);
+            p->bad = twice || g->n > errs || p->n == 0;
             if (p->n > 0 && s->n_points <= MAX_RUNS)
                 s->n_points *= p->n;
         }
@@ -271,20 +277,26 @@ static size_t point_sets(const sweep *s, size_t p, char **sets, const char **val
  * than the run. Returns 0 and the scenario's seed in *seed, or SIM_EINVAL. */
 static int check_point(const sweep *s, size_t p, ydiag *g, uint64_t *seed)
 {
-    size_t n = s->n_fixed + s->n_params, k = 0;
+    size_t n = s->n_fixed, k = 0;
+    for (size_t i = 0; i < s->n_params; i++)
+        n += !s->params[i].bad;
     char **sets = calloc(n ? n : 1, sizeof *sets);
     SIM_ASSERT(sets != NULL);
     for (size_t i = 0; i < s->n_fixed; i++)
         sets[k++] = kdsim_strdupf("\x1f%s\x1f%zu:%zu\x1f%s", s->file, s->fixed_marks[i].line + 1,
                                   s->fixed_marks[i].column + 1, s->fixed[i]);
+    /* A parameter the sweep file got wrong (only when checking a bad file's points for
+     * the rest of its errors) is left out: its points are those of the others. */
     size_t rem = p;
+    k = n;
     for (size_t i = s->n_params; i-- > 0;) {
         const param *q = &s->params[i];
+        if (q->bad)
+            continue;
         size_t v = rem % q->n;
         rem /= q->n;
-        sets[s->n_fixed + i] = kdsim_strdupf("\x1f%s\x1f%zu:%zu\x1f%s=%s", s->file,
-                                             q->marks[v].line + 1, q->marks[v].column + 1,
-                                             q->key, q->values[v]);
+        sets[--k] = kdsim_strdupf("\x1f%s\x1f%zu:%zu\x1f%s=%s", s->file, q->marks[v].line + 1,
+                                  q->marks[v].column + 1, q->key, q->values[v]);
     }
     kdsim_scenario sc = {0};
     int rc = kdsim_scenario_load(&sc, s->scenario, (const char *const *)sets, n, g);
@@ -629,6 +641,18 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
     ydiag g;
     ydiag_init(&g);
     int rc = sweep_load(&sw, file, &g);
+    if (rc == SIM_EINVAL && sw.scenario) {
+        /* Every error of every point in one go, also when the sweep file has its own: its
+         * points over the parameters it gives well are checked too (each error once). */
+        size_t np = 1;
+        for (size_t i = 0; i < sw.n_params && np <= MAX_RUNS; i++)
+            np *= sw.params[i].bad ? 1 : sw.params[i].n;
+        for (size_t p = 0; p < np && np <= MAX_RUNS; p++) {
+            uint64_t seed;
+            check_point(&sw, p, &g, &seed);
+        }
+        ydiag_dedupe(&g);
+    }
     if (rc) {
         ydiag_report(&g, err, file);
         ydiag_fini(&g);
@@ -888,13 +912,23 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
         }
         static const char *const same[] = {"sweep_sha256", "kdsim_version", "parts", "runs_total"};
         for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
-            if (!json_equal(json_object_get(d, same[k]), json_object_get(docs[0], same[k]))) {
+            if (json_equal(json_object_get(d, same[k]), json_object_get(docs[0], same[k])))
+                continue;
+            if (!strcmp(same[k], "parts")) {
+                /* One sweep split two ways: part-1-of-3 and part-2-of-12. */
                 fprintf(err,
-                        "kdsim: %s and %s come from different sweeps (their %s differ); "
-                        "merge the parts of one sweep file, run by one kdsim version\n",
-                        files[0], files[i], same[k]);
+                        "kdsim: %s is a part of %" JSON_INTEGER_FORMAT " and %s a part of %"
+                        JSON_INTEGER_FORMAT ": the sweep was split two ways (--part K/N "
+                        "with different N); merge the N parts of one --part K/N split\n",
+                        files[0], json_integer_value(json_object_get(docs[0], "parts")),
+                        files[i], json_integer_value(json_object_get(d, "parts")));
                 goto done;
             }
+            fprintf(err,
+                    "kdsim: %s and %s come from different sweeps (their %s differ); "
+                    "merge the parts of one sweep file, run by one kdsim version\n",
+                    files[0], files[i], same[k]);
+            goto done;
         }
     }
     for (size_t i = 0; i < nf; i++) {

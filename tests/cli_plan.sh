@@ -124,6 +124,13 @@ k badslo 2 plan "$scenario" --slo p98_ms=10
 k badname 2 plan "$scenario" --slo 'p99_ms[writer]=10'
 grep -q "no consumer named writer" "$tmp/badname.err" || fail "an unknown consumer: $(cat "$tmp/badname.err")"
 k badshards 2 plan "$scenario" --slo lost=0 --shards 4..2
+# The limit the message states is the one applied: 10000 shards, 4096 counts.
+k manyshards 2 plan "$scenario" --slo lost=0 --shards 1..4097
+grep -qF -- '--shards: at most 4096 shard counts (the most configurations a plan searches), got "1..4097"' \
+    "$tmp/manyshards.err" || fail "--shards 1..4097: $(head -1 "$tmp/manyshards.err")"
+k bigshards 2 plan "$scenario" --slo lost=0 --shards 10001
+grep -qF -- "of shard counts from 1 to 10000 (at most 4096 of them)" "$tmp/bigshards.err" ||
+    fail "--shards 10001: $(head -1 "$tmp/bigshards.err")"
 k badmode 2 plan "$scenario" --slo lost=0 --modes provisional
 # No mode at all searched nothing and exited 3 (no answer): a usage error.
 for m in "" ","; do

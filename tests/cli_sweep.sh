@@ -178,6 +178,11 @@ k other 0 sweep "$tmp/other.yaml" --part 2/3 --out "$tmp/other"
 k mixed 2 merge "$tmp/host1/part-1-of-3.json" "$tmp/other/part-2-of-3.json" \
     "$tmp/host3/part-3-of-3.json"
 grep -q "different sweeps" "$tmp/mixed.err" || fail "merge: no message for parts of two sweeps"
+# Parts of one sweep split two ways: said so (their N differs), not "different sweeps".
+k split2 0 sweep "$sweep" --part 2/2 --jobs 2 --out "$tmp/split2"
+k splits 2 merge "$tmp/host1/part-1-of-3.json" "$tmp/split2/part-2-of-2.json"
+grep -qF "kdsim: $tmp/host1/part-1-of-3.json is a part of 3 and $tmp/split2/part-2-of-2.json a part of 2: the sweep was split two ways (--part K/N with different N); merge the N parts of one --part K/N split" \
+    "$tmp/splits.err" || fail "merge of two splits: $(cat "$tmp/splits.err")"
 
 # A bad sweep file: every error with its position, nothing run.
 cat >"$tmp/bad.yaml" <<EOF
@@ -201,6 +206,24 @@ k badvalue 2 sweep "$tmp/badvalue.yaml" --out "$tmp/badvalue"
 grep -q "badvalue.yaml:3:22: stream.shards: must be between 1 and 10000, got 0" "$tmp/badvalue.err" ||
     fail "a bad value is not reported at its place: $(cat "$tmp/badvalue.err")"
 [ -e "$tmp/badvalue" ] && fail "a sweep with a bad point ran"
+# Every error in one run: the points' (a bad value) with the sweep file's own (a reversed
+# range, a misspelt key); the points are those of the parameters given well.
+cat >"$tmp/badboth.yaml" <<EOF
+scenario: $PWD/tests/scenarios/plan-small.yaml
+replication: 2
+parameters:
+  stream.shards: [1, 0, 2]
+  producers[0].rate: {from: 4000, to: 2000, step: 1000, unit: records/s}
+  consumers[0].poll_interval: [1s, 0s]
+EOF
+k badboth 2 sweep "$tmp/badboth.yaml" --out "$tmp/badboth"
+for e in "badboth.yaml:2:1: unknown key .replication." \
+    "badboth.yaml:4:22: stream.shards: must be between 1 and 10000, got 0" \
+    "badboth.yaml:5:22: parameters.producers\[0\].rate: to (2000) must not be below from (4000)" \
+    "badboth.yaml:6:36: consumers\[0\].poll_interval: must be between 1ms and 1h, got 0s"; do
+    [ "$(grep -c "$e" "$tmp/badboth.err")" = 1 ] || fail "not once: $e: $(cat "$tmp/badboth.err")"
+done
+grep -q "4 errors in" "$tmp/badboth.err" || fail "more errors than the file has: $(cat "$tmp/badboth.err")"
 k badpart 2 sweep "$sweep" --part 4/3
 k nofile 2 sweep
 
