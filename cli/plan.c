@@ -519,6 +519,14 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
         if (!ok)
             goto usage;
     }
+    /* Shard counts are searched for provisioned configurations only: --shards without
+     * them would be ignored (on demand starts where its scaling does). */
+    if (shards_arg && !use_mode[0]) {
+        fprintf(err, "kdsim: --shards: --modes %s leaves out provisioned, the one mode searched "
+                     "at shard counts; add provisioned to --modes, or leave out --shards\n",
+                modes_arg);
+        goto usage;
+    }
 
     /* Every --vary value loads, before anything runs: an unknown key or a bad value is a
      * usage error here, not a failed configuration later. */
@@ -582,16 +590,19 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     double demand = NAN;
     /* Without --shards: size the search by the demand the scenario shows as given (one
      * run): AWS's sizing rule and the busiest minute offered, whichever is larger, from
-     * half of it to twice it (at least 1..4), capped at 64 counts. */
+     * 1 (from half of it when it is 8 shards or more) to 1.5 times it (at least 4, at
+     * least the scenario's shards), capped at 64 counts. The sizing run is kept as run 0
+     * (DIR/runs/000000.json; --resume keeps it), the configurations' after it. */
     bool od_sized = sc.world.stream.mode == KDS_MODE_PROVISIONED && (use_mode[1] || use_mode[2]);
     if ((use_mode[0] && !shards) || od_sized) {
         kdsim_runspec b = {scenario, o.sets, o.n_sets, master, warmup, sim_phys_bytes() / 2, NULL};
-        int st;
-        base_run = kdsim_run_once(&b, err, &st);
-        if (!base_run) {
-            status = st;
-            goto done;
-        }
+        size_t id = 0;
+        long bad = 0;
+        json_t **got = kdsim_run_many(&b, &id, 1, 1, out_dir, bo.resume, err, "plan", &bad);
+        base_run = got ? got[0] : NULL;
+        free(got);
+        if (!base_run)
+            goto done; /* the scenario loaded above: a failure of the run (status 1) */
         double rule = fig_of(base_run, "cost.sizing_rule.shards");
         double offered = ceil(fig_of(base_run, "stream.peak_offered_bytes_per_s") /
                               (double)sc.world.stream.write_bytes_per_s);
@@ -666,7 +677,7 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
                                            warmup,
                                            sim_phys_bytes() / 2 / use,
                                            NULL};
-                ids[i] = c * reps + r;
+                ids[i] = 1 + c * reps + r; /* after the sizing run, 0 */
             }
         long failed = 0;
         json_t **got = kdsim_run_many(specs, ids, count, use, out_dir, bo.resume, err, "plan",
@@ -901,7 +912,8 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     json_t *rj = json_object();
     json_object_set_new(rj, "shards",
                         isnan(rule_shards) ? json_null() : json_integer((json_int_t)rule_shards));
-    json_object_set_new(rj, "monthly_usd", isnan(rule_cost) ? json_null() : json_real(cents(rule_cost)));
+    json_object_set_new(rj, "monthly_usd",
+                        isnan(rule_cost) ? json_null() : json_real(cents(rule_cost)));
     json_object_set_new(rj, "passes",
                         rule_cfg >= 0 ? json_boolean(cfgs[rule_cfg].passes) : json_null());
     json_object_set_new(rj, "from_throttled_run", json_boolean(rule_throttled));

@@ -116,9 +116,32 @@ for w in "" "--warmup 1m"; do
     # shellcheck disable=SC2086 # $w is empty or two words
     k late 3 plan "$scenario" --set 'consumers[0].start=10m' --slo 'p99_ms[reader]=1' \
         --slo iterator_age_ms=1 --shards 2 --modes provisioned --replications 1 $w
-    grep -qF "p99 latency of reader (ms) n/a (nothing delivered); largest iterator age of reader (ms) n/a (never read)" \
-        "$tmp/late.out" || fail "a reader that delivered nothing ($w): $(cat "$tmp/late.out")"
+    want="p99 latency of reader (ms) n/a (nothing delivered); "
+    want+="largest iterator age of reader (ms) n/a (never read)"
+    grep -qF "$want" "$tmp/late.out" || fail "a reader that delivered nothing ($w): $(cat "$tmp/late.out")"
 done
+# --shards with no provisioned mode searched was ignored: refused.
+k odshards 2 plan "$scenario" --slo lost=0 --shards 2..3 --modes on_demand_standard
+grep -qF -- "--shards: --modes on_demand_standard leaves out provisioned" "$tmp/odshards.err" ||
+    fail "--shards without provisioned: $(head -1 "$tmp/odshards.err")"
+# Every run is kept in DIR/runs/, the sizing run too (run 0), and --resume keeps them all.
+k keep 0 plan "$scenario" --slo lost=0 --modes provisioned,on_demand_standard --replications 2 \
+    --out "$tmp/keep" --json
+k keep2 0 plan "$scenario" --slo lost=0 --modes provisioned,on_demand_standard --replications 2 \
+    --out "$tmp/keep" --json --resume
+python3 - "$tmp" <<'EOF' || fail "the plan's runs are not all kept"
+import json, os, sys
+tmp = sys.argv[1]
+p = json.load(open(tmp + "/keep.out"))
+runs = sorted(os.listdir(tmp + "/keep/runs"))
+assert len(runs) == 1 + 2 * len(p["configurations"]), (len(runs), len(p["configurations"]))
+assert runs == ["%06d.json" % i for i in range(len(runs))], runs
+sizing = json.load(open(tmp + "/keep/runs/000000.json"))
+assert sizing["figures"]["stream.open_shards"] == 1  # the scenario as given: 1 shard
+assert json.load(open(tmp + "/keep2.out")) == p
+EOF
+grep -q "1 of 1 runs done, 0 to run" "$tmp/keep2.err" ||
+    fail "--resume ran the sizing run again: $(cat "$tmp/keep2.err")"
 k noslo 2 plan "$scenario"
 k badslo 2 plan "$scenario" --slo p98_ms=10
 k badname 2 plan "$scenario" --slo 'p99_ms[writer]=10'
@@ -126,7 +149,7 @@ grep -q "no consumer named writer" "$tmp/badname.err" || fail "an unknown consum
 k badshards 2 plan "$scenario" --slo lost=0 --shards 4..2
 # The limit the message states is the one applied: 10000 shards, 4096 counts.
 k manyshards 2 plan "$scenario" --slo lost=0 --shards 1..4097
-grep -qF -- '--shards: at most 4096 shard counts (the most configurations a plan searches), got "1..4097"' \
+grep -qF -- '--shards: at most 4096 shard counts (the most configurations a plan searches), got' \
     "$tmp/manyshards.err" || fail "--shards 1..4097: $(head -1 "$tmp/manyshards.err")"
 k bigshards 2 plan "$scenario" --slo lost=0 --shards 10001
 grep -qF -- "of shard counts from 1 to 10000 (at most 4096 of them)" "$tmp/bigshards.err" ||
@@ -151,7 +174,8 @@ d = json.load(open(sys.argv[1] + "/centsj.out"))
 t = open(sys.argv[1] + "/cents.out").read()
 for c in d["configurations"]:
     m = re.search(re.escape(c["configuration"]) + r" +\$([0-9.]+)", t)
-    assert m and m.group(1) == "%.2f" % c["monthly_usd"], (c["configuration"], c["monthly_usd"], m and m.group(1))
+    assert m and m.group(1) == "%.2f" % c["monthly_usd"], \
+        (c["configuration"], c["monthly_usd"], m and m.group(1))
 ans = re.search(r"^answer: .*, \$([0-9.]+) a month", t, re.M).group(1)
 assert ans == "%.2f" % d["answer_monthly_usd"], (ans, d["answer_monthly_usd"])
 ru = re.search(r"runner-up: .*, \$([0-9.]+) a month \(\+\$([0-9.]+)\)", t)

@@ -181,8 +181,10 @@ grep -q "different sweeps" "$tmp/mixed.err" || fail "merge: no message for parts
 # Parts of one sweep split two ways: said so (their N differs), not "different sweeps".
 k split2 0 sweep "$sweep" --part 2/2 --jobs 2 --out "$tmp/split2"
 k splits 2 merge "$tmp/host1/part-1-of-3.json" "$tmp/split2/part-2-of-2.json"
-grep -qF "kdsim: $tmp/host1/part-1-of-3.json is a part of 3 and $tmp/split2/part-2-of-2.json a part of 2: the sweep was split two ways (--part K/N with different N); merge the N parts of one --part K/N split" \
-    "$tmp/splits.err" || fail "merge of two splits: $(cat "$tmp/splits.err")"
+want="kdsim: $tmp/host1/part-1-of-3.json is a part of 3 and $tmp/split2/part-2-of-2.json a "
+want+="part of 2: the sweep was split two ways (--part K/N with different N); merge the N "
+want+="parts of one --part K/N split"
+grep -qF "$want" "$tmp/splits.err" || fail "merge of two splits: $(cat "$tmp/splits.err")"
 
 # A bad sweep file: every error with its position, nothing run.
 cat >"$tmp/bad.yaml" <<EOF
@@ -223,7 +225,8 @@ for e in "badboth.yaml:2:1: unknown key .replication." \
     "badboth.yaml:6:36: consumers\[0\].poll_interval: must be between 1ms and 1h, got 0s"; do
     [ "$(grep -c "$e" "$tmp/badboth.err")" = 1 ] || fail "not once: $e: $(cat "$tmp/badboth.err")"
 done
-grep -q "4 errors in" "$tmp/badboth.err" || fail "more errors than the file has: $(cat "$tmp/badboth.err")"
+grep -q "4 errors in" "$tmp/badboth.err" ||
+    fail "more errors than the file has: $(cat "$tmp/badboth.err")"
 k badpart 2 sweep "$sweep" --part 4/3
 k nofile 2 sweep
 

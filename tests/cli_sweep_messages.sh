@@ -46,31 +46,34 @@ k sweep-param-seed 2 sweep "$tmp/seedsweep.yaml" --out "$tmp/seedsweep" &&
     has sweep-param-seed "give more seeds with replications: N, and the master seed with seed: N"
 [ -e "$tmp/seedsweep" ] && fail "a sweep of seeds ran"
 k plan-vary-seed 2 plan "$sc" --slo lost=0 --shards 2 --vary seed=1,2 &&
-    has plan-vary-seed "kdsim: --vary seed: every configuration runs the replications' seeds; give more seeds with --replications N, and the master seed with --seed N"
+    has plan-vary-seed "kdsim: --vary seed: every configuration runs the replications' seeds; " &&
+    has plan-vary-seed "give more seeds with --replications N, and the master seed with --seed N"
 
 # Seeds are JSON integers, at most 2^63 - 1: a larger one printed negative (and the
 # printed seed was then refused as --seed). Refused where it is read, by every command;
 # the largest prints as itself and reads back.
-big=9223372036854775808
+big=9223372036854775808 max=9223372036854775807
 for cmd in "run $sc --duration 10s" "run $sc --replications 2" "plan $sc --slo lost=0" \
     "cost $sc" "validate $sc"; do
     # shellcheck disable=SC2086 # the command's words
     k bigseed 2 $cmd --seed $big &&
-        has bigseed "kdsim: --seed: at most 9223372036854775807 (2^63 - 1: seeds are written as JSON integers), got $big"
+        has bigseed "kdsim: --seed: at most $max (2^63 - 1: seeds are written as" &&
+        has bigseed "JSON integers), got $big"
 done
 k bigset 2 run "$sc" --duration 10s --set seed=$big &&
     has bigset "seed: must be between 0 and 9223372036854775807, got $big"
 printf 'scenario: %s\nseed: %s\n' "$PWD/$sc" "$big" >"$tmp/bigseed.yaml"
 k bigsweep 2 sweep "$tmp/bigseed.yaml" --out "$tmp/bigsweep" &&
     has bigsweep "bigseed.yaml:2:7: seed: must be between 0 and 9223372036854775807, got $big"
-max=9223372036854775807
 k maxreps 0 run "$sc" --duration 10s --seed $max --replications 2 --json --jobs 1
 k maxtext 0 run "$sc" --duration 10s --seed $max --replications 2 --jobs 1
 k maxplan 3 plan "$sc" --duration 10s --seed $max --slo 'p99_ms=0' --shards 2 --modes provisioned \
     --replications 1 --json
-seed0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seeds"][0])' "$tmp/maxreps.out")
+seed0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seeds"][0])' \
+    "$tmp/maxreps.out")
 [ "$seed0" = $max ] || fail "the largest seed printed as $seed0"
-grep -q "^seeds: $max [0-9]*$" "$tmp/maxtext.out" || fail "the text's seeds: $(grep seeds "$tmp/maxtext.out")"
+grep -q "^seeds: $max [0-9]*$" "$tmp/maxtext.out" ||
+    fail "the text's seeds: $(grep seeds "$tmp/maxtext.out")"
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["seeds"] == [int(sys.argv[2])]' \
     "$tmp/maxplan.out" $max || fail "the plan's seeds: $(head -c 300 "$tmp/maxplan.out")"
 k maxback 0 run "$sc" --duration 10s --seed "$seed0" --json
