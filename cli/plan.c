@@ -334,7 +334,8 @@ static void failures(const config *c, const slo *slos, size_t ns, char *buf, siz
         /* Not defined: a latency of no record delivered, an iterator age of a consumer
          * that never read (figures.h). A miss: "every replication meets the target" is
          * not shown by a figure that has no value. */
-        const char *why = strstr(slos[i].figure, ".latency_ms.")         ? " (nothing delivered)"
+        const char *why = !c->ran ? " (a run failed)"
+                          : strstr(slos[i].figure, ".latency_ms.")         ? " (nothing delivered)"
                           : strstr(slos[i].figure, ".iterator_age_ms_max") ? " (never read)"
                                                                           : "";
         int k = snprintf(buf + used, n - used, "%s%s n/a%s", used ? "; " : "", slos[i].label,
