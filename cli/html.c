@@ -610,11 +610,11 @@ static void consumer_table(FILE *f, const json_t *r)
         td_u(f, ju(c, "duplicates_delivered"));
         td_u(f, ju(c, "records_expired_unread"));
         td_u(f, ju(c, "records_unread"));
-        td_r(f, jr(l, "mean"), 1);
-        td_r(f, jr(l, "p50"), 1);
-        td_r(f, jr(l, "p90"), 1);
-        td_r(f, jr(l, "p99"), 1);
-        td_r(f, jr(l, "max"), 1);
+        td_r(f, jr_nan(l, "mean"), 1);
+        td_r(f, jr_nan(l, "p50"), 1);
+        td_r(f, jr_nan(l, "p90"), 1);
+        td_r(f, jr_nan(l, "p99"), 1);
+        td_r(f, jr_nan(l, "max"), 1);
         td_r(f, jr(c, "iterator_age_ms_max"), 0);
         td_u(f, ju(c, "getrecords_calls"));
         td_u(f, ju(c, "read_throttled_calls"));

@@ -36,14 +36,17 @@ static json_t *u64(uint64_t v)
     return json_integer((json_int_t)v);
 }
 
+/* A consumer's latency figures; null, each, for a consumer that delivered no record: a
+ * latency of nothing is not defined, and 0 would read as an instant delivery. */
 static json_t *latency_json(const sim_hist *h)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "mean", real3(sim_hist_mean(h)));
-    json_object_set_new(o, "p50", real3(sim_hist_quantile(h, 0.50)));
-    json_object_set_new(o, "p90", real3(sim_hist_quantile(h, 0.90)));
-    json_object_set_new(o, "p99", real3(sim_hist_quantile(h, 0.99)));
-    json_object_set_new(o, "max", real3(h->weight > 0 ? h->max : 0));
+    bool any = h->weight > 0;
+    json_object_set_new(o, "mean", any ? real3(sim_hist_mean(h)) : json_null());
+    json_object_set_new(o, "p50", any ? real3(sim_hist_quantile(h, 0.50)) : json_null());
+    json_object_set_new(o, "p90", any ? real3(sim_hist_quantile(h, 0.90)) : json_null());
+    json_object_set_new(o, "p99", any ? real3(sim_hist_quantile(h, 0.99)) : json_null());
+    json_object_set_new(o, "max", any ? real3(h->max) : json_null());
     return o;
 }
 
@@ -557,12 +560,16 @@ void kdsim_report_text(const json_t *r, FILE *out)
         json_array_foreach(cs, i, c)
         {
             const json_t *l = json_object_get(c, "latency_ms");
+            char mean[32], p50[32], p99[32], max[32]; /* "-": nothing delivered */
             fprintf(out, "  %-18s %-8s %12" PRIu64 " %8" PRIu64 " %9" PRIu64
-                         " %8.1f %8.1f %8.1f %9.1f %10.0f %9" PRIu64 "\n",
+                         " %8s %8s %8s %9s %10.0f %9" PRIu64 "\n",
                     js(c, "name"), js(c, "kind"), ju(c, "records_delivered"),
-                    ju(c, "duplicates_delivered"), ju(c, "records_expired_unread"), jr(l, "mean"),
-                    jr(l, "p50"), jr(l, "p99"), jr(l, "max"), jr(c, "iterator_age_ms_max"),
-                    ju(c, "read_throttled_calls"));
+                    ju(c, "duplicates_delivered"), ju(c, "records_expired_unread"),
+                    real1_or_dash(mean, sizeof mean, json_object_get(l, "mean")),
+                    real1_or_dash(p50, sizeof p50, json_object_get(l, "p50")),
+                    real1_or_dash(p99, sizeof p99, json_object_get(l, "p99")),
+                    real1_or_dash(max, sizeof max, json_object_get(l, "max")),
+                    jr(c, "iterator_age_ms_max"), ju(c, "read_throttled_calls"));
         }
         /* Each kind's own figures (Lambda invocations, Firehose objects, EFO
          * subscriptions, Flink checkpoints, ...), wrapped under the table. */

@@ -3,6 +3,7 @@
 #ifndef REPORT_INT_H
 #define REPORT_INT_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -24,6 +25,23 @@ static inline uint64_t ju(const json_t *o, const char *k)
 static inline double jr(const json_t *o, const char *k)
 {
     return json_number_value(json_object_get(o, k));
+}
+
+/* A JSON number with one decimal into buf, or "-" for null (a figure not defined). */
+static inline const char *real1_or_dash(char *buf, size_t n, const json_t *v)
+{
+    if (json_is_number(v))
+        snprintf(buf, n, "%.1f", json_number_value(v));
+    else
+        snprintf(buf, n, "-");
+    return buf;
+}
+
+/* A JSON number, or NaN for null or absent (a figure not defined). */
+static inline double jr_nan(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 static inline const char *js(const json_t *o, const char *k)

@@ -159,4 +159,29 @@ EOF
     failed=$((failed + 1))
 fi
 
+# A consumer that delivered no record (here one that starts after the end) has no
+# latency: each figure is null in the JSON and "-" in the text, not 0 (an instant
+# delivery to the reader).
+cat >"$tmp/none.yaml" <<EOF
+name: none-delivered
+duration: 1m
+stream: {name: s, shards: 1}
+producers: [{name: p, rate: 10 records/s, record_size: 1 KiB}]
+consumers: [{name: late, kind: polling, start: 2m}, {name: live, kind: polling}]
+EOF
+if "$kdsim" run "$tmp/none.yaml" --json >"$tmp/none.json" 2>"$tmp/none.err" &&
+    "$kdsim" run "$tmp/none.yaml" >"$tmp/none.txt" 2>>"$tmp/none.err"; then
+    python3 - "$tmp/none.json" <<'EOF' || fail "none-delivered: latency of no delivery not null"
+import json, sys
+c = {x["name"]: x for x in json.load(open(sys.argv[1]))["consumers"]}
+assert c["late"]["records_delivered"] == 0 and c["live"]["records_delivered"] > 0
+assert all(v is None for v in c["late"]["latency_ms"].values()), c["late"]["latency_ms"]
+assert all(isinstance(v, float) for v in c["live"]["latency_ms"].values()), c["live"]["latency_ms"]
+EOF
+    grep -Eq '^  late +polling +0 +0 +0 +- +- +- +- ' "$tmp/none.txt" ||
+        fail "none-delivered: the text report does not show - for no latency: $(grep '^  late' "$tmp/none.txt")"
+else
+    fail "none-delivered: kdsim run failed: $(head -3 "$tmp/none.err")"
+fi
+
 cli_finish cli_report_keys
