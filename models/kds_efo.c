@@ -164,6 +164,42 @@ static void push_event(sim *s, void *ctx)
 
 static void session_end(sim *s, void *ctx);
 
+/* The StartingPosition type of a first SubscribeToShard, as the API names it. */
+static const char *start_name(kds_start_kind k)
+{
+    switch (k) {
+    case KDS_START_TRIM_HORIZON:
+        return "TRIM_HORIZON";
+    case KDS_START_LATEST:
+        return "LATEST";
+    case KDS_START_AT_TIMESTAMP:
+        return "AT_TIMESTAMP";
+    case KDS_START_AT_SEQUENCE_NUMBER:
+        return "AT_SEQUENCE_NUMBER";
+    case KDS_START_AFTER_SEQUENCE_NUMBER:
+        return "AFTER_SEQUENCE_NUMBER";
+    }
+    return "?";
+}
+
+/* The push line of a SubscribeToShard that succeeded (session `sub->sessions`): where it
+ * starts and for how long a session lasts. Out of line: tracing only. */
+static __attribute__((noinline)) void trace_subscribed(kds_efo_sub *sub, sim_time now)
+{
+    char seq[64], from[96], dur[32];
+    kds_seqno(seq, sizeof seq, sub->sh->index, sub->cur.pos);
+    if (sub->sessions == 1)
+        snprintf(from, sizeof from, "StartingPosition %s", start_name(sub->start));
+    else
+        snprintf(from, sizeof from,
+                 "StartingPosition AFTER_SEQUENCE_NUMBER, the continuation of session %" PRIu64,
+                 sub->sessions - 1);
+    kds_trace_emit(sub->st->trace, now, "push", sub->name, sub->sh->index,
+                   "SubscribeToShard: session %" PRIu64 " subscribed, %s; pushes from sequence "
+                   "number %s for up to %s",
+                   sub->sessions, from, seq, kds_trace_dur(dur, sizeof dur, sub->cfg->session));
+}
+
 static void subscribed(sim *s, void *ctx)
 {
     kds_efo_sub *sub = ctx;
@@ -176,6 +212,8 @@ static void subscribed(sim *s, void *ctx)
     }
     sub->subscribed = true;
     sub->sessions++;
+    if (KDS_TRACING(sub->st->trace, "push", sub->name, sub->sh->index))
+        trace_subscribed(sub, sim_now(s));
     sim_after(s, sub->cfg->session, session_end, sub);
     schedule_push(sub, sim_now(s));
 }
@@ -187,7 +225,16 @@ static void session_end(sim *s, void *ctx)
         return;
     sub->subscribed = false;
     sub->live = false;
-    sim_after(s, sim_dist_sample_ns(&sub->cfg->subscribe_ms, sub->rng), subscribed, sub);
+    sim_time again = sim_dist_sample_ns(&sub->cfg->subscribe_ms, sub->rng);
+    if (KDS_TRACING(sub->st->trace, "push", sub->name, sub->sh->index)) {
+        char dur[32];
+        kds_trace_emit(sub->st->trace, sim_now(s), "push", sub->name, sub->sh->index,
+                       "subscription session %" PRIu64 " ended after %s; SubscribeToShard "
+                       "again, subscribed %.0f ms later",
+                       sub->sessions, kds_trace_dur(dur, sizeof dur, sub->cfg->session),
+                       sim_to_ms(again));
+    }
+    sim_after(s, again, subscribed, sub);
 }
 
 int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
@@ -230,6 +277,7 @@ int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
         break;
     }
     sub->start_pos = sub->cur.pos;
+    sub->start = start;
     if (kds_log_attach(&sh->log, &sub->cur) != 0)
         return SIM_ENOMEM;
     if (kds_shard_on_append(sh, on_append, sub) != 0) {

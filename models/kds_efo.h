@@ -74,6 +74,8 @@ struct kds_efo_sub {
                                  current at any time (a bill split at a mode switch) */
     kds_cursor cur;           /* next record to push */
     uint64_t start_pos;       /* first position this subscription was to read */
+    kds_start_kind start;     /* StartingPosition of the first SubscribeToShard (the
+                                 event trace names it) */
     kds_bucket budget;        /* the consumer's own 2 MiB/s on this shard, the stream's
                                  limits.efo_burst deep (efo_burst_s) */
     bool started;             /* positioned and registered */

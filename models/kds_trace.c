@@ -76,3 +76,22 @@ char *kds_trace_expired(char *buf, size_t n, uint64_t expired)
         buf[0] = '\0';
     return buf;
 }
+
+char *kds_trace_dur(char *buf, size_t n, sim_time d)
+{
+    if (d > 0 && d % SIM_HOUR(1) == 0)
+        snprintf(buf, n, "%" PRId64 " h", (int64_t)(d / SIM_HOUR(1)));
+    else if (d > 0 && d % SIM_MIN(1) == 0)
+        snprintf(buf, n, "%" PRId64 " min", (int64_t)(d / SIM_MIN(1)));
+    else {
+        char num[32];
+        snprintf(num, sizeof num, "%.3f", sim_to_s(d));
+        size_t len = strlen(num);
+        while (len > 0 && num[len - 1] == '0')
+            num[--len] = '\0';
+        if (len > 0 && num[len - 1] == '.')
+            num[--len] = '\0';
+        snprintf(buf, n, "%s s", num);
+    }
+    return buf;
+}

@@ -47,6 +47,11 @@ void kds_trace_emit(kds_trace *t, sim_time now, const char *kind, const char *en
  * them)" in buf (64 bytes hold any count), or "" when none did. Returns buf. */
 char *kds_trace_expired(char *buf, size_t n, uint64_t expired);
 
+/* A duration as the trace's lines write a setting or a wait: "5 min" or "2 h" when it is
+ * a whole number of minutes or hours, otherwise seconds with at most 3 decimals and no
+ * trailing zeros ("30 s", "1.5 s", "0.2 s"). buf >= 32 B. Returns buf. */
+char *kds_trace_dur(char *buf, size_t n, sim_time d);
+
 /* The ending of a counted noun in a line: "" for a count of one, "s" otherwise, as in
  * "%" PRIu64 " record%s", n, kds_trace_s(n). */
 static inline const char *kds_trace_s(uint64_t n)

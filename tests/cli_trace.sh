@@ -166,20 +166,82 @@ jf() {
     python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['consumers'][0]; print(int($2))" "$1"
 }
 
-# push: five EFO consumers at the tip of a 4-shard stream; every push reaches the tip,
-# so MillisBehindLatest is 0 (pushes of a caught-up subscription).
-kind_trace push latency-efo 20s push
-all_match push "${line}push +(billing|fraud|search|audit|metrics) +shardId-[0-9]{12} SubscribeToShardEvent: [1-9][0-9]* records?, [1-9][0-9]* B, arrives at \+[0-9]+ ms, MillisBehindLatest [0-9]+; sequence numbers? 49[0-9]{54}( to 49[0-9]{54})?$" \
-    "an enhanced fan-out push"
+# push: five EFO consumers at the tip of a 2-shard stream; every push reaches the tip,
+# so MillisBehindLatest is 0 (pushes of a caught-up subscription). Each SubscribeToShard
+# has its line (session 1 at the consumer's StartingPosition, then after each 5-minute
+# session's end the resubscription from its continuation), as many as the report's
+# subscriptions.
+efo_sub='SubscribeToShard: session ([0-9]+) subscribed, StartingPosition ([A-Z_]+|AFTER_SEQUENCE_NUMBER, the continuation of session [0-9]+); pushes from sequence number 49[0-9]{54} for up to 5 min'
+efo_end='subscription session [0-9]+ ended after 5 min; SubscribeToShard again, subscribed [0-9]+ ms later'
+if ! "$kdsim" run scenarios/latency-efo.yaml --duration 11m --json --trace "$tmp/push.trace" \
+    --trace-kinds push >"$tmp/push.json" 2>"$tmp/push.err"; then
+    fail "push: kdsim run failed: $(head -3 "$tmp/push.err")"
+fi
+all_match push "${line}push +(billing|fraud|search|audit|metrics) +shardId-[0-9]{12} (SubscribeToShardEvent: [1-9][0-9]* records?, [1-9][0-9]* B, arrives at \+[0-9]+ ms, MillisBehindLatest [0-9]+; sequence numbers? 49[0-9]{54}( to 49[0-9]{54})?|$efo_sub|$efo_end)$" \
+    "an enhanced fan-out push or subscription"
 for c in billing fraud search audit metrics; do
     grep -Eq " push +$c .*MillisBehindLatest 0;" "$tmp/push.trace" ||
         fail "push: no push to $c at the tip (MillisBehindLatest 0)"
 done
+# subscriptions_match NAME: per consumer, the SubscribeToShard lines are the report's
+# subscriptions; per consumer and shard the sessions count 1, 2, 3, ..., the first at
+# the consumer's start position, each later one after the end of the one before, whose
+# pushes it continues (its first sequence number is where the previous pushes stopped).
+subscriptions_match() {
+    python3 - "$tmp/$1.json" "$tmp/$1.trace" "$1" <<'PY' || failed=$((failed + 1))
+import json, re, sys
+name = sys.argv[3]
+want = {c["name"]: int(c["figures"]["subscriptions"]) for c in json.load(open(sys.argv[1]))["consumers"]
+        if "subscriptions" in c.get("figures", {})}
+got, last, ended, nxt, bad = {}, {}, {}, {}, []
+for ln in open(sys.argv[2]).readlines()[1:]:
+    f = ln.split(None, 4)
+    if f[1] != "push":
+        continue
+    key, what = (f[2], f[3]), f[4]
+    m = re.match(r"SubscribeToShard: session (\d+) subscribed, StartingPosition (\S+?)[,;].*"
+                 r"pushes from sequence number (\d+)", what)
+    if m:
+        k = int(m.group(1))
+        got[f[2]] = got.get(f[2], 0) + 1
+        if k != last.get(key, 0) + 1 or (k > 1) != (m.group(2) == "AFTER_SEQUENCE_NUMBER"):
+            bad.append(f"session {k} after {last.get(key, 0)}: {ln.strip()}")
+        if k > 1 and ended.get(key) != k - 1:
+            bad.append(f"session {k} without the end of session {k - 1}: {ln.strip()}")
+        if k > 1 and key in nxt and int(m.group(3)) != nxt[key]:
+            bad.append(f"session {k} does not continue where the pushes stopped: {ln.strip()}")
+        last[key] = k
+        continue
+    m = re.match(r"subscription session (\d+) ended", what)
+    if m:
+        ended[key] = int(m.group(1))
+        if ended[key] != last.get(key):
+            bad.append(f"the end of a session not subscribed: {ln.strip()}")
+        continue
+    m = re.search(r"sequence numbers? \d+(?: to (\d+))?$", what) if what.startswith("SubscribeToShardEvent") else None
+    if m:
+        nxt[key] = int((m.group(1) or what.split()[-1])) + 1
+for c, n in want.items():
+    if got.get(c, 0) != n:
+        bad.append(f"{c}: {got.get(c, 0)} SubscribeToShard lines, the report's subscriptions is {n}")
+if not want or not any(k > 1 for k in last.values()):
+    bad.append("no subscriptions, or no session after the first")
+for b in bad[:6]:
+    print(f"FAIL {name}:", b)
+sys.exit(1 if bad else 0)
+PY
+}
+subscriptions_match push
 # A Flink job's subscriptions are pushed to through its per-shard readers: their lines
 # name the job (the flagship's sessionizer), as the `efo` consumers' name themselves.
-kind_trace flinkpush acme-clickstream 5s push
-all_match flinkpush "${line}push +sessionizer +shardId-[0-9]{12} SubscribeToShardEvent: " \
+if ! "$kdsim" run scenarios/acme-clickstream.yaml --duration 11m --json \
+    --trace "$tmp/flinkpush.trace" --trace-kinds push --trace-names sessionizer \
+    >"$tmp/flinkpush.json" 2>"$tmp/flinkpush.err"; then
+    fail "flinkpush: kdsim run failed: $(head -3 "$tmp/flinkpush.err")"
+fi
+all_match flinkpush "${line}push +sessionizer +shardId-[0-9]{12} (SubscribeToShardEvent: |$efo_sub|$efo_end)" \
     "a push to the sessionizer"
+subscriptions_match flinkpush
 
 # lease: the worker whose start-up wait ends first creates the six leases and sleeps
 # 60 s (one line, about no shard); the first to find them takes all six, the others
@@ -542,6 +604,8 @@ plain() { # plain NAME ARGS...: `kdsim run ARGS --json` against $tmp/NAME.json
     cmp -s "$tmp/$name.json" "$tmp/$name.plain.json" || fail "$name: the report changes with --trace"
 }
 plain lam scenarios/lambda-poison-record-bisect.yaml --duration 12m
+plain push scenarios/latency-efo.yaml --duration 11m
+plain flinkpush scenarios/acme-clickstream.yaml --duration 11m
 plain kclget scenarios/kcl-worker-crash.yaml --duration 5m
 plain retry scenarios/hot-key.yaml --duration 60s
 plain stalled scenarios/stalled-reader-retention.yaml
