@@ -191,10 +191,13 @@ static __attribute__((noinline)) void trace_put(const request *r, const kds_shar
 {
     kds_producer *p = r->p;
     /* The stored records are the run just appended, at the end of the log. */
-    char seq[KDS_SEQNOS_LEN];
+    char seq[KDS_SEQNOS_LEN], dups[80] = "";
+    if (res->stored_dups > 0) /* a resend after a lost reply stored them a second time */
+        snprintf(dups, sizeof dups, " (%u duplicate%s of records already stored)",
+                 res->stored_dups, kds_trace_s(res->stored_dups));
     kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, sh->index,
-                   "%s: %u record%s -> %u stored, %u throttled, %u failed%s (attempt %u)%s",
-                   api_name(p), count, kds_trace_s(count), res->stored, res->throttled,
+                   "%s: %u record%s -> %u stored%s, %u throttled, %u failed%s (attempt %u)%s",
+                   api_name(p), count, kds_trace_s(count), res->stored, dups, res->throttled,
                    res->failed, r->timed_out ? ", reply lost" : "", r->attempt,
                    kds_trace_seqnos(seq, sizeof seq, sh->index, sh->log.end_pos - res->stored,
                                     res->stored));
@@ -494,6 +497,17 @@ static uint32_t batch_limit(const kds_producer *p)
 
 static void flush_event(sim *s, void *ctx);
 
+/* The trace line of `n` records given up before they were sent: each larger than the
+ * stream's record size limit, which the service refuses whatever the attempt. */
+static __attribute__((noinline)) void trace_too_large(kds_producer *p, uint32_t n)
+{
+    kds_trace_emit(p->st->trace, sim_now(p->sim), "put", p->cfg.name, -1,
+                   "%s: %" PRIu32 " record%s given up before sending: larger than the "
+                   "stream's record size limit of %g MiB (ValidationException, no retry)",
+                   api_name(p), n, kds_trace_s(n),
+                   (double)p->st->cfg.max_record_size / (double)KDS_MIB);
+}
+
 /* Take client c's next request from its backlog and send it at t (>= now), with up to
  * *marks of the marks due (taken off *marks). Returns it, with *served the time it
  * will be served, or NULL when every record taken was refused as too large. */
@@ -510,6 +524,8 @@ static request *send_next(client *c, sim_time t, uint32_t *marks, sim_time *serv
     if (too_large) {
         p->stats.records_too_large += too_large;
         p->stats.records_given_up += too_large;
+        if (KDS_TRACING(p->st->trace, "put", p->cfg.name, -1))
+            trace_too_large(p, too_large);
         if (n == 0)
             return NULL;
     }

@@ -44,14 +44,14 @@ head -1 "$t" | grep -q 'time (s) *kind *entity *shard *what happened' ||
 # digits, monotonic per shard, unique per stream): kdsim's are 49, the shard's index in
 # 12 digits and the record's position in 42.
 seq='(; sequence number 49[0-9]{54}|; sequence numbers 49[0-9]{54} to 49[0-9]{54})?'
-put='^ *[0-9]+\.[0-9]{6}  put +[a-z-]+ +shardId-[0-9]{12} PutRecords: [0-9]+ records? -> [0-9]+ stored, [0-9]+ throttled, [0-9]+ failed \(attempt [0-9]+\)'"$seq"'$'
+put='^ *[0-9]+\.[0-9]{6}  put +[a-z-]+ +shardId-[0-9]{12} PutRecords: [0-9]+ records? -> [0-9]+ stored( \([1-9][0-9]* duplicates? of records already stored\))?, [0-9]+ throttled, [0-9]+ failed \(attempt [0-9]+\)'"$seq"'$'
 get='^ *[0-9]+\.[0-9]{6}  get +live-metrics +shardId-[0-9]{12} GetRecords: [0-9]+ records?, [0-9]+ B, iterator age [0-9]+ ms'
 grep -Eq "$put" "$t" || fail "no PutRecords line with its outcome: $(grep -m1 ' put ' "$t")"
 grep -Eq "$get" "$t" || fail "no GetRecords line with what it returned: $(grep -m1 ' get ' "$t")"
 grep -E "$put" "$t" | grep -Eq 'shardId-000000000002 PutRecords: [0-9]+ records? -> [0-9]+ stored, [1-9][0-9]* throttled' ||
     fail "no throttled PutRecords on the hot shard shardId-000000000002"
 # Stored plus throttled plus failed is the request's count, line by line.
-bad=$(grep -E "$put" "$t" | sed -E 's/.*PutRecords: ([0-9]+) records? -> ([0-9]+) stored, ([0-9]+) throttled, ([0-9]+) failed.*/\1 \2 \3 \4/' |
+bad=$(grep -E "$put" "$t" | sed -E 's/.*PutRecords: ([0-9]+) records? -> ([0-9]+) stored[^,]*, ([0-9]+) throttled, ([0-9]+) failed.*/\1 \2 \3 \4/' |
     awk '$1 != $2 + $3 + $4' | head -1)
 [ -z "$bad" ] || fail "a PutRecords line whose outcome does not add up: $bad"
 # Sequence numbers: a put line names those of the records it stored, and a GetRecords
@@ -434,6 +434,66 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
+# Lost replies and records too large: a resend after a lost reply stores duplicates,
+# and its put line says how many of the records stored were (fleet, with 5 % of its
+# replies lost: their sum is duplicates_written); a record larger than the stream's
+# record size limit is given up before it is sent, with a line of its own, so that the
+# give-up lines add up to records_given_up, too-large ones included (records_too_large).
+if ! "$kdsim" run scenarios/hot-key.yaml --duration 60s --json --trace "$tmp/dups.trace" \
+    --trace-kinds put --set 'producers[1].timeouts.rate=0.05' >"$tmp/dups.json" 2>"$tmp/dups.err"; then
+    fail "dups: kdsim run failed: $(head -3 "$tmp/dups.err")"
+fi
+cat >"$tmp/big.yaml" <<'YAML'
+duration: 20s
+seed: 3
+stream: {name: s, shards: 2}
+producers:
+  - {name: app, rate: 20 records/s, record_size: {dist: exp, mean: 600 KiB}, keys: {kind: random}}
+consumers: [{name: c, kind: polling}]
+YAML
+if ! "$kdsim" run "$tmp/big.yaml" --json --trace "$tmp/big.trace" --trace-kinds put \
+    >"$tmp/big.json" 2>"$tmp/big.err"; then
+    fail "big: kdsim run failed: $(head -3 "$tmp/big.err")"
+fi
+python3 - "$tmp" <<'PY' || failed=$((failed + 1))
+import json, re, sys
+tmp, bad = sys.argv[1], []
+def producers(name):
+    return {p["name"]: p for p in json.load(open(f"{tmp}/{name}.json"))["producers"]}
+def lines(name):
+    return [ln.rstrip("\n").split(None, 4) for ln in open(f"{tmp}/{name}.trace").readlines()[1:]]
+dups = {}
+for f in lines("dups"):
+    m = re.search(r"-> (\d+) stored \((\d+) duplicates? of records already stored\)", f[4])
+    if m:
+        if int(m.group(2)) > int(m.group(1)):
+            bad.append("more duplicates than records stored: " + " ".join(f))
+        dups[f[2]] = dups.get(f[2], 0) + int(m.group(2))
+for name, p in producers("dups").items():
+    if dups.get(name, 0) != p["duplicates_written"]:
+        bad.append(f"dups: {name}: {dups.get(name, 0)} duplicates in the put lines, "
+                   f"the report's duplicates_written is {p['duplicates_written']}")
+if not dups.get("fleet"):
+    bad.append("dups: no duplicate stored with 5 % of the fleet's replies lost")
+given, too = 0, 0
+pat = re.compile(r"PutRecords: (\d+) records? given up (before sending: larger than the stream's "
+                 r"record size limit of 1 MiB \(ValidationException, no retry\)|after attempt)")
+for f in lines("big"):
+    m = pat.match(f[4])
+    if f[3] == "-" and " given up " in f[4] and not m:
+        bad.append("big: a malformed give-up line: " + f[4])
+    if m:
+        given += int(m.group(1))
+        too += int(m.group(1)) if m.group(2).startswith("before") else 0
+p = producers("big")["app"]
+if given != p["records_given_up"] or too != p["records_too_large"] or too == 0:
+    bad.append(f"big: {given} records given up ({too} too large) in the trace, the report's "
+               f"records_given_up {p['records_given_up']} (records_too_large {p['records_too_large']})")
+for b in bad[:6]:
+    print("FAIL", b)
+sys.exit(1 if bad else 0)
+PY
+
 # A reader back after more than the retention period: its GetRecords lines say how many
 # records expired before it reached them, and they add up to the report's
 # records_expired_unread (stalled-reader-retention: about 360,000 for `stalled`).
@@ -608,6 +668,8 @@ plain push scenarios/latency-efo.yaml --duration 11m
 plain flinkpush scenarios/acme-clickstream.yaml --duration 11m
 plain kclget scenarios/kcl-worker-crash.yaml --duration 5m
 plain retry scenarios/hot-key.yaml --duration 60s
+plain dups scenarios/hot-key.yaml --duration 60s --set 'producers[1].timeouts.rate=0.05'
+plain big "$tmp/big.yaml"
 plain stalled scenarios/stalled-reader-retention.yaml
 plain children scenarios/reshard-idle-children.yaml --duration 52m
 plain od scenarios/on-demand-burst.yaml
