@@ -1850,6 +1850,41 @@ static void kill_all(worker *w)
     w->n_held = 0;
 }
 
+/* The lease line of a worker's start (its first, or a restart after a stop or a crash,
+ * under a new worker id). Out of line: tracing only. */
+static __attribute__((noinline)) void trace_start(const worker *w, sim_time now)
+{
+    kcl *a = w->app;
+    if (w->incarnations == 1)
+        kds_trace_emit(a->st->trace, now, "lease", w->label, -1, "worker started");
+    else
+        kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
+                       "worker restarted (start %" PRIu32 "): a new worker id in the lease "
+                       "table; it holds no lease and takes leases as a new worker would",
+                       w->incarnations);
+}
+
+/* The lease line of a worker's graceful stop or crash, holding `held` leases. */
+static __attribute__((noinline)) void trace_down(const worker *w, bool graceful, size_t n,
+                                                 sim_time now)
+{
+    kcl *a = w->app;
+    char dur[32];
+    kds_trace_dur(dur, sizeof dur, a->cfg.failover);
+    if (graceful)
+        kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
+                       "worker stopped gracefully: its record processors finish their batch "
+                       "and checkpoint; its %zu lease%s %s not released and expire%s "
+                       "%s after its last renewal (failoverTimeMillis)",
+                       n, kds_trace_s(n), n == 1 ? "is" : "are", n == 1 ? "s" : "", dur);
+    else
+        kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
+                       "worker crashed: no checkpoint; its %zu lease%s expire%s %s after its "
+                       "last renewal (failoverTimeMillis), and what it processed after the "
+                       "last checkpoints will be delivered again",
+                       n, kds_trace_s(n), n == 1 ? "s" : "", dur);
+}
+
 static void worker_start(worker *w)
 {
     kcl *a = w->app;
@@ -1858,6 +1893,8 @@ static void worker_start(worker *w)
     sim_time now = sim_now(a->sim);
     kill_all(w);
     w->incarnations++;
+    if (KDS_TRACING(a->st->trace, "lease", w->label, -1))
+        trace_start(w, now);
     w->owner = kds_lease_owner_add(a->table, a->base.name, w->cfg->name, w->incarnations);
     SIM_ASSERT(w->owner >= 0);
     w->pause_until = 0;
@@ -1886,6 +1923,8 @@ static void worker_down(worker *w, bool graceful)
     if (!is_up(w))
         return;
     add_change(a, w, graceful ? "stop" : "crash");
+    if (KDS_TRACING(a->st->trace, "lease", w->label, -1))
+        trace_down(w, graceful, w->n_held, sim_now(s));
     cancel(s, &w->ev_renew);
     cancel(s, &w->ev_take);
     cancel(s, &w->ev_cleanup);
@@ -1934,6 +1973,13 @@ static void pause_end_event(sim *s, void *ctx)
     worker *w = e->w;
     if (is_up(w) && sim_now(s) >= w->pause_until && w->owner >= 0) {
         add_change(w->app, w, "resume");
+        if (KDS_TRACING(w->app->st->trace, "lease", w->label, -1)) {
+            char dur[32];
+            kds_trace_emit(w->app->st->trace, sim_now(s), "lease", w->label, -1,
+                           "worker resumed after its pause of %s: its renewals and "
+                           "processing go on from here",
+                           kds_trace_dur(dur, sizeof dur, sim_now(s) - w->paused_at));
+        }
         kds_lease_owner_set(w->app->table, w->owner, KDS_OWNER_RUNNING);
         kds_kcl_check_converged(w->app, true);
     }
@@ -1957,9 +2003,20 @@ static void worker_event(sim *s, void *ctx)
     case KDS_KCL_EV_PAUSE:
         if (!is_up(w))
             break;
+        if (!paused(w, now))
+            w->paused_at = now; /* a new pause, not one lengthened */
         if (now + e->ev.len > w->pause_until)
             w->pause_until = now + e->ev.len;
         add_change(w->app, w, "pause");
+        if (KDS_TRACING(w->app->st->trace, "lease", w->label, -1)) {
+            char dur[32], fo[32];
+            kds_trace_emit(w->app->st->trace, now, "lease", w->label, -1,
+                           "worker paused for %s (a stall, such as a garbage-collection "
+                           "pause): no renewal, no processing; the others may take its "
+                           "leases once they are %s unrenewed (failoverTimeMillis)",
+                           kds_trace_dur(dur, sizeof dur, e->ev.len),
+                           kds_trace_dur(fo, sizeof fo, w->app->cfg.failover));
+        }
         kds_lease_owner_set(w->app->table, w->owner, KDS_OWNER_PAUSED);
         sim_at(s, w->pause_until, pause_end_event, e);
         kds_kcl_check_converged(w->app, true);

@@ -92,6 +92,8 @@ struct worker {
     gsl_rng *rng;                  /* sim-owned */
     wstate state;
     sim_time pause_until;          /* stalled until, ns */
+    sim_time paused_at;            /* when the current (or last) stall began, ns: the
+                                      trace's resume line tells its length */
     int32_t owner;                 /* current incarnation's owner id, or -1 */
     uint32_t incarnations;
     held *held;                    /* owned */

@@ -5,9 +5,11 @@
  * beside the renewer and the processors it drives. */
 #include "kds_kcl_int.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kds_trace.h"
 #include "sim_err.h"
 
 /* The operating range of a worker metric: percent (kcl.md 7.3). */
@@ -54,6 +56,11 @@ static void became_leader(worker *w, sim_time now)
         SIM_ASSERT(a->leaders != NULL);
     }
     a->leaders[a->n_leaders++] = (kds_kcl_leader){now, w->cfg->name};
+    if (KDS_TRACING(a->st->trace, "lease", w->label, -1))
+        kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
+                       "became the leader (it took the lease table's leader lock): it now "
+                       "assigns free and expired leases and balances them "
+                       "(LeaseAssignmentManager)");
 }
 
 /* Take or heartbeat the lock; a worker without it re-checks at the same period. */
@@ -476,6 +483,11 @@ static void lam_run(worker *w, sim_time now)
         if (++w->lam_failures >= c->failed_runs_to_resign) {
             kds_lease_unlock(t, w->owner);
             w->leader = false;
+            if (KDS_TRACING(a->st->trace, "lease", w->label, -1))
+                kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
+                               "gave the leader lock up: %" PRIu32 " lease assignment runs in "
+                               "a row failed (their lease table scans throttled)",
+                               w->lam_failures);
         }
         return;
     }

@@ -116,6 +116,14 @@ static void poll(sim *s, void *ctx)
     }
 
     if (c->pause_for > 0 && now >= c->pause_at && now < c->pause_at + c->pause_for) {
+        if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index)) {
+            char dur[32];
+            kds_trace_emit(p->st->trace, now, "get", c->name, rd->sh->index,
+                           "paused: the consumer's pause of %s from %.3f s; the next "
+                           "GetRecords on this shard at %.3f s",
+                           kds_trace_dur(dur, sizeof dur, c->pause_for), sim_to_s(c->pause_at),
+                           sim_to_s(c->pause_at + c->pause_for));
+        }
         sim_at(s, c->pause_at + c->pause_for, poll, rd);
         return;
     }

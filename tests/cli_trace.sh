@@ -250,8 +250,8 @@ subscriptions_match flinkpush
 # APPLICATION/WORKER; the holder of a stolen lease finds it lost at its next renewal (a
 # crashed one never does).
 kind_trace lease kcl-worker-crash 8m lease
-all_match lease "${line}lease +orders-processor/worker-[abc] +(shardId-[0-9]{12} lease ((taken \((take|expiry)\)|stolen \(steal\))( from orders-processor/worker-[abc])?; [0-9]+ records? processed after its last checkpoint will be delivered again|lost: a (renewal|checkpoint) found another worker's leaseCounter)|- +start-up shard sync: 6 leases created; the worker takes leases after the sync's sleep of 60 s \(shardSyncIntervalMillis\))$" \
-    "a lease taken, stolen or lost, or the start-up shard sync"
+all_match lease "${line}lease +orders-processor/worker-[abc] +(shardId-[0-9]{12} lease ((taken \((take|expiry)\)|stolen \(steal\))( from orders-processor/worker-[abc])?; [0-9]+ records? processed after its last checkpoint will be delivered again|lost: a (renewal|checkpoint) found another worker's leaseCounter)|- +start-up shard sync: 6 leases created; the worker takes leases after the sync's sleep of 60 s \(shardSyncIntervalMillis\)|- +worker started|- +worker crashed: .*)$" \
+    "a lease taken, stolen or lost, the start-up shard sync or a worker's start or crash"
 [ "$(grep -c 'start-up shard sync' "$tmp/lease.trace")" = 1 ] ||
     fail "lease: expected one start-up shard sync"
 [ "$(grep -c 'lease lost: ' "$tmp/lease.trace")" = "$(grep -c 'lease stolen (steal)' "$tmp/lease.trace")" ] ||
@@ -654,6 +654,76 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
+# A KCL worker's life: its start, restart, graceful stop, crash, pause and resume have a
+# lease line each (shard -), at the time and of the worker of the report's worker_events
+# (kcl-worker-crash: a crash; kcl-gc-pause: a pause and its resume; kcl-rolling-deployment:
+# graceful stops and restarts); a KCL 3.x worker that becomes the leader says so, as many
+# times as the report's leader_changes (kcl3-second-worker, the handoff run above).
+life_runs="crash:kcl-worker-crash:8m gc:kcl-gc-pause:8m roll:kcl-rolling-deployment:12m"
+for r in $life_runs; do
+    IFS=: read -r name sc dur <<<"$r"
+    if ! "$kdsim" run "scenarios/$sc.yaml" --duration "$dur" --json --trace "$tmp/life-$name.trace" \
+        --trace-kinds lease >"$tmp/life-$name.json" 2>"$tmp/life-$name.err"; then
+        fail "life-$name: kdsim run failed: $(head -3 "$tmp/life-$name.err")"
+    fi
+done
+python3 - "$tmp" $life_runs <<'PY' || failed=$((failed + 1))
+import json, re, sys
+tmp, bad = sys.argv[1], []
+pats = (("start", r"worker started$"), ("start", r"worker restarted \(start [2-9][0-9]*\): "),
+        ("stop", r"worker stopped gracefully: .* its \d+ leases? (is|are) not released and expires? "
+                 r"10 s after its last renewal \(failoverTimeMillis\)$"),
+        ("crash", r"worker crashed: no checkpoint; its \d+ leases? expires? 10 s after "),
+        ("pause", r"worker paused for \d+ s \(a stall"),
+        ("resume", r"worker resumed after its pause of \d+ s: "))
+kinds = set()
+for arg in sys.argv[2:]:
+    name = "life-" + arg.split(":")[0]
+    rep = json.load(open(f"{tmp}/{name}.json"))
+    want = sorted((round(e["t_s"], 3), c["name"] + "/" + e["worker"], e["event"])
+                  for c in rep["consumers"] if c["kind"] == "kcl" for e in c["worker_events"])
+    got = []
+    for ln in open(f"{tmp}/{name}.trace").readlines()[1:]:
+        f = ln.rstrip("\n").split(None, 4)
+        if not f[4].startswith("worker "):
+            continue
+        ev = [k for k, p in pats if re.match(p, f[4])]
+        if len(ev) != 1 or f[3] != "-":
+            bad.append(f"{name}: a malformed worker line: {ln.strip()}")
+            continue
+        got.append((round(float(f[0]), 3), f[2], ev[0]))
+        if ev[0] == "start" and "restarted" in f[4]:
+            kinds.add("restart")
+    got.sort()
+    kinds |= {e for _, _, e in got}
+    if got != want:
+        extra = [g for g in got if g not in want][:2]
+        missing = [w for w in want if w not in got][:2]
+        bad.append(f"{name}: worker lines are not the report's worker_events: "
+                   f"in the trace only {extra}, in the report only {missing}")
+for k in ("start", "restart", "stop", "crash", "pause", "resume"):
+    if k not in kinds:
+        bad.append(f"no worker line of a {k}")
+rep = json.load(open(f"{tmp}/handoff.json"))
+for c in rep["consumers"]:
+    if "leader_changes" not in c.get("figures", {}):
+        continue
+    n = sum(1 for ln in open(f"{tmp}/handoff.trace")
+            if re.search(r" lease +" + re.escape(c["name"]) + r"/\S+ +- +became the leader \(", ln))
+    if n != int(c["figures"]["leader_changes"]) or n == 0:
+        bad.append(f"handoff: {c['name']}: {n} lines of a new leader, the report's "
+                   f"leader_changes is {c['figures']['leader_changes']}")
+for b in bad[:8]:
+    print("FAIL life:", b)
+sys.exit(1 if bad else 0)
+PY
+# A polling consumer's pause (stalled-reader-retention: `stalled` pauses at 1 h for 25 h):
+# each of its shards' readers says so once, when its next call falls in the pause.
+n_pause=$(grep -Ec "${line}get +stalled +shardId-[0-9]{12} paused: the consumer's pause of 25 h from 3600\.000 s; the next GetRecords on this shard at 93600\.000 s$" "$tmp/stalled.trace")
+n_shards=$(grep -E "${line}get +stalled " "$tmp/stalled.trace" | awk '{ print $4 }' | sort -u | wc -l)
+[ "$n_pause" = "$n_shards" ] && [ "$n_pause" -gt 0 ] ||
+    fail "stalled: not one pause line per shard of the stalled reader"
+
 # The traced runs above changed nothing: each report is the one of the same run without
 # --trace (every kind of line, from producers, Lambda, the KCL, resharding, on-demand
 # scaling and expiry, is a window only).
@@ -675,6 +745,9 @@ plain children scenarios/reshard-idle-children.yaml --duration 52m
 plain od scenarios/on-demand-burst.yaml
 plain churn scenarios/kcl-small-lease-table.yaml --duration 10m
 plain handoff scenarios/kcl3-second-worker.yaml
+plain life-crash scenarios/kcl-worker-crash.yaml --duration 8m
+plain life-gc scenarios/kcl-gc-pause.yaml --duration 8m
+plain life-roll scenarios/kcl-rolling-deployment.yaml --duration 12m
 plain expiry scenarios/lambda-poison-record.yaml
 
 # A count of one takes the singular ("1 record"), in every line of every trace above (the
