@@ -440,6 +440,18 @@ static ck_result checkpoint(proc *p, kds_ckpt_kind kind, uint64_t pos)
         return CK_OK;
     case KDS_DDB_THROTTLED:
         w->sum.checkpoints_throttled++;
+        if (kind == KDS_CKPT_SHARD_END)
+        {
+            char dur[32];
+            TRACE_HELD(w, h, "SHARD_END checkpoint throttled by the lease table; tried again "
+                             "in %s (the task backoff)",
+                       kds_trace_dur(dur, sizeof dur, a->cfg.task_backoff));
+        }
+        else
+            TRACE_HELD(w, h, "checkpoint throttled by the lease table; the %" PRIu64
+                             " record%s processed since the last checkpoint wait for the "
+                             "next checkpoint",
+                       (uint64_t)p->since_ckpt, kds_trace_s(p->since_ckpt));
         return CK_RETRY;
     case KDS_DDB_CONDITION_FAILED:
     default:
@@ -1175,11 +1187,23 @@ static void take_pass(worker *w)
         kds_owner_state pst = prev >= 0 ? t->owners[prev].state : KDS_OWNER_RUNNING;
         bool renewing = kds_lease_renewing(t, i, prev);
         kds_ddb_status r = KDS_DDB_THROTTLED;
-        for (uint32_t tries = 0; tries < (c->take_retries ? c->take_retries : 1); tries++) {
+        uint32_t max_tries = c->take_retries ? c->take_retries : 1, tries = 0;
+        while (tries < max_tries) {
+            tries++;
             r = kds_lease_take(t, i, w->seen_counter[i], w->owner);
             if (r != KDS_DDB_THROTTLED)
                 break;
         }
+        if (tries > 1 || r == KDS_DDB_THROTTLED)
+            KDS_TRACE(a->st->trace, now, "lease", w->label, t->items[i].shard,
+                      "lease %s throttled by the lease table %" PRIu32 " time%s (%" PRIu32
+                      " tr%s allowed); %s",
+                      steal ? "steal" : "take", r == KDS_DDB_THROTTLED ? tries : tries - 1,
+                      kds_trace_s(r == KDS_DDB_THROTTLED ? tries : tries - 1), max_tries,
+                      max_tries == 1 ? "y" : "ies",
+                      r == KDS_DDB_OK ? "the next try took it"
+                      : r == KDS_DDB_THROTTLED ? "not taken in this pass"
+                                               : "the next try found another worker's leaseCounter");
         if (r != KDS_DDB_OK)
             continue; /* throttled three times, or another worker was faster */
         kds_kcl_cause cause = steal         ? KDS_KCL_STEAL
@@ -1216,6 +1240,8 @@ static void handoff_end(worker *w, held *h, bool forced)
 {
     switch (kds_lease_transfer(w->app->table, h->lease, h->counter, w->owner)) {
     case KDS_DDB_THROTTLED:
+        TRACE_HELD(w, h, "lease release at the end of its handoff throttled by the lease "
+                         "table; the worker keeps it until a later try");
         return;
     case KDS_DDB_OK:
         w->sum.handoffs_out++;
@@ -1284,9 +1310,13 @@ static bool handoff_noticed(worker *w, held *h, sim_time now)
     kds_lease_get(a->table, h->lease);
     h->handoff = true;
     w->sum.renewals++;
-    if (kds_lease_renew(a->table, h->lease, h->counter, w->owner) == KDS_DDB_OK) {
+    kds_ddb_status r = kds_lease_renew(a->table, h->lease, h->counter, w->owner);
+    if (r == KDS_DDB_OK) {
         h->counter++;
         h->renewed = now;
+    } else if (r == KDS_DDB_THROTTLED) {
+        TRACE_HELD(w, h, "lease handoff noticed; its renewal as checkpointOwner throttled by "
+                         "the lease table");
     }
     proc *p = h->p;
     if (!p) {

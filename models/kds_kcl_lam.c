@@ -295,6 +295,11 @@ static bool move_lease(worker *w, fleet *f, size_t i, int32_t to, kds_kcl_cause 
     int32_t from = t->items[i].owner;
     kds_ddb_status r = handoff ? kds_lease_handoff(t, i, from, to, (int)cause)
                                : kds_lease_assign(t, i, from, to, (int)cause);
+    if (r == KDS_DDB_THROTTLED)
+        KDS_TRACE(a->st->trace, sim_now(a->sim), "lease", w->label, t->items[i].shard,
+                  "the leader's %s of this lease to %s/%s throttled by the lease table; "
+                  "left to a later run", handoff ? "handoff" : "assignment",
+                  t->owners[to].app, t->owners[to].worker);
     if (r != KDS_DDB_OK)
         return false;
     a->handoffs += handoff;
