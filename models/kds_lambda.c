@@ -307,6 +307,21 @@ static void batch_take(batch *b, reader *rd, uint64_t part)
     KDS_TRACE((m)->st->trace, sim_now((m)->sim), "invoke", (m)->base.name, (rd)->sh->index,  \
               __VA_ARGS__)
 
+/* The invoke line of an invocation refused because the function already runs as many
+ * invocations as its concurrency allows: the batch of `count` records (a retry when
+ * `retry`) tries again after throttle_retry. Out of line: tracing only. */
+static __attribute__((noinline)) void trace_throttled(kds_lambda *m, const reader *rd,
+                                                      uint64_t count, bool retry)
+{
+    char dur[32];
+    kds_trace_emit(m->st->trace, sim_now(m->sim), "invoke", m->base.name, rd->sh->index,
+                   "Invoke: throttled (TooManyRequestsException: the function already runs "
+                   "%" PRIu32 " invocation%s, its concurrency limit); the %sbatch of %" PRIu64
+                   " record%s tries again in %s",
+                   m->inflight, kds_trace_s(m->inflight), retry ? "retry of the " : "", count,
+                   kds_trace_s(count), kds_trace_dur(dur, sizeof dur, m->cfg.throttle_retry));
+}
+
 /* Records left in the buffer past the retention period are lost (the mapping held
  * them while the shard waited; the stream no longer has them). */
 static void buf_drop_expired(reader *rd, sim_time now)
@@ -557,6 +572,8 @@ static void try_retry(reader *rd)
         }
         if (m->inflight >= m->cfg.concurrency) {
             m->ls.throttled_invocations++;
+            if (KDS_TRACING(m->st->trace, "invoke", m->base.name, rd->sh->index))
+                trace_throttled(m, rd, b->count, true);
             schedule_retry(rd, m->cfg.throttle_retry);
             return;
         }
@@ -816,6 +833,8 @@ static void dispatch(reader *rd)
             break;
         }
         if (m->inflight >= c->concurrency) {
+            if (KDS_TRACING(m->st->trace, "invoke", m->base.name, rd->sh->index))
+                trace_throttled(m, rd, b->count, false);
             batch_put(m, b);
             m->ls.throttled_invocations++;
             rd->throttle_pending = true;

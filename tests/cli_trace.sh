@@ -348,7 +348,7 @@ PY
 # The Lambda's lines: its GetRecords calls (kind get) and its invocations, their
 # outcomes and what becomes of a failed batch (kind invoke).
 lambda_get='GetRecords: ([0-9]+ records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, in the buffer at \+[0-9]+ ms'"$seq"'|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)'
-lambda_invoke='Invoke: batch of [1-9][0-9]* records?(( \((retry [1-9][0-9]*|again)\))?, IteratorAge [0-9]+ ms| (succeeded|failed \(function error\)|timed out) after [0-9]+ ms)|bisected into [1-9][0-9]* and [1-9][0-9]* records?, queued again \(no retry used\)|bisected at the failed record: [1-9][0-9]* records? queued again \(no retry used\)|batch item failures: the first [1-9][0-9]* records? processed, [1-9][0-9]* from the first failed one left|[1-9][0-9]* records? queued for retry [1-9][0-9]* (of [0-9]+|\(retries until the records expire\))|given up \([^)]*\): [1-9][0-9]* records? (sent to the on-failure destination \((SQS|SNS|S3)\)|discarded \(no on-failure destination\))|[1-9][0-9]* buffered records? expired from the stream before (it was|they were) invoked: lost'
+lambda_invoke='Invoke: batch of [1-9][0-9]* records?(( \((retry [1-9][0-9]*|again)\))?, IteratorAge [0-9]+ ms| (succeeded|failed \(function error\)|timed out) after [0-9]+ ms)|bisected into [1-9][0-9]* and [1-9][0-9]* records?, queued again \(no retry used\)|bisected at the failed record: [1-9][0-9]* records? queued again \(no retry used\)|batch item failures: the first [1-9][0-9]* records? processed, [1-9][0-9]* from the first failed one left|[1-9][0-9]* records? queued for retry [1-9][0-9]* (of [0-9]+|\(retries until the records expire\))|given up \([^)]*\): [1-9][0-9]* records? (sent to the on-failure destination \((SQS|SNS|S3)\)|discarded \(no on-failure destination\))|[1-9][0-9]* buffered records? expired from the stream before (it was|they were) invoked: lost|Invoke: throttled \(TooManyRequestsException: the function already runs [1-9][0-9]* invocations?, its concurrency limit\); the (retry of the )?batch of [1-9][0-9]* records? tries again in [0-9.]+ m?s'
 kind_trace invoke lambda-poison-record 11m invoke
 all_match invoke "${line}invoke +order-processor +shardId-[0-9]{12} ($lambda_invoke)$" \
     "a Lambda invocation or what became of one"
@@ -661,6 +661,19 @@ read_past=$(sum_of 'expired unread before them' 's/.*\(([0-9]+) expired unread b
 [ "$buffered" -gt 0 ] && [ $((buffered + read_past)) = "$(jf "$tmp/expiry.json" "c['records_expired_unread']")" ] ||
     fail "expiry: $buffered buffered and $read_past read-past expiries in the trace, not the report's records_expired_unread"
 
+# A function at its concurrency limit (lambda-poison-record with a concurrency of 2 for 4
+# shards): each throttled invocation has its line, as many as throttled_invocations.
+if ! "$kdsim" run scenarios/lambda-poison-record.yaml --duration 11m --json \
+    --set 'consumers[0].function.concurrency=2' --trace "$tmp/lthr.trace" --trace-kinds invoke \
+    >"$tmp/lthr.json" 2>"$tmp/lthr.err"; then
+    fail "lthr: kdsim run failed: $(head -3 "$tmp/lthr.err")"
+fi
+all_match lthr "${line}invoke +order-processor +shardId-[0-9]{12} ($lambda_invoke)$" \
+    "a Lambda invocation or what became of one"
+n=$(grep -Ec 'Invoke: throttled \(TooManyRequestsException: the function already runs 2 invocations, its concurrency limit\)' "$tmp/lthr.trace")
+[ "$n" -gt 0 ] && [ "$n" = "$(jf "$tmp/lthr.json" "c['figures']['throttled_invocations']")" ] ||
+    fail "lthr: $n throttled invocation lines, the report's throttled_invocations is $(jf "$tmp/lthr.json" "c['figures']['throttled_invocations']")"
+
 # KCL 3.x (kcl3-second-worker): the leader moves leases to the second worker by graceful
 # handoff; the giving worker's "handed over" lines are the report's handoffs_out, per
 # worker, and a taker's line names the lease's previous owner as CONSUMER/WORKER.
@@ -788,6 +801,7 @@ plain life-crash scenarios/kcl-worker-crash.yaml --duration 8m
 plain life-gc scenarios/kcl-gc-pause.yaml --duration 8m
 plain life-roll scenarios/kcl-rolling-deployment.yaml --duration 12m
 plain expiry scenarios/lambda-poison-record.yaml
+plain lthr scenarios/lambda-poison-record.yaml --duration 11m --set 'consumers[0].function.concurrency=2'
 
 # A count of one takes the singular ("1 record"), in every line of every trace above (the
 # Lambda's story, lam, has several).
