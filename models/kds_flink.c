@@ -40,6 +40,8 @@ typedef struct reader {
                              but for `expired` of them */
     uint64_t expired;     /* records below high it never processed: they expired before
                              it got to them (model.md section 8) */
+    uint64_t trace_expired; /* trace only (0 without a trace): of `expired`, those no
+                               GetRecords line has told yet */
     uint64_t processed;   /* position after the last record processed */
 
     /* Checkpoints. */
@@ -150,6 +152,8 @@ static void processed(reader *rd, const kds_slice *sl, sim_time done)
     uint64_t end = sl->first + sl->count;
     if (sl->first > rd->high) {
         rd->expired += sl->first - rd->high;
+        if (f->st->trace && f->cfg.retrieval == KDS_FLINK_POLLING)
+            rd->trace_expired += sl->first - rd->high; /* told by the next GetRecords line */
         rd->high = sl->first;
     }
     if (end <= rd->high) {
@@ -249,13 +253,19 @@ static void poll(sim *s, void *ctx)
     double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
     kds_consumer_stats_age(cs, now, age);
     if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index)) {
-        char seq[KDS_SEQNOS_LEN]; /* the records returned end at the cursor */
+        /* The job counts a record lost when it processes the records after it (processed,
+         * by its high-water mark): the next GetRecords line tells of them, as the records
+         * before the ones it returns. */
+        char ex[64], seq[KDS_SEQNOS_LEN]; /* the records returned end at the cursor */
         kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
-                       "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B, iterator age %.0f ms, "
+                       "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, iterator age %.0f ms, "
                        "processed by +%.0f ms%s",
-                       tk.records, kds_trace_s(tk.records), tk.bytes, age, sim_to_ms(done - now),
+                       tk.records, kds_trace_s(tk.records), tk.bytes,
+                       kds_trace_expired(ex, sizeof ex, rd->trace_expired), age,
+                       sim_to_ms(done - now),
                        kds_trace_seqnos(seq, sizeof seq, rd->sh->index, rd->cur.pos - tk.records,
                                         tk.records));
+        rd->trace_expired = 0;
     }
     if (caught_up && rd->sh->state != KDS_SHARD_OPEN) {
         rd->state = R_DONE; /* SHARD_END: the children may start */

@@ -296,6 +296,8 @@ static void account_expired(kcl *a, slot *sl, uint64_t from, uint64_t to)
     if (to > f) {
         a->base.st.records_expired_unread += to - f;
         sl->hw = to;
+        if (a->st->trace && !a->cfg.efo)
+            sl->trace_expired += to - f; /* told by the next GetRecords line */
     }
 }
 
@@ -632,25 +634,30 @@ static void fetch_body(proc *p)
     bool caught_up = p->fcur.pos >= sh->log.end_pos;
     double age = caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last);
     kds_consumer_stats_age(cs, now, age);
-    /* No word of expired records here: the application counts a record lost when its
-     * processor, not the fetcher, finds it gone (account_expired, by the high-water mark
-     * of what it ever processed). */
     if (KDS_TRACING(a->st->trace, "get", w->label, sh->index)) {
-        char seq[KDS_SEQNOS_LEN]; /* the records returned end at the fetcher's cursor */
+        /* The application counts a record lost when its processor finds it gone
+         * (account_expired, by the high-water mark of what it ever processed: at its
+         * start, or when it reaches a batch after a gap); the next GetRecords line tells
+         * of them, as the records before the ones it returns. */
+        uint64_t lost = p->sl->trace_expired;
+        p->sl->trace_expired = 0;
+        char ex[64], seq[KDS_SEQNOS_LEN]; /* the records returned end at the fetcher's cursor */
         if (tk.records > 0)
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
-                           "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B, iterator age %.0f "
+                           "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, iterator age %.0f "
                            "ms, to the record processor at +%.0f ms%s",
-                           tk.records, kds_trace_s(tk.records), tk.bytes, age, sim_to_ms(lat),
+                           tk.records, kds_trace_s(tk.records), tk.bytes,
+                           kds_trace_expired(ex, sizeof ex, lost), age, sim_to_ms(lat),
                            kds_trace_seqnos(seq, sizeof seq, sh->index, p->fcur.pos - tk.records,
                                             tk.records));
         else if (caught_up && sh->state != KDS_SHARD_OPEN)
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
-                           "GetRecords: 0 records, SHARD_END");
+                           "GetRecords: 0 records%s, SHARD_END",
+                           kds_trace_expired(ex, sizeof ex, lost));
         else
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
-                           "GetRecords: 0 records; next call in %.0f ms",
-                           sim_to_ms(lat + c->idle));
+                           "GetRecords: 0 records%s; next call in %.0f ms",
+                           kds_trace_expired(ex, sizeof ex, lost), sim_to_ms(lat + c->idle));
     }
     if (tk.records > 0) {
         enqueue(p, p->fcur.pos, tk.bytes, (uint32_t)tk.records, now + lat);

@@ -30,6 +30,8 @@ typedef struct slot {
     proc *proc;        /* the processor EFO pushes go to, or NULL */
     size_t last_move;  /* the lease's latest move (index in the move log), or SIZE_MAX */
     kds_efo_sub *sub;  /* owned; EFO only, made at the first start */
+    uint64_t trace_expired; /* trace only (0 without a trace): records counted expired
+                               unread that no GetRecords line has told yet */
 } slot;
 
 typedef struct batch {

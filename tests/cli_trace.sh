@@ -510,6 +510,61 @@ done
 [ "$(grep -c 'expired unread before them' "$tmp/stalled.trace")" -gt 0 ] ||
     fail "stalled: no GetRecords line tells of records expired unread"
 
+# A KCL application and a Flink job that come back after the retention period: their
+# GetRecords lines say how many records expired before the application processed them
+# (counted by the high-water mark of what it ever processed, not records it had
+# processed before its last checkpoint), and add up to records_expired_unread. The KCL
+# worker crashes at 10 min and restarts 25 h later; the Flink job, slower than the
+# stream at first, fails at 30 min, 600 records behind on each shard, and restarts 1 day
+# later (restart_delay), when those 600 records have expired.
+cat >"$tmp/kclexp.yaml" <<'YAML'
+seed: 5
+duration: 1530m
+stream: {name: orders, shards: 2}
+producers:
+  - {name: app, rate: 4 records/s, record_size: 1 KiB, keys: {kind: uniform, count: 1000}, batch: {linger: 1s}}
+consumers:
+  - name: proc
+    kind: kcl
+    retrieval: polling
+    start_position: trim_horizon
+    checkpoint: {every_records: 100}
+    workers:
+      - {name: w, events: [{at: 10m, action: crash, restart_after: 25h}]}
+YAML
+cat >"$tmp/flinkexp.yaml" <<'YAML'
+seed: 5
+duration: 1500m
+stream: {name: orders, shards: 2}
+producers:
+  - name: app
+    rate: {profile: steps, initial: 4 records/s, steps: [{at: 30m, rate: 0.02 records/s}]}
+    record_size: 1 KiB
+    keys: {kind: uniform, count: 1000}
+consumers:
+  - name: job
+    kind: flink
+    retrieval: polling
+    start_position: trim_horizon
+    max_records: 100
+    processing: {per_batch: 2ms, per_record: 600ms}
+    checkpoint_interval: 60s
+    failures: [30m]
+    restart_delay: 1d
+YAML
+for n in kclexp flinkexp; do
+    if ! "$kdsim" run "$tmp/$n.yaml" --json --trace "$tmp/$n.trace" --trace-kinds get \
+        >"$tmp/$n.json" 2>"$tmp/$n.err"; then
+        fail "$n: kdsim run failed: $(head -3 "$tmp/$n.err")"
+        continue
+    fi
+    lost=$(grep -E "${line}get +(proc/w|job) +shardId-[0-9]{12} GetRecords: [0-9]+ records?(, [0-9]+ B)? \([1-9][0-9]* expired unread before them\)" "$tmp/$n.trace" |
+        sed -E 's/.* \(([0-9]+) expired unread before them\).*/\1/' | awk '{ s += $1 } END { print s + 0 }')
+    want=$(jf "$tmp/$n.json" "c['records_expired_unread']")
+    [ "$lost" -gt 0 ] && [ "$lost" = "$want" ] ||
+        fail "$n: the GetRecords lines tell of $lost records expired unread, the report's records_expired_unread is $want"
+done
+
 # Lambda, read by polling: every GetRecords call has a get line, every invocation a
 # start line and, once it ends, an outcome line; what happens to a failed batch
 # (bisected, queued for a retry, given up) has a line each. Their counts are the
@@ -556,7 +611,7 @@ if ! "$kdsim" run scenarios/kcl-worker-crash.yaml --duration 5m --json \
     --trace "$tmp/kclget.trace" --trace-kinds get >"$tmp/kclget.json" 2>"$tmp/kclget.err"; then
     fail "kclget: kdsim run failed: $(head -3 "$tmp/kclget.err")"
 fi
-all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([1-9][0-9]* records?, [0-9]+ B, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms; sequence numbers? 49[0-9]{54}( to 49[0-9]{54})?|0 records; next call in [0-9]+ ms|0 records, SHARD_END|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)$" \
+all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([1-9][0-9]* records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms; sequence numbers? 49[0-9]{54}( to 49[0-9]{54})?|0 records; next call in [0-9]+ ms|0 records, SHARD_END|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)$" \
     "a KCL worker's GetRecords call"
 [ "$(($(wc -l <"$tmp/kclget.trace") - 1))" = "$(jf "$tmp/kclget.json" "c['getrecords_calls']")" ] ||
     fail "kclget: the get lines are not the report's GetRecords calls"
@@ -793,6 +848,8 @@ plain retry scenarios/hot-key.yaml --duration 60s
 plain dups scenarios/hot-key.yaml --duration 60s --set 'producers[1].timeouts.rate=0.05'
 plain big "$tmp/big.yaml"
 plain stalled scenarios/stalled-reader-retention.yaml
+plain kclexp "$tmp/kclexp.yaml"
+plain flinkexp "$tmp/flinkexp.yaml"
 plain children scenarios/reshard-idle-children.yaml --duration 52m
 plain od scenarios/on-demand-burst.yaml
 plain churn scenarios/kcl-small-lease-table.yaml --duration 10m
