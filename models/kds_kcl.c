@@ -606,7 +606,8 @@ static void fetch_body(proc *p)
         return;
     }
     sim_time lat = sim_dist_sample_ns(&c->call_latency_ms, w->rng);
-    if (p->last_call >= 0 && now - p->last_call > a->st->cfg.iterator_ttl) {
+    bool refreshed = p->last_call >= 0 && now - p->last_call > a->st->cfg.iterator_ttl;
+    if (refreshed) {
         cs->iterator_refreshes++; /* ExpiredIteratorException: a new iterator first */
         lat += sim_dist_sample_ns(&c->call_latency_ms, w->rng);
     }
@@ -615,10 +616,13 @@ static void fetch_body(proc *p)
     if (!kds_stream_read_admit(a->st, sh)) {
         /* The KCL waits one idle interval after a throttled call (no backoff). */
         cs->read_throttled_calls++;
-        if (KDS_TRACING(a->st->trace, "get", w->label, sh->index))
+        if (KDS_TRACING(a->st->trace, "get", w->label, sh->index)) {
+            char it[160];
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
                            "GetRecords: throttled (ReadProvisionedThroughputExceeded), next "
-                           "try in %.0f ms", sim_to_ms(lat + c->idle));
+                           "try in %.0f ms%s", sim_to_ms(lat + c->idle),
+                           kds_trace_refresh(it, sizeof it, refreshed, a->st->cfg.iterator_ttl));
+        }
         proc_at(p, now + lat + c->idle, fetch_event);
         return;
     }
@@ -641,23 +645,24 @@ static void fetch_body(proc *p)
          * of them, as the records before the ones it returns. */
         uint64_t lost = p->sl->trace_expired;
         p->sl->trace_expired = 0;
-        char ex[64], seq[KDS_SEQNOS_LEN]; /* the records returned end at the fetcher's cursor */
+        char ex[64], it[160], seq[KDS_SEQNOS_LEN]; /* records returned: up to the cursor */
+        kds_trace_refresh(it, sizeof it, refreshed, a->st->cfg.iterator_ttl);
         if (tk.records > 0)
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
                            "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, iterator age %.0f "
-                           "ms, to the record processor at +%.0f ms%s",
+                           "ms, to the record processor at +%.0f ms%s%s",
                            tk.records, kds_trace_s(tk.records), tk.bytes,
-                           kds_trace_expired(ex, sizeof ex, lost), age, sim_to_ms(lat),
+                           kds_trace_expired(ex, sizeof ex, lost), age, sim_to_ms(lat), it,
                            kds_trace_seqnos(seq, sizeof seq, sh->index, p->fcur.pos - tk.records,
                                             tk.records));
         else if (caught_up && sh->state != KDS_SHARD_OPEN)
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
-                           "GetRecords: 0 records%s, SHARD_END",
-                           kds_trace_expired(ex, sizeof ex, lost));
+                           "GetRecords: 0 records%s, SHARD_END%s",
+                           kds_trace_expired(ex, sizeof ex, lost), it);
         else
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
-                           "GetRecords: 0 records%s; next call in %.0f ms",
-                           kds_trace_expired(ex, sizeof ex, lost), sim_to_ms(lat + c->idle));
+                           "GetRecords: 0 records%s; next call in %.0f ms%s",
+                           kds_trace_expired(ex, sizeof ex, lost), sim_to_ms(lat + c->idle), it);
     }
     if (tk.records > 0) {
         enqueue(p, p->fcur.pos, tk.bytes, (uint32_t)tk.records, now + lat);

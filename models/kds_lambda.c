@@ -891,7 +891,8 @@ static void poll_event(sim *s, void *ctx)
     sim_time now = sim_now(s);
     rd->last_poll = now;
     sim_time lat = sim_dist_sample_ns(&m->cfg.call_latency_ms, m->rng);
-    if (now - rd->issued > st->cfg.iterator_ttl) {
+    bool refreshed = now - rd->issued > st->cfg.iterator_ttl;
+    if (refreshed) {
         /* ExpiredIteratorException (the shard was held for more than 5 minutes):
          * one more round trip for a new iterator. */
         cs->iterator_refreshes++;
@@ -901,10 +902,13 @@ static void poll_event(sim *s, void *ctx)
     if (!kds_stream_read_admit(st, rd->sh)) {
         cs->read_throttled_calls++;
         rd->issued = now;
-        if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index))
+        if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index)) {
+            char it[160];
             kds_trace_emit(st->trace, now, "get", m->base.name, rd->sh->index,
                            "GetRecords: throttled (ReadProvisionedThroughputExceeded), next "
-                           "try in %.0f ms", sim_to_ms(lat + m->cfg.poll_interval));
+                           "try in %.0f ms%s", sim_to_ms(lat + m->cfg.poll_interval),
+                           kds_trace_refresh(it, sizeof it, refreshed, st->cfg.iterator_ttl));
+        }
         sim_at(s, now + lat + m->cfg.poll_interval, poll_event, rd);
         return;
     }
@@ -921,12 +925,13 @@ static void poll_event(sim *s, void *ctx)
     if (tk.records == 0)
         cs->empty_calls++;
     if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index)) {
-        char ex[64], seq[KDS_SEQNOS_LEN]; /* the records returned end at the cursor */
+        char ex[64], it[160], seq[KDS_SEQNOS_LEN]; /* the records returned end at the cursor */
         kds_trace_emit(st->trace, now, "get", m->base.name, rd->sh->index,
                        "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, in the buffer at "
-                       "+%.0f ms%s",
+                       "+%.0f ms%s%s",
                        tk.records, kds_trace_s(tk.records), tk.bytes,
                        kds_trace_expired(ex, sizeof ex, tk.expired), sim_to_ms(lat),
+                       kds_trace_refresh(it, sizeof it, refreshed, st->cfg.iterator_ttl),
                        kds_trace_seqnos(seq, sizeof seq, rd->sh->index, rd->cur.pos - tk.records,
                                         tk.records));
     }

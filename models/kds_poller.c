@@ -128,7 +128,8 @@ static void poll(sim *s, void *ctx)
         return;
     }
     sim_time lat = sim_dist_sample_ns(&c->call_latency_ms, p->rng);
-    if (now - rd->issued > p->st->cfg.iterator_ttl) {
+    bool refreshed = now - rd->issued > p->st->cfg.iterator_ttl;
+    if (refreshed) {
         /* ExpiredIteratorException: fetch a new iterator after the last record read
          * (one more round trip), then read. */
         cs->iterator_refreshes++;
@@ -138,10 +139,13 @@ static void poll(sim *s, void *ctx)
     cs->getrecords_calls++;
     if (!kds_stream_read_admit(p->st, rd->sh)) {
         cs->read_throttled_calls++;
-        if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index))
+        if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index)) {
+            char it[160];
             kds_trace_emit(p->st->trace, now, "get", c->name, rd->sh->index,
                            "GetRecords: throttled (ReadProvisionedThroughputExceeded), next "
-                           "try in %.0f ms", sim_to_ms(lat + c->idle));
+                           "try in %.0f ms%s", sim_to_ms(lat + c->idle),
+                           kds_trace_refresh(it, sizeof it, refreshed, p->st->cfg.iterator_ttl));
+        }
         sim_after(s, lat + c->idle, poll, rd);
         return;
     }
@@ -168,12 +172,13 @@ static void poll(sim *s, void *ctx)
     kds_consumer_stats_age(cs, now, age);
     if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index)) {
         /* The records returned are the ones just before the cursor. */
-        char ex[64], seq[KDS_SEQNOS_LEN];
+        char ex[64], it[160], seq[KDS_SEQNOS_LEN];
         kds_trace_emit(p->st->trace, now, "get", c->name, rd->sh->index,
                        "GetRecords: %" PRIu64 " record%s, %" PRIu64 " B%s, iterator age %.0f ms, "
-                       "processed by +%.0f ms%s",
+                       "processed by +%.0f ms%s%s",
                        tk.records, kds_trace_s(tk.records), tk.bytes,
                        kds_trace_expired(ex, sizeof ex, tk.expired), age, sim_to_ms(done - now),
+                       kds_trace_refresh(it, sizeof it, refreshed, p->st->cfg.iterator_ttl),
                        kds_trace_seqnos(seq, sizeof seq, rd->sh->index,
                                         rd->cur.pos - tk.records, tk.records));
     }

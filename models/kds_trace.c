@@ -95,3 +95,16 @@ char *kds_trace_dur(char *buf, size_t n, sim_time d)
     }
     return buf;
 }
+
+char *kds_trace_refresh(char *buf, size_t n, bool refreshed, sim_time ttl)
+{
+    char dur[32];
+    if (refreshed)
+        snprintf(buf, n,
+                 "; its shard iterator had expired (unused for over %s): a new one first, one "
+                 "more round trip",
+                 kds_trace_dur(dur, sizeof dur, ttl));
+    else if (n > 0)
+        buf[0] = '\0';
+    return buf;
+}

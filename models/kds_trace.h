@@ -47,6 +47,12 @@ void kds_trace_emit(kds_trace *t, sim_time now, const char *kind, const char *en
  * them)" in buf (64 bytes hold any count), or "" when none did. Returns buf. */
 char *kds_trace_expired(char *buf, size_t n, uint64_t expired);
 
+/* What a GetRecords line says when its call first fetched a new shard iterator, the last
+ * one having expired (unused for longer than `ttl`, 5 minutes: ExpiredIteratorException):
+ * "; its shard iterator had expired (unused for over 5 min): a new one first, one more
+ * round trip" in buf (160 bytes hold it), or "" when `refreshed` is false. Returns buf. */
+char *kds_trace_refresh(char *buf, size_t n, bool refreshed, sim_time ttl);
+
 /* A duration as the trace's lines write a setting or a wait: "5 min" or "2 h" when it is
  * a whole number of minutes or hours, otherwise seconds with at most 3 decimals and no
  * trailing zeros ("30 s", "1.5 s", "0.2 s"). buf >= 32 B. Returns buf. */

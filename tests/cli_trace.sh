@@ -347,7 +347,8 @@ PY
 # only, from 600 s on.
 # The Lambda's lines: its GetRecords calls (kind get) and its invocations, their
 # outcomes and what becomes of a failed batch (kind invoke).
-lambda_get='GetRecords: ([0-9]+ records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, in the buffer at \+[0-9]+ ms'"$seq"'|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)'
+refresh='(; its shard iterator had expired \(unused for over 5 min\): a new one first, one more round trip)?'
+lambda_get='GetRecords: ([0-9]+ records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, in the buffer at \+[0-9]+ ms'"$refresh$seq"'|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms'"$refresh)"
 lambda_invoke='Invoke: batch of [1-9][0-9]* records?(( \((retry [1-9][0-9]*|again)\))?, IteratorAge [0-9]+ ms| (succeeded|failed \(function error\)|timed out) after [0-9]+ ms)|bisected into [1-9][0-9]* and [1-9][0-9]* records?, queued again \(no retry used\)|bisected at the failed record: [1-9][0-9]* records? queued again \(no retry used\)|batch item failures: the first [1-9][0-9]* records? processed, [1-9][0-9]* from the first failed one left|[1-9][0-9]* records? queued for retry [1-9][0-9]* (of [0-9]+|\(retries until the records expire\))|given up \([^)]*\): [1-9][0-9]* records? (sent to the on-failure destination \((SQS|SNS|S3)\)|discarded \(no on-failure destination\))|[1-9][0-9]* buffered records? expired from the stream before (it was|they were) invoked: lost|Invoke: throttled \(TooManyRequestsException: the function already runs [1-9][0-9]* invocations?, its concurrency limit\); the (retry of the )?batch of [1-9][0-9]* records? tries again in [0-9.]+ m?s'
 kind_trace invoke lambda-poison-record 11m invoke
 all_match invoke "${line}invoke +order-processor +shardId-[0-9]{12} ($lambda_invoke)$" \
@@ -611,7 +612,7 @@ if ! "$kdsim" run scenarios/kcl-worker-crash.yaml --duration 5m --json \
     --trace "$tmp/kclget.trace" --trace-kinds get >"$tmp/kclget.json" 2>"$tmp/kclget.err"; then
     fail "kclget: kdsim run failed: $(head -3 "$tmp/kclget.err")"
 fi
-all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([1-9][0-9]* records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms; sequence numbers? 49[0-9]{54}( to 49[0-9]{54})?|0 records; next call in [0-9]+ ms|0 records, SHARD_END|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms)$" \
+all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([1-9][0-9]* records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms$refresh; sequence numbers? 49[0-9]{54}( to 49[0-9]{54})?|0 records; next call in [0-9]+ ms$refresh|0 records, SHARD_END$refresh|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms$refresh)$" \
     "a KCL worker's GetRecords call"
 [ "$(($(wc -l <"$tmp/kclget.trace") - 1))" = "$(jf "$tmp/kclget.json" "c['getrecords_calls']")" ] ||
     fail "kclget: the get lines are not the report's GetRecords calls"
@@ -831,6 +832,40 @@ n_shards=$(grep -E "${line}get +stalled " "$tmp/stalled.trace" | awk '{ print $4
 [ "$n_pause" = "$n_shards" ] && [ "$n_pause" -gt 0 ] ||
     fail "stalled: not one pause line per shard of the stalled reader"
 
+# A reader whose shard iterator expired (unused for over 5 minutes) fetches a new one
+# before its call: the GetRecords line that paid the extra round trip says so, as many
+# per consumer as the report's iterator_refreshes (the stalled polling reader back after
+# its pause; the Lambda mapping whose shard was held by a failing batch; a KCL worker
+# paused for 6 minutes; the KCL and Lambda runs above with none or some).
+if ! "$kdsim" run scenarios/kcl-gc-pause.yaml --duration 12m --json --trace "$tmp/kclit.trace" \
+    --trace-kinds get --set 'consumers[0].workers[2].events[0].for=6m' \
+    >"$tmp/kclit.json" 2>"$tmp/kclit.err"; then
+    fail "kclit: kdsim run failed: $(head -3 "$tmp/kclit.err")"
+fi
+python3 - "$tmp" stalled expiry kclit kclget lam <<'PY' || failed=$((failed + 1))
+import json, re, sys
+tmp, bad, total = sys.argv[1], [], 0
+note = "; its shard iterator had expired (unused for over 5 min): a new one first, one more round trip"
+for name in sys.argv[2:]:
+    got = {}
+    for ln in open(f"{tmp}/{name}.trace").readlines()[1:]:
+        f = ln.rstrip("\n").split(None, 4)
+        if f[1] == "get" and "iterator had expired" in f[4]:
+            if note not in f[4] or not re.match(r"GetRecords: ", f[4]):
+                bad.append(f"{name}: a malformed note: {ln.strip()}")
+            got[f[2].split("/")[0]] = got.get(f[2].split("/")[0], 0) + 1
+    for c in json.load(open(f"{tmp}/{name}.json"))["consumers"]:
+        total += got.get(c["name"], 0)
+        if got.get(c["name"], 0) != c["iterator_refreshes"]:
+            bad.append(f"{name}: {c['name']}: {got.get(c['name'], 0)} GetRecords lines after a new "
+                       f"iterator, the report's iterator_refreshes is {c['iterator_refreshes']}")
+if total < 4:
+    bad.append(f"only {total} iterator refreshes in the runs")
+for b in bad[:6]:
+    print("FAIL iterator:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # The traced runs above changed nothing: each report is the one of the same run without
 # --trace (every kind of line, from producers, Lambda, the KCL, resharding, on-demand
 # scaling and expiry, is a window only).
@@ -844,6 +879,7 @@ plain lam scenarios/lambda-poison-record-bisect.yaml --duration 12m
 plain push scenarios/latency-efo.yaml --duration 11m
 plain flinkpush scenarios/acme-clickstream.yaml --duration 11m
 plain kclget scenarios/kcl-worker-crash.yaml --duration 5m
+plain kclit scenarios/kcl-gc-pause.yaml --duration 12m --set 'consumers[0].workers[2].events[0].for=6m'
 plain retry scenarios/hot-key.yaml --duration 60s
 plain dups scenarios/hot-key.yaml --duration 60s --set 'producers[1].timeouts.rate=0.05'
 plain big "$tmp/big.yaml"
