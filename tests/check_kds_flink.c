@@ -342,7 +342,8 @@ END_TEST
 
 /* When, per shard, records first and last reached the application, read from a trace
  * of GetRecords calls ("processed by +X ms") or pushes ("arrives at +X ms"): the line's
- * time plus X, for the lines that carried records. */
+ * time plus X, for the lines that carried records (a subscription's own lines, its
+ * SubscribeToShard calls and session ends, are skipped). */
 typedef struct span {
     double first, last; /* s; first < 0 when no record came */
 } span;
@@ -360,7 +361,7 @@ static void trace_spans(FILE *fp, span *sp, size_t n)
         /* The shard by its id, not by column: the entity may be blank. */
         const char *id = strstr(line, "shardId-");
         if (!id || sscanf(line, "%lf", &t) != 1 || sscanf(id, "shardId-%u", &shard) != 1 ||
-            shard >= n)
+            shard >= n || strstr(id, "SubscribeToShard: ") || strstr(id, "subscription session"))
             continue;
         const char *colon = strchr(id, ':'), *plus = strchr(id, '+');
         ck_assert_ptr_nonnull(colon);
