@@ -463,10 +463,15 @@ static void poll(sim *s, void *ctx)
     sim_time lat = sim_dist_sample_ns(&c->call_latency_ms, f->rng);
     if (!kds_stream_read_admit(f->st, rd->sh)) {
         cs->read_throttled_calls++;
-        if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index))
+        if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index)) {
+            char why[160];
             kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
-                           "GetRecords%s: throttled (ReadProvisionedThroughputExceeded)",
-                           rd->backup ? " (backup)" : "");
+                           "GetRecords%s: throttled (ReadProvisionedThroughputExceeded: %s), "
+                           "next try in %.0f ms",
+                           rd->backup ? " (backup)" : "",
+                           kds_trace_read_limit(why, sizeof why, f->st, rd->sh),
+                           sim_to_ms(lat > c->poll_period ? lat : c->poll_period));
+        }
         sim_at(s, now + (lat > c->poll_period ? lat : c->poll_period), poll, rd);
         return;
     }

@@ -225,14 +225,21 @@ static void poll(sim *s, void *ctx)
         /* ProvisionedThroughputExceeded: the connector backs off with full jitter,
          * base x 1.5^n up to the maximum. */
         cs->read_throttled_calls++;
-        if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index))
-            kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
-                           "GetRecords: throttled (ReadProvisionedThroughputExceeded)");
         double cap = (double)c->backoff_base * pow(1.5, (double)rd->throttles);
         if (cap > (double)c->backoff_max)
             cap = (double)c->backoff_max;
         rd->throttles++;
-        rd->ev = sim_at(s, now + lat + (sim_time)(gsl_rng_uniform(f->rng) * cap), poll, rd);
+        sim_time wait = lat + (sim_time)(gsl_rng_uniform(f->rng) * cap);
+        if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index)) {
+            char why[160];
+            kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
+                           "GetRecords: throttled (ReadProvisionedThroughputExceeded: %s), next "
+                           "try in %.0f ms (a random backoff after %" PRIu32 " throttled "
+                           "call%s in a row)",
+                           kds_trace_read_limit(why, sizeof why, f->st, rd->sh), sim_to_ms(wait),
+                           rd->throttles, kds_trace_s(rd->throttles));
+        }
+        rd->ev = sim_at(s, now + wait, poll, rd);
         return;
     }
     rd->throttles = 0;

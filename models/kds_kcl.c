@@ -617,10 +617,11 @@ static void fetch_body(proc *p)
         /* The KCL waits one idle interval after a throttled call (no backoff). */
         cs->read_throttled_calls++;
         if (KDS_TRACING(a->st->trace, "get", w->label, sh->index)) {
-            char it[160];
+            char why[160], it[160];
             kds_trace_emit(a->st->trace, now, "get", w->label, sh->index,
-                           "GetRecords: throttled (ReadProvisionedThroughputExceeded), next "
-                           "try in %.0f ms%s", sim_to_ms(lat + c->idle),
+                           "GetRecords: throttled (ReadProvisionedThroughputExceeded: %s), next "
+                           "try in %.0f ms%s", kds_trace_read_limit(why, sizeof why, a->st, sh),
+                           sim_to_ms(lat + c->idle),
                            kds_trace_refresh(it, sizeof it, refreshed, a->st->cfg.iterator_ttl));
         }
         proc_at(p, now + lat + c->idle, fetch_event);

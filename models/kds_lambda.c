@@ -903,10 +903,11 @@ static void poll_event(sim *s, void *ctx)
         cs->read_throttled_calls++;
         rd->issued = now;
         if (KDS_TRACING(st->trace, "get", m->base.name, rd->sh->index)) {
-            char it[160];
+            char why[160], it[160];
             kds_trace_emit(st->trace, now, "get", m->base.name, rd->sh->index,
-                           "GetRecords: throttled (ReadProvisionedThroughputExceeded), next "
-                           "try in %.0f ms%s", sim_to_ms(lat + m->cfg.poll_interval),
+                           "GetRecords: throttled (ReadProvisionedThroughputExceeded: %s), next "
+                           "try in %.0f ms%s", kds_trace_read_limit(why, sizeof why, st, rd->sh),
+                           sim_to_ms(lat + m->cfg.poll_interval),
                            kds_trace_refresh(it, sizeof it, refreshed, st->cfg.iterator_ttl));
         }
         sim_at(s, now + lat + m->cfg.poll_interval, poll_event, rd);

@@ -140,10 +140,11 @@ static void poll(sim *s, void *ctx)
     if (!kds_stream_read_admit(p->st, rd->sh)) {
         cs->read_throttled_calls++;
         if (KDS_TRACING(p->st->trace, "get", c->name, rd->sh->index)) {
-            char it[160];
+            char why[160], it[160];
             kds_trace_emit(p->st->trace, now, "get", c->name, rd->sh->index,
-                           "GetRecords: throttled (ReadProvisionedThroughputExceeded), next "
-                           "try in %.0f ms%s", sim_to_ms(lat + c->idle),
+                           "GetRecords: throttled (ReadProvisionedThroughputExceeded: %s), next "
+                           "try in %.0f ms%s", kds_trace_read_limit(why, sizeof why, p->st, rd->sh),
+                           sim_to_ms(lat + c->idle),
                            kds_trace_refresh(it, sizeof it, refreshed, p->st->cfg.iterator_ttl));
         }
         sim_after(s, lat + c->idle, poll, rd);

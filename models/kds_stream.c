@@ -480,8 +480,9 @@ void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint6
     ss->records_failed_internal += failed;
 }
 
-static void read_throttled(kds_stream *st, kds_shard *sh, sim_time now)
+static void read_throttled(kds_stream *st, kds_shard *sh, sim_time now, kds_read_limit why)
 {
+    sh->read_throttle_why = (uint8_t)why;
     sh->st.read_throttled_calls++;
     sim_series_add_sum(&sh->st.read_throttled_min, now, 1);
     sim_series_add_sum(&st->st.read_throttled_min, now, 1);
@@ -491,18 +492,19 @@ bool kds_stream_read_admit(kds_stream *st, kds_shard *sh)
 {
     sim_time now = sim_now(st->sim);
     if (now < sh->read_blocked_until) {
-        read_throttled(st, sh, now);
+        read_throttled(st, sh, now, KDS_READ_IN_PENALTY);
         return false;
     }
     /* An overdrawn budget, of bytes or (when that limit is on) of records. */
-    if (kds_bucket_in_debt(&sh->rbytes, now) ||
-        (st->cfg.read_records_per_s > 0 && kds_bucket_in_debt(&sh->rrecords, now))) {
+    bool bytes = kds_bucket_in_debt(&sh->rbytes, now);
+    if (bytes || (st->cfg.read_records_per_s > 0 && kds_bucket_in_debt(&sh->rrecords, now))) {
         sh->read_blocked_until = now + st->cfg.short_read_penalty;
-        read_throttled(st, sh, now);
+        sh->read_block_why = (uint8_t)(bytes ? KDS_READ_BYTES : KDS_READ_RECORDS);
+        read_throttled(st, sh, now, (kds_read_limit)sh->read_block_why);
         return false;
     }
     if (!kds_bucket_take(&sh->rcalls, now, 1)) {
-        read_throttled(st, sh, now);
+        read_throttled(st, sh, now, KDS_READ_CALLS);
         return false;
     }
     sh->st.read_calls++;
@@ -522,8 +524,55 @@ void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uin
     /* A call that returned the 10 MiB limit (to within one record: calls return whole
      * records) opens the throttled window. */
     uint64_t per = records ? bytes / records : 0;
-    if (records > 0 && bytes + per >= st->cfg.max_bytes_per_call)
+    if (records > 0 && bytes + per >= st->cfg.max_bytes_per_call) {
         sh->read_blocked_until = now + st->cfg.big_read_penalty;
+        sh->read_block_why = KDS_READ_BIG_CALL;
+    }
+}
+
+/* A byte count as the trace words a limit: "2 MiB" when whole, else in KiB or B. */
+static char *limit_bytes(char *buf, size_t n, uint64_t b)
+{
+    if (b >= KDS_MIB && b % KDS_MIB == 0)
+        snprintf(buf, n, "%" PRIu64 " MiB", b / KDS_MIB);
+    else if (b >= 1024 && b % 1024 == 0)
+        snprintf(buf, n, "%" PRIu64 " KiB", b / 1024);
+    else
+        snprintf(buf, n, "%" PRIu64 " B", b);
+    return buf;
+}
+
+char *kds_trace_read_limit(char *buf, size_t n, const kds_stream *st, const kds_shard *sh)
+{
+    const kds_stream_cfg *c = &st->cfg;
+    char b[32], d[32];
+    bool window = sh->read_throttle_why == KDS_READ_IN_PENALTY;
+    switch (window ? sh->read_block_why : sh->read_throttle_why) {
+    case KDS_READ_CALLS:
+        snprintf(buf, n, "the shard's %" PRIu64 " GetRecords calls/s are spent",
+                 c->read_calls_per_s);
+        break;
+    case KDS_READ_BYTES:
+    case KDS_READ_RECORDS:
+        if (sh->read_block_why == KDS_READ_BYTES)
+            snprintf(b, sizeof b, "%s/s", limit_bytes(d, sizeof d, c->read_bytes_per_s));
+        else
+            snprintf(b, sizeof b, "%" PRIu64 " records/s", c->read_records_per_s);
+        kds_trace_dur(d, sizeof d, c->short_read_penalty);
+        if (window)
+            snprintf(buf, n, "within the %s penalty after the shard's read budget of %s was "
+                     "overdrawn", d, b);
+        else
+            snprintf(buf, n, "the shard's read budget of %s is overdrawn: its calls are "
+                     "refused for %s", b, d);
+        break;
+    default:
+        snprintf(buf, n, "within the %s penalty after a call returned %s",
+                 kds_trace_dur(d, sizeof d, c->big_read_penalty),
+                 limit_bytes(b, sizeof b, c->max_bytes_per_call));
+        break;
+    }
+    return buf;
 }
 
 void kds__stream_trim(kds_stream *st, kds_shard *sh)

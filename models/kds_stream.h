@@ -156,6 +156,9 @@ struct kds_shard {
     kds_bucket rcalls, rbytes;         /* shared read budget */
     kds_bucket rrecords;               /* ...and its records, when read_records_per_s > 0 */
     sim_time read_blocked_until;       /* calls before this are throttled, ns */
+    uint8_t read_block_why;            /* what opened that window (kds_read_limit) */
+    uint8_t read_throttle_why;         /* why the last call was refused (kds_read_limit;
+                                          the trace tells it: kds_trace_read_limit) */
 
     kds_log log;               /* retained records */
     kds_append_listener *on_append; /* owned array: told of every append */
@@ -342,11 +345,28 @@ double kds_shard_hours(const kds_stream *st, const kds_shard *sh, sim_time end);
  * or not the consumer subscribed to it. */
 double kds_stream_consumer_shard_hours(const kds_stream *st, sim_time from, sim_time end);
 
+/* The limits a GetRecords call can be throttled by (kds_stream_read_admit). */
+typedef enum {
+    KDS_READ_CALLS,        /* the shard's 5 calls/s are spent */
+    KDS_READ_BYTES,        /* its byte budget (2 MiB/s) is overdrawn: a short penalty opens */
+    KDS_READ_RECORDS,      /* its record budget (read_records_per_s) is overdrawn: the same */
+    KDS_READ_BIG_CALL,     /* a call returned max_bytes_per_call: the big penalty opened */
+    KDS_READ_IN_PENALTY    /* inside a penalty window that an earlier call opened */
+} kds_read_limit;
+
 /* Ask for one GetRecords call on shard `sh` at the current time through the shared
  * budget. Returns true and spends one call when admitted; false when throttled
  * (counted), because of the 5 calls/s, an overdrawn byte budget (which also throttles
- * the next short_read_penalty), or the window after a 10 MiB call. */
+ * the next short_read_penalty), or the window after a 10 MiB call; the reason is left
+ * in sh->read_throttle_why (and, inside a window, what opened it in sh->read_block_why),
+ * for the trace to tell (kds_trace_read_limit). */
 bool kds_stream_read_admit(kds_stream *st, kds_shard *sh);
+
+/* What a throttled GetRecords line says of the limit that refused the last call of
+ * shard `sh` (after kds_stream_read_admit returned false), e.g. "the shard's 5 GetRecords
+ * calls/s are spent" or "within the 5 s penalty after a call returned 10 MiB", in buf
+ * (160 bytes hold it). Only traces call it. Returns buf. */
+char *kds_trace_read_limit(char *buf, size_t n, const kds_stream *st, const kds_shard *sh);
 
 /* Charge `records` and `bytes` returned by an admitted call to the shard's byte budget
  * (it may go into debt); a call that returned max_bytes_per_call opens the

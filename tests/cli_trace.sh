@@ -348,7 +348,7 @@ PY
 # The Lambda's lines: its GetRecords calls (kind get) and its invocations, their
 # outcomes and what becomes of a failed batch (kind invoke).
 refresh='(; its shard iterator had expired \(unused for over 5 min\): a new one first, one more round trip)?'
-lambda_get='GetRecords: ([0-9]+ records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, in the buffer at \+[0-9]+ ms'"$refresh$seq"'|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms'"$refresh)"
+lambda_get='GetRecords: ([0-9]+ records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, in the buffer at \+[0-9]+ ms'"$refresh$seq"'|throttled \(ReadProvisionedThroughputExceeded: [^)]+\), next try in [0-9]+ ms'"$refresh)"
 lambda_invoke='Invoke: batch of [1-9][0-9]* records?(( \((retry [1-9][0-9]*|again)\))?, IteratorAge [0-9]+ ms| (succeeded|failed \(function error\)|timed out) after [0-9]+ ms)|bisected into [1-9][0-9]* and [1-9][0-9]* records?, queued again \(no retry used\)|bisected at the failed record: [1-9][0-9]* records? queued again \(no retry used\)|batch item failures: the first [1-9][0-9]* records? processed, [1-9][0-9]* from the first failed one left|[1-9][0-9]* records? queued for retry [1-9][0-9]* (of [0-9]+|\(retries until the records expire\))|given up \([^)]*\): [1-9][0-9]* records? (sent to the on-failure destination \((SQS|SNS|S3)\)|discarded \(no on-failure destination\))|[1-9][0-9]* buffered records? expired from the stream before (it was|they were) invoked: lost|Invoke: throttled \(TooManyRequestsException: the function already runs [1-9][0-9]* invocations?, its concurrency limit\); the (retry of the )?batch of [1-9][0-9]* records? tries again in [0-9.]+ m?s'
 kind_trace invoke lambda-poison-record 11m invoke
 all_match invoke "${line}invoke +order-processor +shardId-[0-9]{12} ($lambda_invoke)$" \
@@ -612,7 +612,7 @@ if ! "$kdsim" run scenarios/kcl-worker-crash.yaml --duration 5m --json \
     --trace "$tmp/kclget.trace" --trace-kinds get >"$tmp/kclget.json" 2>"$tmp/kclget.err"; then
     fail "kclget: kdsim run failed: $(head -3 "$tmp/kclget.err")"
 fi
-all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([1-9][0-9]* records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms$refresh; sequence numbers? 49[0-9]{54}( to 49[0-9]{54})?|0 records; next call in [0-9]+ ms$refresh|0 records, SHARD_END$refresh|throttled \(ReadProvisionedThroughputExceeded\), next try in [0-9]+ ms$refresh)$" \
+all_match kclget "${line}get +orders-processor/worker-[abc] +shardId-[0-9]{12} GetRecords: ([1-9][0-9]* records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, iterator age [0-9]+ ms, to the record processor at \+[0-9]+ ms$refresh; sequence numbers? 49[0-9]{54}( to 49[0-9]{54})?|0 records; next call in [0-9]+ ms$refresh|0 records, SHARD_END$refresh|throttled \(ReadProvisionedThroughputExceeded: [^)]+\), next try in [0-9]+ ms$refresh)$" \
     "a KCL worker's GetRecords call"
 [ "$(($(wc -l <"$tmp/kclget.trace") - 1))" = "$(jf "$tmp/kclget.json" "c['getrecords_calls']")" ] ||
     fail "kclget: the get lines are not the report's GetRecords calls"
@@ -832,6 +832,70 @@ n_shards=$(grep -E "${line}get +stalled " "$tmp/stalled.trace" | awk '{ print $4
 [ "$n_pause" = "$n_shards" ] && [ "$n_pause" -gt 0 ] ||
     fail "stalled: not one pause line per shard of the stalled reader"
 
+# A throttled GetRecords line says which limit refused it: the shard's 5 calls/s, its
+# read budget of 2 MiB/s overdrawn (which refuses every call for 1 s), or the 5 s after a
+# call that returned 10 MiB. Three readers of one shard, one of them back from a pause
+# with 10 MiB calls to make: each line's reason agrees with the calls before it (a
+# penalty line lies within its window after the line that opened it, the other two
+# outside any window), and the lines are the report's read_throttled_calls.
+cat >"$tmp/limits.yaml" <<'YAML'
+seed: 3
+duration: 60s
+stream: {name: s, shards: 1}
+producers:
+  - {name: app, rate: 450 records/s, record_size: 2 KiB}
+consumers:
+  - {name: a, kind: polling, poll_interval: 200ms}
+  - {name: b, kind: polling, poll_interval: 200ms}
+  - {name: late, kind: polling, poll_interval: 200ms, pause: {at: 5s, for: 20s}}
+YAML
+if ! "$kdsim" run "$tmp/limits.yaml" --json --trace "$tmp/limits.trace" --trace-kinds get \
+    >"$tmp/limits.json" 2>"$tmp/limits.err"; then
+    fail "limits: kdsim run failed: $(head -3 "$tmp/limits.err")"
+fi
+python3 - "$tmp/limits.json" "$tmp/limits.trace" <<'PY' || failed=$((failed + 1))
+import json, re, sys
+rep = json.load(open(sys.argv[1]))
+want = sum(c["read_throttled_calls"] for c in rep["consumers"])
+calls = "the shard's 5 GetRecords calls/s are spent"
+over = "the shard's read budget of 2 MiB/s is overdrawn: its calls are refused for 1 s"
+in_over = "within the 1 s penalty after the shard's read budget of 2 MiB/s was overdrawn"
+in_big = "within the 5 s penalty after a call returned 10 MiB"
+seen = {k: 0 for k in (calls, over, in_over, in_big)}
+bad, window = [], None  # (kind, opened at, ends at)
+for ln in open(sys.argv[2]).readlines()[1:]:
+    f = ln.rstrip("\n").split(None, 4)
+    t = float(f[0])
+    inside = window is not None and t < window[2] - 1e-7
+    m = re.match(r"GetRecords: throttled \(ReadProvisionedThroughputExceeded: (.*)\), next try in \d+ ms$", f[4])
+    if m:
+        why = m.group(1)
+        if why not in seen:
+            bad.append("an unknown reason: " + ln.strip())
+            continue
+        seen[why] += 1
+        if why in (calls, over) and inside:
+            bad.append(f"{why!r} inside the window opened at {window[1]} s: {ln.strip()}")
+        if why == over:
+            window = ("over", t, t + 1)
+        if why == in_over and not (inside and window[0] == "over"):
+            bad.append("an overdrawn-penalty line outside its window: " + ln.strip())
+        if why == in_big and not (inside and window[0] == "big"):
+            bad.append("a 10 MiB-penalty line outside its window: " + ln.strip())
+        continue
+    m = re.match(r"GetRecords: (\d+) records?, (\d+) B", f[4])
+    if m and int(m.group(1)) > 0:
+        n, b = int(m.group(1)), int(m.group(2))
+        if b + b // n >= 10 * 1024 * 1024:
+            window = ("big", t, t + 5)
+if sum(seen.values()) != want:
+    bad.append(f"{sum(seen.values())} throttled lines, the report's read_throttled_calls sum to {want}")
+bad += [f"no line of the reason {k!r}" for k, v in seen.items() if v == 0]
+for b in bad[:6]:
+    print("FAIL limits:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # A reader whose shard iterator expired (unused for over 5 minutes) fetches a new one
 # before its call: the GetRecords line that paid the extra round trip says so, as many
 # per consumer as the report's iterator_refreshes (the stalled polling reader back after
@@ -879,6 +943,7 @@ plain lam scenarios/lambda-poison-record-bisect.yaml --duration 12m
 plain push scenarios/latency-efo.yaml --duration 11m
 plain flinkpush scenarios/acme-clickstream.yaml --duration 11m
 plain kclget scenarios/kcl-worker-crash.yaml --duration 5m
+plain limits "$tmp/limits.yaml"
 plain kclit scenarios/kcl-gc-pause.yaml --duration 12m --set 'consumers[0].workers[2].events[0].for=6m'
 plain retry scenarios/hot-key.yaml --duration 60s
 plain dups scenarios/hot-key.yaml --duration 60s --set 'producers[1].timeouts.rate=0.05'
