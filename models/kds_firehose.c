@@ -492,11 +492,20 @@ static void poll(sim *s, void *ctx)
         cs->empty_calls++;
     bool caught_up = rd->cur.pos >= rd->sh->log.end_pos;
     rd->at_end = caught_up && rd->sh->state != KDS_SHARD_OPEN;
-    if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index))
+    if (KDS_TRACING(f->st->trace, "get", c->name, rd->sh->index)) {
+        /* As every reader's: the records' sequence numbers (they end at the cursor), the
+         * iterator age and, for the delivery reader, the records expired before them. */
+        char ex[64], seq[KDS_SEQNOS_LEN];
         kds_trace_emit(f->st->trace, now, "get", c->name, rd->sh->index,
-                       "GetRecords%s: %" PRIu64 " record%s, %" PRIu64 " B%s",
+                       "GetRecords%s: %" PRIu64 " record%s, %" PRIu64 " B%s, iterator age %.0f "
+                       "ms, %s at +%.0f ms%s",
                        rd->backup ? " (backup)" : "", tk.records, kds_trace_s(tk.records), tk.bytes,
-                       rd->backup ? "" : ", into the buffer");
+                       kds_trace_expired(ex, sizeof ex, rd->backup ? 0 : tk.expired),
+                       caught_up || tk.records == 0 ? 0.0 : sim_to_ms(now - tk.t_last),
+                       rd->backup ? "to the backup bucket" : "into the buffer", sim_to_ms(lat),
+                       kds_trace_seqnos(seq, sizeof seq, rd->sh->index, rd->cur.pos - tk.records,
+                                        tk.records));
+    }
     if (rd->backup) {
         /* The backup copy goes to the backup bucket; only its reads matter here. */
         f->fs.backup_bytes += tk.bytes;

@@ -374,6 +374,42 @@ grep -q ' s3-size ' "$tmp/s3.trace" || fail "s3: no s3-size object"
 [ "$(grep ' s3-interval ' "$tmp/s3.trace" | grep -c '(closed by interval)')" = 9 ] ||
     fail "s3: expected 9 s3-interval objects closed by the interval in 10 min"
 
+# Firehose's GetRecords lines, as every reader's, give the records' sequence numbers and
+# the iterator age, and say when they reach the buffer (or, with full_backup, the backup
+# bucket, from a reader of its own); per reader and shard the sequence numbers follow
+# each other from 0, and the lines are the report's GetRecords calls.
+if ! "$kdsim" run scenarios/firehose-buffering.yaml --duration 3m --json --trace "$tmp/fhget.trace" \
+    --trace-kinds get --set 'consumers[0].full_backup=true' >"$tmp/fhget.json" 2>"$tmp/fhget.err"; then
+    fail "fhget: kdsim run failed: $(head -3 "$tmp/fhget.err")"
+fi
+all_match fhget "${line}get +s3-(size|interval) +shardId-[0-9]{12} GetRecords( \(backup\))?: ([0-9]+ records?, [0-9]+ B( \([1-9][0-9]* expired unread before them\))?, iterator age [0-9]+ ms, (into the buffer|to the backup bucket) at \+[0-9]+ ms$seq|throttled \(ReadProvisionedThroughputExceeded: [^)]+\), next try in [0-9]+ ms)$" \
+    "a Firehose GetRecords call"
+python3 - "$tmp/fhget.json" "$tmp/fhget.trace" <<'PY' || failed=$((failed + 1))
+import json, re, sys
+calls = {c["name"]: c["getrecords_calls"] for c in json.load(open(sys.argv[1]))["consumers"]}
+got, nxt, bad, backup = {}, {}, [], 0
+for ln in open(sys.argv[2]).readlines()[1:]:
+    f = ln.rstrip("\n").split(None, 4)
+    got[f[2]] = got.get(f[2], 0) + 1
+    m = re.match(r"GetRecords( \(backup\))?: (\d+) records?.*?(?:; sequence numbers? (\d+)(?: to (\d+))?)?$", f[4])
+    if not m or not m.group(3):
+        continue
+    backup += bool(m.group(1))
+    key = (f[2], f[3], bool(m.group(1)))
+    lo, hi = int(m.group(3)[14:]), int((m.group(4) or m.group(3))[14:])
+    if hi - lo + 1 != int(m.group(2)) or lo != nxt.get(key, 0):
+        bad.append(f"{key}: records {lo} to {hi}, expected from {nxt.get(key, 0)}: {ln.strip()}")
+    nxt[key] = hi + 1
+for name, n in calls.items():
+    if got.get(name, 0) != n:
+        bad.append(f"{name}: {got.get(name, 0)} get lines, the report's getrecords_calls is {n}")
+if not backup:
+    bad.append("no GetRecords line of the backup reader")
+for b in bad[:6]:
+    print("FAIL fhget:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # checkpoint and failure: both Flink jobs checkpoint every 60 s; sessionizer fails at
 # 450 s, 30 s after the checkpoint of 420 s, and restarts from it after its 20 s
 # restart_delay (the same failure and delay apply to sessionizer-efo).
@@ -944,6 +980,7 @@ plain push scenarios/latency-efo.yaml --duration 11m
 plain flinkpush scenarios/acme-clickstream.yaml --duration 11m
 plain kclget scenarios/kcl-worker-crash.yaml --duration 5m
 plain limits "$tmp/limits.yaml"
+plain fhget scenarios/firehose-buffering.yaml --duration 3m --set 'consumers[0].full_backup=true'
 plain kclit scenarios/kcl-gc-pause.yaml --duration 12m --set 'consumers[0].workers[2].events[0].for=6m'
 plain retry scenarios/hot-key.yaml --duration 60s
 plain dups scenarios/hot-key.yaml --duration 60s --set 'producers[1].timeouts.rate=0.05'
