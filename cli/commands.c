@@ -9,8 +9,12 @@
 #include <string.h>
 
 #include "cost.h"
+#include "kds_efo.h"
+#include "kds_firehose.h"
+#include "kds_flink.h"
 #include "kds_hashkey.h"
 #include "kds_kcl.h"
+#include "kds_lambda.h"
 #include "kds_trace.h"
 #include "kds_stream.h"
 #include "kds_world.h"
@@ -429,16 +433,78 @@ static void trace_entities(kdsim_scenario *sc, name_list *l, name_list *owned)
     }
 }
 
+/* Why nothing in scenario `wc` can write a line of trace kind `kind`, or NULL when
+ * something can: the kinds' sources (README.md, The trace) by what the scenario has. */
+static const char *kind_absent(const kds_world_cfg *wc, bool reshards, const char *kind)
+{
+    bool get = false, push = false, lambda = false, firehose = false, flink = false,
+         failures = false, kcl = false;
+    for (size_t i = 0; i < wc->n_consumers; i++) {
+        const kds_consumer_cfg *cc = &wc->consumers[i];
+        if (cc->kind == KDS_CONSUMER_POLLING) {
+            get = true;
+        } else if (cc->make == kds_efo_make) {
+            push = true;
+        } else if (cc->make == kds_lambda_make) {
+            lambda = true;
+            bool efo = ((const kds_lambda_cfg *)cc->cfg)->retrieval == KDS_LAMBDA_EFO;
+            push = push || efo;
+            get = get || !efo;
+        } else if (cc->make == kds_firehose_make) {
+            firehose = get = true;
+        } else if (cc->make == kds_flink_make) {
+            const kds_flink_cfg *fc = cc->cfg;
+            flink = true;
+            failures = failures || fc->n_failures > 0;
+            push = push || fc->retrieval == KDS_FLINK_EFO;
+            get = get || fc->retrieval != KDS_FLINK_EFO;
+        } else if (cc->make == kds_kcl_make) {
+            bool efo = ((const kds_kcl_cfg *)cc->cfg)->efo;
+            kcl = true;
+            push = push || efo;
+            get = get || !efo;
+        } else {
+            return NULL; /* a kind this check does not know: say nothing */
+        }
+    }
+    static const struct {
+        const char *kind;
+        const char *why;
+    } why[] = {{"put", "it has no producer"},
+               {"get", "no consumer of it reads by polling (GetRecords)"},
+               {"push", "no consumer of it reads through enhanced fan-out (SubscribeToShard)"},
+               {"reshard", "its stream is provisioned and nothing in it reshards"},
+               {"invoke", "it has no Lambda consumer"},
+               {"s3", "it has no Firehose consumer"},
+               {"checkpoint", "it has no Flink consumer"},
+               {"failure", "no Flink consumer of it has failures"},
+               {"lease", "it has no KCL consumer"}};
+    bool can[] = {wc->n_producers > 0, get, push, reshards, lambda, firehose, flink,
+                  failures, kcl};
+    for (size_t i = 0; i < sizeof why / sizeof why[0]; i++)
+        if (!strcmp(kind, why[i].kind))
+            return can[i] ? NULL : why[i].why;
+    return NULL;
+}
+
 /* Whether --trace-names and --trace-shard can match a line of this scenario: a name no
  * entity has, or a shard that can never exist, would give an empty trace without a
  * word. Prints why and returns 2, or returns 0. A shard that resharding may create is
- * let through (the run says afterwards if it never existed). */
+ * let through (the run says afterwards if it never existed). A kind of --trace-kinds
+ * that nothing in the scenario can write gets a note on stderr, and the run goes on. */
 static int check_trace_filters(const args *a, kdsim_scenario *sc, FILE *err)
 {
     const kds_world_cfg *wc = &sc->world;
+    bool reshards = wc->stream.mode != KDS_MODE_PROVISIONED || wc->capacity.n_events > 0 ||
+                    wc->capacity.n_rules > 0;
+    for (size_t i = 0; a->trace_kinds && a->trace_kinds[i]; i++) {
+        const char *why = kind_absent(wc, reshards, a->trace_kinds[i]);
+        if (why)
+            fprintf(err, "kdsim: note: --trace-kinds %s: no line of this kind can come from "
+                         "%s: %s; the trace will hold none\n",
+                    a->trace_kinds[i], a->scenario, why);
+    }
     if (a->trace_shard >= 0) {
-        bool reshards = wc->stream.mode != KDS_MODE_PROVISIONED || wc->capacity.n_events > 0 ||
-                        wc->capacity.n_rules > 0;
         if (!reshards && a->trace_shard >= (int64_t)wc->stream.shards) {
             fprintf(err, "kdsim: --trace-shard %" PRId64 ": the stream has %u shard%s, "
                          "numbered from 0 to %u, and nothing in %s reshards it, so no line "

@@ -3,7 +3,9 @@
 # none gives an empty trace without a word (exit 2 with a message): a kind no trace line
 # has (--trace-kinds puts,foo), a name no entity of the scenario has, a shard a stream
 # that never reshards cannot have, a filter without --trace. A shard that resharding
-# may create is let through, with a note after the run when it never existed. The list
+# may create is let through, with a note after the run when it never existed, and so
+# is a kind that nothing in the scenario can write (no Lambda for invoke, no polling
+# reader for get), with a note saying why before the run. The list
 # of kinds the option takes is the one the models write (their sources are read here).
 # usage: bash tests/cli_trace_filters.sh KDSIM SOURCE_DIR
 set -u
@@ -55,6 +57,23 @@ k kcl 0 run scenarios/kcl-worker-crash.yaml --duration 5s --trace "$tmp/kcl.trac
 # with a note when the run never created it.
 k reshards 0 run scenarios/hot-shard.yaml --duration 5s --trace "$tmp/rs.trace" \
     --trace-shard 9 && has reshards 'kdsim: note: --trace-shard 9: the run'"'"'s shards were 0 to 3'
+
+# A kind nothing in the scenario can write (hot-shard has no Lambda; latency-efo's
+# consumers all read through enhanced fan-out) is let through with a note saying why;
+# kinds the scenario writes get none.
+k nolambda 0 run scenarios/hot-shard.yaml --duration 2s --trace "$tmp/nolambda.trace" \
+    --trace-kinds put,invoke &&
+    has nolambda 'kdsim: note: --trace-kinds invoke: no line of this kind can come from scenarios/hot-shard.yaml: it has no Lambda consumer; the trace will hold none'
+grep -q 'note: --trace-kinds put' "$tmp/nolambda.err" && fail "nolambda: a note about put"
+k noget 0 run scenarios/latency-efo.yaml --duration 2s --trace "$tmp/noget.trace" --trace-kinds get &&
+    has noget 'kdsim: note: --trace-kinds get: no line of this kind can come from scenarios/latency-efo.yaml: no consumer of it reads by polling (GetRecords); the trace will hold none'
+[ "$(wc -l <"$tmp/noget.trace")" = 1 ] || fail "noget: the trace of latency-efo has get lines"
+k allkinds 0 run scenarios/acme-clickstream.yaml --duration 2s --trace "$tmp/allkinds.trace" \
+    --trace-kinds put,get,push,invoke,s3,checkpoint
+grep -q 'note: --trace-kinds' "$tmp/allkinds.err" &&
+    fail "allkinds: a note for a kind the flagship writes: $(grep -m1 note "$tmp/allkinds.err")"
+traced nonote 0 --trace-kinds put,get
+grep -q 'note:' "$tmp/nonote.err" && fail "nonote: a note for put,get: $(cat "$tmp/nonote.err")"
 
 # The kinds the option takes are exactly those the models write.
 src=$(grep -ohE '(KDS_TRACING|KDS_TRACE|kds_trace_emit|kds_trace_wants)\([^"]*"[a-z0-9_]+"' \
