@@ -972,6 +972,38 @@ static void lease_acquired_check(worker *w, uint32_t i)
         sim_stop(a->sim);
 }
 
+/* The taker's lease line: how the lease came (the move's cause in words: the JSON keeps
+ * kds_kcl_cause_name), from which previous owner (CONSUMER/WORKER, and "before its
+ * restart" when that worker has started again since), and the replay to expect. */
+static __attribute__((noinline)) void trace_acquired(const worker *w, uint32_t shard,
+                                                     int32_t prev, kds_kcl_cause cause,
+                                                     uint64_t replay, sim_time now)
+{
+    kcl *a = w->app;
+    const kds_lease_table *t = a->table;
+    static const char *const how[] = {
+        [KDS_KCL_TAKE] = "taken (it was free)",
+        [KDS_KCL_STEAL] = "stolen (to balance the workers' lease counts)",
+        [KDS_KCL_EXPIRY] = "taken (its owner stopped renewing it)",
+        [KDS_KCL_SHUTDOWN] = "taken (its owner shut down and the lease expired)",
+        [KDS_KCL_BALANCE] = "moved by the leader (to balance the workers' load)"};
+    char from[256] = ""; /* the previous owner, named as the trace names workers */
+    if (prev >= 0) {
+        const kds_lease_owner *o = &t->owners[prev];
+        bool restarted = false;
+        for (size_t k = 0; k < a->n_workers && !strcmp(o->app, a->base.name); k++)
+            if (!strcmp(a->workers[k].cfg->name, o->worker))
+                restarted = a->workers[k].incarnations > o->incarnation;
+        snprintf(from, sizeof from, " from %s/%s%s", o->app, o->worker,
+                 restarted ? " (before its restart)" : "");
+    }
+    kds_trace_emit(a->st->trace, now, "lease", w->label, shard,
+                   "lease %s%s; %" PRIu64 " record%s processed after its last checkpoint will "
+                   "be delivered again",
+                   (unsigned)cause < KDS_KCL_N_CAUSES ? how[cause] : "taken", from, replay,
+                   kds_trace_s(replay));
+}
+
 void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, bool prev_renewing,
                       kds_kcl_cause cause)
 {
@@ -1031,16 +1063,8 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, bool prev_renewing,
     a->replay_expected += replay;
     size_t mi = a->n_moves++;
     sl->last_move = mi;
-    if (KDS_TRACING(a->st->trace, "lease", w->label, l->shard)) {
-        char from[256] = ""; /* the previous owner, named as the trace names workers */
-        if (m->from)
-            snprintf(from, sizeof from, " from %s/%s", m->from_app, m->from);
-        kds_trace_emit(a->st->trace, now, "lease", w->label, l->shard,
-                       "lease %s (%s)%s; %" PRIu64 " record%s processed after its last "
-                       "checkpoint will be delivered again",
-                       cause == KDS_KCL_STEAL ? "stolen" : "taken", kds_kcl_cause_name(cause),
-                       from, replay, kds_trace_s(replay));
-    }
+    if (KDS_TRACING(a->st->trace, "lease", w->label, l->shard))
+        trace_acquired(w, l->shard, prev, cause, replay, now);
 
     if (w->n_held == w->cap_held) {
         w->cap_held = w->cap_held ? w->cap_held * 2 : 8;

@@ -172,6 +172,7 @@ import json, sys
 name = sys.argv[3]
 c = json.load(open(sys.argv[1]))["consumers"][0]
 kinds = (("lease taken (", "leases_taken"), ("lease stolen (", "leases_taken"),
+         ("lease moved by the leader (", "leases_taken"),
          ("lease lost: ", "leases_lost"), ("lease dropped during its handoff: ", "leases_lost"),
          ("lease given up: ", "leases_self_expired"), ("lease handed over", "handoffs_out"),
          ("lease deleted: ", "deleted"))
@@ -233,7 +234,7 @@ if traced handoff trace-kcl3-handoff-drop lease; then
         "of lead giving its other lease up when it resumes"
     # The handoff was unfinished, so lead, not b (the owner named to take it next), held
     # shardId-000000000001 when b assigned it to itself as expired.
-    has handoff "^ +309\.525000  lease +orders-app/b +shardId-000000000001 lease taken \(expiry\) from orders-app/lead; " \
+    has handoff "^ +309\.525000  lease +orders-app/b +shardId-000000000001 lease taken \(its owner stopped renewing it\) from orders-app/lead; " \
         "of b taking shardId-000000000001 as expired from lead, its holder mid-handoff"
     kcl_accounts handoff
 fi
