@@ -299,11 +299,12 @@ static void check(sim *s, void *ctx)
             }
             c->hot_queue[c->hot_head + c->hot_n++] = sh->index;
             t->hot_pending = true;
+            char dur[32];
             TRACE_SCALING(st, (int64_t)sh->index,
                           "on-demand scaling: this shard was offered %.0f KiB/s of writes in "
-                          "the last minute, above %.0f KiB/s: a split is due in %.0f s",
+                          "the last minute, above %.0f KiB/s: a split is due in %s",
                           rb / 1024.0, (double)c->cfg.od.hot_shard_bytes / 1024.0,
-                          sim_to_s(c->cfg.od.hot_shard_delay));
+                          kds_trace_dur(dur, sizeof dur, c->cfg.od.hot_shard_delay));
             sim_after(s, c->cfg.od.hot_shard_delay, split_hot, c);
         }
     }
@@ -325,15 +326,16 @@ static void check(sim *s, void *ctx)
             c->excess_since = -1;
             if (!c->grow_pending) {
                 c->grow_pending = true;
+                char dur[32];
                 /* The need is the largest of several terms (shards_needed): the line
                  * names them all rather than guess which one set it. */
                 TRACE_SCALING(st, -1,
                               "on-demand scaling: the capacity it keeps (%g times the peak "
                               "offered in its window, at least its minimum and warm throughput, "
                               "at most the Region's ceiling) needs %zu shards, the stream has "
-                              "%zu: growth is due in %.0f s",
+                              "%zu: growth is due in %s",
                               c->cfg.od.peak_factor, need, st->n_open,
-                              sim_to_s(c->cfg.od.scale_delay));
+                              kds_trace_dur(dur, sizeof dur, c->cfg.od.scale_delay));
                 sim_after(s, c->cfg.od.scale_delay, grow, c);
             }
         } else if (need < st->n_open) {

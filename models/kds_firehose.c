@@ -234,11 +234,13 @@ static void put_done(sim *s, void *ctx)
         object_free(o);
         return;
     }
-    if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1))
+    if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1)) {
+        char dur[32];
         kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
-                       "PutObject: %" PRIu64 " record%s failed, retry in %.0f ms",
+                       "PutObject: %" PRIu64 " record%s failed, retry in %s",
                        o->recs.records, kds_trace_s(o->recs.records),
-                       sim_to_ms(f->cfg.retry_interval));
+                       kds_trace_dur(dur, sizeof dur, f->cfg.retry_interval));
+    }
     sim_after(s, f->cfg.retry_interval, retry, o);
 }
 

@@ -560,12 +560,14 @@ static void fail(sim *s, void *ctx)
     }
     f->fs.records_processed_since_checkpoint += since;
     f->fs.last_checkpoint_age_ms = sim_to_ms(now - f->last_ckpt);
-    if (KDS_TRACING(f->st->trace, "failure", f->cfg.name, -1))
+    if (KDS_TRACING(f->st->trace, "failure", f->cfg.name, -1)) {
+        char dur[32];
         kds_trace_emit(f->st->trace, now, "failure", f->cfg.name, -1,
                        "job failed: %" PRIu64 " record%s processed since the checkpoint of "
-                       "%.3f s will be replayed; restart in %.0f ms",
+                       "%.3f s will be replayed; restart in %s",
                        since, kds_trace_s(since), sim_to_s(f->last_ckpt),
-                       sim_to_ms(f->cfg.restart_delay));
+                       kds_trace_dur(dur, sizeof dur, f->cfg.restart_delay));
+    }
     f->down = true;
     f->down_at = now;
     sim_after(s, f->cfg.restart_delay, restart, f);

@@ -1894,12 +1894,14 @@ static void sync_event(sim *s, void *ctx)
     size_t before = a->table->n_live;
     if (before == 0)
         create_leases(a);
-    if (KDS_TRACING(a->st->trace, "lease", w->label, -1))
+    if (KDS_TRACING(a->st->trace, "lease", w->label, -1)) {
+        char dur[32];
         kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
                        "start-up shard sync: %zu lease%s created; the worker takes leases "
-                       "after the sync's sleep of %.0f s (shardSyncIntervalMillis)",
+                       "after the sync's sleep of %s (shardSyncIntervalMillis)",
                        a->table->n_live - before, kds_trace_s(a->table->n_live - before),
-                       sim_to_s(a->cfg.sync_sleep));
+                       kds_trace_dur(dur, sizeof dur, a->cfg.sync_sleep));
+    }
     if (a->cfg.sync_sleep > 0) {
         w->sync_sleeping = true;
         w->ev_sync = sim_at(s, now + a->cfg.sync_sleep, sync_event, w);

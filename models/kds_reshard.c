@@ -411,7 +411,8 @@ void kds_reshard_trace(kds_stream *st, const kds_reshard_op *op)
         break;
     case KDS_OP_MODE_SWITCH:
     default:
-        snprintf(what, sizeof what, "switch to %s", kds_mode_name((kds_mode)op->target));
+        snprintf(what, sizeof what, "switch to the %s capacity mode",
+                 kds_trace_mode_words((int)op->target));
         break;
     }
     if (op->status != KDS_API_OK)
@@ -425,7 +426,7 @@ void kds_reshard_trace(kds_stream *st, const kds_reshard_op *op)
         kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, shard,
                        "%s (%s): accepted; the stream is UPDATING for %s, writes still go "
                        "to the old shards", what, op->cause,
-                       sim_fmt_duration(dur, sizeof dur, updating));
+                       kds_trace_dur(dur, sizeof dur, updating));
     else
         kds_trace_emit(st->trace, sim_now(st->sim), "reshard", st->cfg.name, shard,
                        "%s (%s): accepted and applied at once", what, op->cause);

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "kds_stream.h"
+
 const char *const kds_trace_kinds[] = {"put",    "get",        "push",    "reshard", "invoke",
                                        "s3",     "checkpoint", "failure", "lease",   NULL};
 
@@ -79,9 +81,9 @@ char *kds_trace_expired(char *buf, size_t n, uint64_t expired)
 
 char *kds_trace_dur(char *buf, size_t n, sim_time d)
 {
-    if (d > 0 && d % SIM_HOUR(1) == 0)
+    if (d >= SIM_HOUR(2) && d % SIM_HOUR(1) == 0)
         snprintf(buf, n, "%" PRId64 " h", (int64_t)(d / SIM_HOUR(1)));
-    else if (d > 0 && d % SIM_MIN(1) == 0)
+    else if (d >= SIM_MIN(2) && d % SIM_MIN(1) == 0)
         snprintf(buf, n, "%" PRId64 " min", (int64_t)(d / SIM_MIN(1)));
     else {
         char num[32];
@@ -107,4 +109,17 @@ char *kds_trace_refresh(char *buf, size_t n, bool refreshed, sim_time ttl)
     else if (n > 0)
         buf[0] = '\0';
     return buf;
+}
+
+const char *kds_trace_mode_words(int mode)
+{
+    switch (mode) {
+    case KDS_MODE_PROVISIONED:
+        return "Provisioned";
+    case KDS_MODE_ON_DEMAND_STANDARD:
+        return "On-demand Standard";
+    case KDS_MODE_ON_DEMAND_ADVANTAGE:
+        return "On-demand Advantage";
+    }
+    return "?";
 }

@@ -53,10 +53,15 @@ char *kds_trace_expired(char *buf, size_t n, uint64_t expired);
  * round trip" in buf (160 bytes hold it), or "" when `refreshed` is false. Returns buf. */
 char *kds_trace_refresh(char *buf, size_t n, bool refreshed, sim_time ttl);
 
-/* A duration as the trace's lines write a setting or a wait: "5 min" or "2 h" when it is
- * a whole number of minutes or hours, otherwise seconds with at most 3 decimals and no
- * trailing zeros ("30 s", "1.5 s", "0.2 s"). buf >= 32 B. Returns buf. */
+/* A duration as the trace's lines write a setting or a wait: from 2 hours a whole number
+ * of hours ("25 h"), from 2 minutes a whole number of minutes ("5 min", "90 min"),
+ * otherwise seconds with at most 3 decimals and no trailing zeros ("60 s", "1.5 s",
+ * "150 s"). Latencies measured in milliseconds keep "ms". buf >= 32 B. Returns buf. */
 char *kds_trace_dur(char *buf, size_t n, sim_time d);
+
+/* A capacity mode in words, as the console names it: "Provisioned", "On-demand
+ * Standard", "On-demand Advantage" (the JSON keeps kds_mode_name's). */
+const char *kds_trace_mode_words(int mode);
 
 /* The ending of a counted noun in a line: "" for a count of one, "s" otherwise, as in
  * "%" PRIu64 " record%s", n, kds_trace_s(n). */

@@ -54,7 +54,9 @@ for o in ops:
                                   f"{o['new_starting_hash_key']}",
             "MergeShards": lambda: f"MergeShards of {o['shard_id']} and {o['adjacent_shard_id']}",
             "UpdateShardCount": lambda: f"UpdateShardCount to {o['target_shard_count']}",
-            "UpdateStreamMode": lambda: f"switch to {o['mode']}"}[o["operation"]]()
+            "UpdateStreamMode": lambda: "switch to the " + {
+                "provisioned": "Provisioned", "on_demand_standard": "On-demand Standard",
+                "on_demand_advantage": "On-demand Advantage"}[o["mode"]] + " capacity mode"}[o["operation"]]()
     if o["status"] != "OK":
         out = f"refused, {o['status']}: {o['message']}"
     elif o["operation"] == "UpdateStreamMode":
@@ -105,11 +107,11 @@ fi
 # adjacent pair per scale-down delay (300 s) in excess, from 6 to 4 open shards.
 if traced switch trace-mode-switch reshard; then
     requests_match switch
-    has switch "${line}reshard +orders +- +switch to on_demand_standard \(scenario\): done; the stream keeps its shards$" \
+    has switch "${line}reshard +orders +- +switch to the On-demand Standard capacity mode \(scenario\): done; the stream keeps its shards$" \
         "switching the stream to on-demand"
-    has switch "${line}reshard +orders +- +switch to provisioned \(scenario\): done; the stream keeps its shards$" \
+    has switch "${line}reshard +orders +- +switch to the Provisioned capacity mode \(scenario\): done; the stream keeps its shards$" \
         "switching the stream back to provisioned"
-    has switch "${line}reshard +orders +- +switch to on_demand_standard \(scenario\): refused, LimitExceededException: the capacity mode was already switched 2 times? in the last 24 hours" \
+    has switch "${line}reshard +orders +- +switch to the On-demand Standard capacity mode \(scenario\): refused, LimitExceededException: the capacity mode was already switched 2 times? in the last 24 hours" \
         "refusing a third switch in 24 hours"
     python3 - "$tmp/switch.json" "$tmp/switch.trace" <<'PY' || failed=$((failed + 1))
 import json, re, sys
@@ -117,7 +119,7 @@ st = json.load(open(sys.argv[1]))["stream"]
 cap = st["capacity"]
 lines = [ln.rstrip("\n").split(None, 4) for ln in open(sys.argv[2]).readlines()[1:]]
 bad = []
-done = sum(1 for f in lines if re.match(r"switch to \S+ \(scenario\): done", f[4]))
+done = sum(1 for f in lines if re.match(r"switch to the .* capacity mode \(scenario\): done", f[4]))
 if done != cap["mode_switches"] or done != 2:
     bad.append(f"{done} switches done in the trace, the report's mode_switches is "
                f"{cap['mode_switches']} (2 expected)")
