@@ -487,6 +487,23 @@ static const char *kind_absent(const kds_world_cfg *wc, bool reshards, const cha
     return NULL;
 }
 
+/* The trace's entity column: as wide as the longest name a line of this scenario can
+ * have (trace_entities), so that a long name does not shift the columns after it. */
+static int trace_entity_width(kdsim_scenario *sc)
+{
+    name_list l = {0}, owned = {0};
+    trace_entities(sc, &l, &owned);
+    size_t w = 0;
+    for (size_t k = 0; k < l.n; k++)
+        if (l.v[k] && strlen(l.v[k]) > w)
+            w = strlen(l.v[k]);
+    for (size_t k = 0; k < owned.n; k++)
+        free((char *)owned.v[k]);
+    free(owned.v);
+    free(l.v);
+    return w > 200 ? 200 : (int)w;
+}
+
 /* Whether --trace-names and --trace-shard can match a line of this scenario: a name no
  * entity has, or a shard that can never exist, would give an empty trace without a
  * word. Prints why and returns 2, or returns 0. A shard that resharding may create is
@@ -603,9 +620,9 @@ static int cmd_run(args *a, FILE *out, FILE *err)
             kdsim_outdir_abort(&od);
             return KDSIM_EXIT_FAIL;
         }
-        trace = (kds_trace){tf, a->trace_kinds, a->trace_names, a->trace_shard, 0};
-        fprintf(tf, "%14s  %-10s %-20s %-20s %s\n", "time (s)", "kind", "entity", "shard",
-                "what happened");
+        trace = (kds_trace){tf, a->trace_kinds, a->trace_names, a->trace_shard, 0,
+                            trace_entity_width(&sc)};
+        kds_trace_header(&trace);
         sc.world.trace = &trace;
     }
     sc.world.max_memory = memory_budget(a);

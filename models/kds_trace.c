@@ -61,13 +61,22 @@ void kds_trace_emit(kds_trace *t, sim_time now, const char *kind, const char *en
         snprintf(sh, sizeof sh, "shardId-%012" PRId64, shard);
     else
         snprintf(sh, sizeof sh, "-");
-    fprintf(t->out, "%14.6f  %-10s %-20s %-20s ", sim_to_s(now), kind, entity ? entity : "-", sh);
+    int w = t->entity_width > KDS_TRACE_ENTITY_WIDTH ? t->entity_width : KDS_TRACE_ENTITY_WIDTH;
+    fprintf(t->out, "%14.6f  %-10s %-*s %-20s ", sim_to_s(now), kind, w, entity ? entity : "-",
+            sh);
     va_list ap;
     va_start(ap, fmt);
     vfprintf(t->out, fmt, ap);
     va_end(ap);
     fputc('\n', t->out);
     t->lines++;
+}
+
+void kds_trace_header(kds_trace *t)
+{
+    int w = t->entity_width > KDS_TRACE_ENTITY_WIDTH ? t->entity_width : KDS_TRACE_ENTITY_WIDTH;
+    fprintf(t->out, "%14s  %-10s %-*s %-20s %s\n", "time (s)", "kind", w, "entity", "shard",
+            "what happened");
 }
 
 char *kds_trace_expired(char *buf, size_t n, uint64_t expired)

@@ -7,7 +7,8 @@
  * means tracing is off, and every call site checks it first, so a run without --trace
  * pays one branch per API call. Lines are
  *   <time s>  <kind>  <entity>  <shard id or ->  <what happened>
- * and filters keep only the kinds, shards or entities asked for.
+ * in columns (the entity's as wide as the run's longest name), and filters keep only the
+ * kinds, shards or entities asked for.
  */
 #ifndef KDS_TRACE_H
 #define KDS_TRACE_H
@@ -26,7 +27,16 @@ typedef struct kds_trace {
                                * selects it */
     int64_t shard;            /* shard index to keep, or -1 for all */
     uint64_t lines;           /* lines written */
+    int entity_width;         /* width of the entity column: the longest entity name of
+                               * the run, set once when the trace is opened (0 or less:
+                               * KDS_TRACE_ENTITY_WIDTH), so that columns never shift */
 } kds_trace;
+
+/* The entity column's least width (and its width when entity_width is not set). */
+#define KDS_TRACE_ENTITY_WIDTH 20
+
+/* Write the trace's header line, its columns as wide as the lines'. */
+void kds_trace_header(kds_trace *t);
 
 /* Every kind a line can have, NULL-terminated, in the order README's trace section
  * gives them: what --trace-kinds is checked against. A model that writes a new kind

@@ -862,6 +862,17 @@ for b in bad[:8]:
     print("FAIL life:", b)
 sys.exit(1 if bad else 0)
 PY
+# Columns never shift: a KCL worker's entity, CONSUMER/WORKER, is longer than the
+# usual 20 characters, and the entity column is as wide as the run's longest name, so
+# the shard column (and the header's) starts at the same place on every line, and the
+# same for a scenario with only short names (hot-shard, the first run above).
+for n in life-crash all; do
+    bad=$(awk 'NR == 1 { col = index($0, "shard") } NR > 1 { if (substr($0, col, 8) != "shardId-" && substr($0, col, 2) != "- ") { print NR ": " $0; exit } }' "$tmp/$n.trace")
+    [ -z "$bad" ] || fail "$n: a line whose shard column is not under the header's: $bad"
+done
+[ "$(head -1 "$tmp/all.trace")" = "      time (s)  kind       entity               shard                what happened" ] ||
+    fail "the header of a trace with short names changed: $(head -1 "$tmp/all.trace")"
+
 # A taker's lease line says in words how the lease came: free, stolen to balance, after
 # its owner stopped renewing it or shut down, or moved by a KCL 3.x leader; with its
 # previous owner, marked "before its restart" when that worker has started again since
