@@ -1121,6 +1121,24 @@ bool kds_kcl_expired(const worker *w, size_t i, sim_time now)
 static void take_event(sim *s, void *ctx);
 static void renew_event(sim *s, void *ctx);
 
+/* The lease line of a take (or steal) of lease `i` that the lease table throttled
+ * `throttled` times of `max_tries`, and what came of it (`r`: the last try's answer). */
+static __attribute__((noinline)) void trace_take_throttled(const worker *w, uint32_t i,
+                                                           bool steal, uint32_t throttled,
+                                                           uint32_t max_tries,
+                                                           kds_ddb_status r)
+{
+    kcl *a = w->app;
+    kds_trace_emit(a->st->trace, sim_now(a->sim), "lease", w->label, a->table->items[i].shard,
+                   "lease %s throttled by the lease table %" PRIu32 " time%s (%" PRIu32
+                   " tr%s allowed); %s",
+                   steal ? "steal" : "take", throttled, kds_trace_s(throttled), max_tries,
+                   max_tries == 1 ? "y" : "ies",
+                   r == KDS_DDB_OK          ? "the next try took it"
+                   : r == KDS_DDB_THROTTLED ? "not taken in this pass"
+                                            : "the next try found another worker's leaseCounter");
+}
+
 /* One pass of DynamoDBLeaseTaker (kcl.md section 1.1). */
 static void take_pass(worker *w)
 {
@@ -1231,16 +1249,10 @@ static void take_pass(worker *w)
             if (r != KDS_DDB_THROTTLED)
                 break;
         }
-        if (tries > 1 || r == KDS_DDB_THROTTLED)
-            KDS_TRACE(a->st->trace, now, "lease", w->label, t->items[i].shard,
-                      "lease %s throttled by the lease table %" PRIu32 " time%s (%" PRIu32
-                      " tr%s allowed); %s",
-                      steal ? "steal" : "take", r == KDS_DDB_THROTTLED ? tries : tries - 1,
-                      kds_trace_s(r == KDS_DDB_THROTTLED ? tries : tries - 1), max_tries,
-                      max_tries == 1 ? "y" : "ies",
-                      r == KDS_DDB_OK ? "the next try took it"
-                      : r == KDS_DDB_THROTTLED ? "not taken in this pass"
-                                               : "the next try found another worker's leaseCounter");
+        if ((tries > 1 || r == KDS_DDB_THROTTLED) &&
+            KDS_TRACING(a->st->trace, "lease", w->label, t->items[i].shard))
+            trace_take_throttled(w, i, steal, r == KDS_DDB_THROTTLED ? tries : tries - 1,
+                                 max_tries, r);
         if (r != KDS_DDB_OK)
             continue; /* throttled three times, or another worker was faster */
         kds_kcl_cause cause = steal         ? KDS_KCL_STEAL

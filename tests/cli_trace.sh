@@ -9,8 +9,11 @@
 # `reshard` (requests, closings, new shards, children started, on-demand scaling),
 # `invoke` (Lambda), `s3` (Firehose), `checkpoint` and `failure` (Flink). Where a report
 # counts what the lines tell (GetRecords calls, invocations, retries, records given up
-# or expired, lease losses, child starts, scaling actions), the lines add up to the
-# report's figures from the same run, and that run's report is the one without --trace.
+# or expired, duplicates stored, lease losses, child starts, scaling actions,
+# SubscribeToShard calls, worker events, lease moves, leader changes, the lease table's
+# throttled writes, throttled invocations, iterator refreshes, read throttles), the lines
+# add up to the report's figures from the same run, and that run's report is the one
+# without --trace. The entity column is as wide as the run's longest name.
 #
 # usage: bash tests/cli_trace.sh KDSIM SOURCE_DIR
 set -u
