@@ -74,8 +74,6 @@ struct kds_efo_sub {
                                  current at any time (a bill split at a mode switch) */
     kds_cursor cur;           /* next record to push */
     uint64_t start_pos;       /* first position this subscription was to read */
-    kds_start_kind start;     /* StartingPosition of the first SubscribeToShard (the
-                                 event trace names it) */
     kds_bucket budget;        /* the consumer's own 2 MiB/s on this shard, the stream's
                                  limits.efo_burst deep (efo_burst_s) */
     bool started;             /* positioned and registered */
@@ -86,6 +84,8 @@ struct kds_efo_sub {
     bool done;                /* SHARD_END reached on a closed shard */
     sim_time last_at;         /* delivery time of the last push */
     uint64_t sessions;        /* SubscribeToShard calls made */
+    kds_start_kind start;     /* StartingPosition of the first SubscribeToShard (the
+                                 event trace names it) */
     kds_slice *scratch;       /* owned: slices of the current push */
     size_t n_scratch, cap_scratch;
 };
