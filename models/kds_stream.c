@@ -545,7 +545,7 @@ static char *limit_bytes(char *buf, size_t n, uint64_t b)
 char *kds_trace_read_limit(char *buf, size_t n, const kds_stream *st, const kds_shard *sh)
 {
     const kds_stream_cfg *c = &st->cfg;
-    char b[32], d[32];
+    char b[48], d[32]; /* b holds d's text and "/s" */
     bool window = sh->read_throttle_why == KDS_READ_IN_PENALTY;
     switch (window ? sh->read_block_why : sh->read_throttle_why) {
     case KDS_READ_CALLS:
