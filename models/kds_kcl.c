@@ -977,7 +977,8 @@ static void lease_acquired_check(worker *w, uint32_t i)
  * restart" when that worker has started again since), and the replay to expect. */
 static __attribute__((noinline)) void trace_acquired(const worker *w, uint32_t shard,
                                                      int32_t prev, kds_kcl_cause cause,
-                                                     uint64_t replay, sim_time now)
+                                                     uint64_t replay, uint64_t from_pos,
+                                                     uint64_t hw, sim_time now)
 {
     kcl *a = w->app;
     const kds_lease_table *t = a->table;
@@ -997,11 +998,34 @@ static __attribute__((noinline)) void trace_acquired(const worker *w, uint32_t s
         snprintf(from, sizeof from, " from %s/%s%s", o->app, o->worker,
                  restarted ? " (before its restart)" : "");
     }
-    kds_trace_emit(a->st->trace, now, "lease", w->label, shard,
-                   "lease %s%s; %" PRIu64 " record%s processed after its last checkpoint will "
-                   "be delivered again",
-                   (unsigned)cause < KDS_KCL_N_CAUSES ? how[cause] : "taken", from, replay,
-                   kds_trace_s(replay));
+    /* What of the replay is still retained: the records written after now - retention
+     * (the shard trims those at or before it when next read). The rest has expired and
+     * will not come again; replay_expected in the JSON counts it all, by definition. */
+    uint64_t again = replay;
+    if (replay > 0 && now > a->st->cfg.retention) {
+        kds_cursor e = {0, 0};
+        kds_log_seek_time(&a->st->shards[shard]->log, &e, now - a->st->cfg.retention + 1);
+        uint64_t first = from_pos > e.pos ? from_pos : e.pos;
+        again = hw > first ? hw - first : 0;
+    }
+    const char *came = (unsigned)cause < KDS_KCL_N_CAUSES ? how[cause] : "taken";
+    if (again == replay)
+        kds_trace_emit(a->st->trace, now, "lease", w->label, shard,
+                       "lease %s%s; %" PRIu64 " record%s processed after its last checkpoint "
+                       "will be delivered again",
+                       came, from, replay, kds_trace_s(replay));
+    else if (again == 0)
+        kds_trace_emit(a->st->trace, now, "lease", w->label, shard,
+                       "lease %s%s; of the %" PRIu64 " record%s processed after its last "
+                       "checkpoint, none will be delivered again: %s expired",
+                       came, from, replay, kds_trace_s(replay),
+                       replay == 1 ? "it has" : "they have");
+    else
+        kds_trace_emit(a->st->trace, now, "lease", w->label, shard,
+                       "lease %s%s; of the %" PRIu64 " records processed after its last "
+                       "checkpoint, %" PRIu64 " will be delivered again (the other %" PRIu64
+                       " have expired)",
+                       came, from, replay, again, replay - again);
 }
 
 void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, bool prev_renewing,
@@ -1024,8 +1048,8 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, bool prev_renewing,
     const kds_lease *l = &t->items[i];
     slot *sl = slot_of(a, l->shard);
     uint64_t replay = 0;
+    kds_cursor c = {0, 0};
     if (sl->started) {
-        kds_cursor c = {0, 0};
         const kds_log *lg = &sl->sh->log;
         bool have = true;
         switch (l->ckpt) {
@@ -1064,7 +1088,7 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, bool prev_renewing,
     size_t mi = a->n_moves++;
     sl->last_move = mi;
     if (KDS_TRACING(a->st->trace, "lease", w->label, l->shard))
-        trace_acquired(w, l->shard, prev, cause, replay, now);
+        trace_acquired(w, l->shard, prev, cause, replay, c.pos, sl->hw, now);
 
     if (w->n_held == w->cap_held) {
         w->cap_held = w->cap_held ? w->cap_held * 2 : 8;

@@ -605,6 +605,17 @@ for n in kclexp flinkexp; do
     [ "$lost" -gt 0 ] && [ "$lost" = "$want" ] ||
         fail "$n: the GetRecords lines tell of $lost records expired unread, the report's records_expired_unread is $want"
 done
+# The KCL worker back after 25 h takes its two leases: what it processed after its last
+# checkpoints has expired meanwhile, so the take lines promise no replay (and none
+# comes: the moves' duplicates are 0), though replay_expected counts it by definition.
+n_none=$(grep -Ec "${line}lease +proc/w +shardId-[0-9]{12} lease .* from proc/w \(before its restart\); of the [1-9][0-9]* records? processed after its last checkpoint, none will be delivered again: (it has|they have) expired$" "$tmp/kclexp.trace")
+[ "$n_none" = 2 ] || fail "kclexp: expected 2 take lines with the replay expired, got $n_none"
+python3 - "$tmp/kclexp.json" <<'PY' || fail "kclexp: the moves after the restart should replay nothing"
+import json, sys
+c = json.load(open(sys.argv[1]))["consumers"][0]
+late = [m for m in c["lease_move_log"] if m["t_s"] > 90000]
+assert len(late) == 2 and all(m["replay_expected"] > 0 and m["duplicates"] == 0 for m in late), late
+PY
 
 # Lambda, read by polling: every GetRecords call has a get line, every invocation a
 # start line and, once it ends, an outcome line; what happens to a failed batch
@@ -889,7 +900,7 @@ causes = {"taken (it was free)": "take", "stolen (to balance the workers' lease 
           "taken (its owner shut down and the lease expired)": "shutdown",
           "moved by the leader (to balance the workers' load)": "balance"}
 pat = re.compile(r"lease (" + "|".join(re.escape(k) for k in causes) +
-                 r")(?: from (\S+?)/(\S+?)( \(before its restart\))?)?; \d+ records? processed")
+                 r")(?: from (\S+?)/(\S+?)( \(before its restart\))?)?; (?:of the )?\d+ records? processed")
 for name in sys.argv[2:]:
     rep = {c["name"]: c for c in json.load(open(f"{tmp}/{name}.json"))["consumers"] if c["kind"] == "kcl"}
     got = {c: [] for c in rep}
