@@ -19,6 +19,9 @@ packages=(gcc make cmake pkg-config libgsl-dev libyaml-dev check libsubunit-dev
 # The command-line tests check their output with python3, and report.html in headless
 # Chromium (Debian's chromium package).
 [ "$mode" = test ] && packages+=(python3 chromium)
+# check_sim_units builds a comma-decimal locale (de_DE.UTF-8) from glibc's locale
+# sources, Debian's locales package.
+[ "$mode" = test ] && packages+=(locales)
 # The tests also fuzz with clang's libFuzzer.
 [ "$mode" = test ] && packages+=(clang libclang-rt-14-dev valgrind)
 # The cluster recipes run for real in the tests: a one-node Slurm (its daemons started by

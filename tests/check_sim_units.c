@@ -78,6 +78,7 @@ static const struct {
     {"5s junk", SIM_EUNIT},  {"5ss", SIM_EUNIT},
     {"5e", SIM_EUNIT},       {"0x10s", SIM_EUNIT},
     {"1.2.3s", SIM_ESYNTAX}, {"5,5s", SIM_ESYNTAX},
+    {"1 \t", SIM_EUNIT}, /* trailing blanks, then the end: no unit (not a syntax error) */
     {"inf", SIM_ESYNTAX},    {"nan s", SIM_ESYNTAX},
     {"+1s", SIM_ESYNTAX},    {"-1s", SIM_ERANGE},
     {"-0.5s", SIM_ERANGE},   {"1e400s", SIM_ERANGE},
@@ -113,6 +114,10 @@ static const struct {
     {"0.5 B", 1},
     {"18446744073709551615", UINT64_MAX},
     {"16777215 TiB", 16777215 * TIB},
+    /* Trailing blanks after a number without a unit: the lexer must stop at the end
+     * (fuzz-regressions/units/sim-units-skip-past-end read past it). */
+    {"1 \t", 1},
+    {"0 ", 0},
 };
 
 START_TEST(test_bytes_ok)
@@ -365,16 +370,23 @@ START_TEST(test_fmt_truncates)
 }
 END_TEST
 
-/* Under a locale whose decimal point is a comma, scenarios still use '.'. Skipped
- * (passes) where no such locale is installed. */
+/* Under a locale whose decimal point is a comma, scenarios still use '.'. The build
+ * makes one and names it in KDSIM_TEST_LOCALE (tests/CMakeLists.txt), which must then
+ * load; without it (no locale sources on the machine) the test looks for an installed
+ * one and passes without checking only if there is none. */
 START_TEST(test_locale_independent)
 {
+    const char *want = getenv("KDSIM_TEST_LOCALE");
     static const char *const names[] = {"de_DE.UTF-8", "fr_FR.UTF-8", "de_DE", "fr_FR"};
-    const char *got = NULL;
+    const char *got = want ? setlocale(LC_NUMERIC, want) : NULL;
+    if (want)
+        ck_assert_msg(got != NULL, "the build's locale %s did not load (LOCPATH %s)", want,
+                      getenv("LOCPATH") ? getenv("LOCPATH") : "unset");
     for (size_t i = 0; i < 4 && !got; i++)
         got = setlocale(LC_NUMERIC, names[i]);
     if (!got)
         return;
+    ck_assert_int_eq(localeconv()->decimal_point[0], ',');
     double v = 0;
     int rc = sim_parse_byte_rate("1.5 KiB/s", &v);
     sim_time t = 0;

@@ -226,7 +226,9 @@ sys.exit(1 if bad else 0)
 PY
 
 # The text report has a KCL section.
-if ! "$kdsim" run scenarios/kcl-twelve-workers.yaml --duration 1m 2>&1 | grep -q "^KCL application orders-processor"; then
+if ! "$kdsim" run scenarios/kcl-twelve-workers.yaml --duration 1m >"$tmp/tw-text.out" 2>&1; then
+    fail "kcl-twelve-workers: the text report's run failed: $(head -3 "$tmp/tw-text.out")"
+elif ! grep -q "^KCL application orders-processor" "$tmp/tw-text.out"; then
     fail "the text report has no KCL section"
 fi
 # Its lease-move line names every cause the application has, so that they add up: 3.x

@@ -56,7 +56,8 @@ for n in "${names[@]}"; do
 done
 wait
 # The descriptions, all at once (one python3 for every scenario).
-python3 - "$tmp" "${names[@]}" >>"$tmp/descriptions.fail" <<'PY'
+python3 - "$tmp" "${names[@]}" >>"$tmp/descriptions.fail" <<'PY' ||
+    fail "the description check stopped (its traceback is above): not every scenario was checked"
 import json, os, sys
 tmp, names = sys.argv[1], sys.argv[2:]
 for n in names:
