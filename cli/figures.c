@@ -180,27 +180,26 @@ static double diff_quantile(const sim_hist *h, const sim_hist *w0, double q, dou
     return h->max;
 }
 
-/* The latency figures of consumer object co: the report's own (h: the full run's
- * histogram; w0 NULL), or, with a warm-up (w0: the warm-up run's histogram), recomputed
- * from the deliveries after it. A latency of no record is not defined: NaN (null), not
- * 0, when the histogram holds no delivery in the counted period (h NULL: the report's
- * figures as they are). */
+/* The latency figures of consumer object co: the report's own (w0 NULL), or, with a
+ * warm-up (h: the full run's histogram, w0: the warm-up run's), recomputed from the
+ * deliveries after it. A latency of no record is not defined: NaN (null), not 0, as
+ * the report itself gives it for a consumer that delivered nothing. */
 static void latency(ctx *c, const char *prefix, const json_t *co, const sim_hist *h,
                     const sim_hist *w0)
 {
     static const char *const keys[] = {"mean", "p50", "p90", "p99", "max"};
     static const double qs[] = {0, 0.50, 0.90, 0.99, 1};
     char name[256];
-    double total = h ? h->weight - (w0 ? w0->weight : 0) : 0;
+    double total = w0 ? h->weight - w0->weight : 0;
     for (size_t k = 0; k < 5; k++) {
         snprintf(name, sizeof name, "%s.latency_ms.%s", prefix, keys[k]);
         char key[64];
         snprintf(key, sizeof key, "latency_ms.%s", keys[k]);
-        double v = NAN;
-        if (h && !(total > 0))
-            v = NAN; /* nothing delivered: no latency */
-        else if (!w0)
-            v = num(co, key);
+        double v;
+        if (!w0)
+            v = num(co, key); /* null (NaN) when nothing was delivered */
+        else if (!(total > 0))
+            v = NAN; /* nothing delivered after the warm-up */
         else if (k == 0)
             v = round3((h->sum - w0->sum) / total);
         else if (k == 4)
@@ -304,9 +303,8 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
         }
         snprintf(name, sizeof name, "%s.records_unread", prefix);
         fig(&c, name, co, NULL, "records_unread", END);
-        bool own = w && i < w->n_consumers;
-        bool twin = own && wu && i < wu->n_consumers;
-        latency(&c, prefix, co, own ? &w->consumers[i]->st.latency_ms : NULL,
+        bool twin = wu && i < w->n_consumers && i < wu->n_consumers;
+        latency(&c, prefix, co, twin ? &w->consumers[i]->st.latency_ms : NULL,
                 twin ? &wu->consumers[i]->st.latency_ms : NULL);
         snprintf(name, sizeof name, "%s.iterator_age_ms_max", prefix);
         double age = twin ? round3(sim_series_peak_since(&w->consumers[i]->st.iterator_age_min,

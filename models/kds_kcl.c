@@ -442,18 +442,17 @@ static ck_result checkpoint(proc *p, kds_ckpt_kind kind, uint64_t pos)
         return CK_OK;
     case KDS_DDB_THROTTLED:
         w->sum.checkpoints_throttled++;
-        if (kind == KDS_CKPT_SHARD_END)
-        {
+        if (kind == KDS_CKPT_SHARD_END) {
             char dur[32];
             TRACE_HELD(w, h, "SHARD_END checkpoint throttled by the lease table; tried again "
                              "in %s (the task backoff)",
                        kds_trace_dur(dur, sizeof dur, a->cfg.task_backoff));
-        }
-        else
+        } else {
             TRACE_HELD(w, h, "checkpoint throttled by the lease table; the %" PRIu64
                              " record%s processed since the last checkpoint wait for the "
                              "next checkpoint",
                        (uint64_t)p->since_ckpt, kds_trace_s(p->since_ckpt));
+        }
         return CK_RETRY;
     case KDS_DDB_CONDITION_FAILED:
     default:

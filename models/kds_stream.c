@@ -13,6 +13,7 @@
 #include "kds_stream_int.h"
 #include "kds_trace.h"
 #include "sim_err.h"
+#include "sim_units.h"
 
 void kds_stream_cfg_defaults(kds_stream_cfg *cfg)
 {
@@ -530,18 +531,6 @@ void kds_stream_read_charge(kds_stream *st, kds_shard *sh, uint64_t records, uin
     }
 }
 
-/* A byte count as the trace words a limit: "2 MiB" when whole, else in KiB or B. */
-static char *limit_bytes(char *buf, size_t n, uint64_t b)
-{
-    if (b >= KDS_MIB && b % KDS_MIB == 0)
-        snprintf(buf, n, "%" PRIu64 " MiB", b / KDS_MIB);
-    else if (b >= 1024 && b % 1024 == 0)
-        snprintf(buf, n, "%" PRIu64 " KiB", b / 1024);
-    else
-        snprintf(buf, n, "%" PRIu64 " B", b);
-    return buf;
-}
-
 char *kds_trace_read_limit(char *buf, size_t n, const kds_stream *st, const kds_shard *sh)
 {
     const kds_stream_cfg *c = &st->cfg;
@@ -555,7 +544,7 @@ char *kds_trace_read_limit(char *buf, size_t n, const kds_stream *st, const kds_
     case KDS_READ_BYTES:
     case KDS_READ_RECORDS:
         if (sh->read_block_why == KDS_READ_BYTES)
-            snprintf(b, sizeof b, "%s/s", limit_bytes(d, sizeof d, c->read_bytes_per_s));
+            snprintf(b, sizeof b, "%s/s", sim_fmt_bytes(d, sizeof d, c->read_bytes_per_s));
         else
             snprintf(b, sizeof b, "%" PRIu64 " records/s", c->read_records_per_s);
         kds_trace_dur(d, sizeof d, c->short_read_penalty);
@@ -569,7 +558,7 @@ char *kds_trace_read_limit(char *buf, size_t n, const kds_stream *st, const kds_
     default:
         snprintf(buf, n, "within the %s penalty after a call returned %s",
                  kds_trace_dur(d, sizeof d, c->big_read_penalty),
-                 limit_bytes(b, sizeof b, c->max_bytes_per_call));
+                 sim_fmt_bytes(b, sizeof b, c->max_bytes_per_call));
         break;
     }
     return buf;

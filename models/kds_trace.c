@@ -51,6 +51,12 @@ bool kds_trace_wants(const kds_trace *t, const char *kind, const char *entity, i
     return true;
 }
 
+/* The entity column's width: the run's longest name, at least KDS_TRACE_ENTITY_WIDTH. */
+static int entity_width(const kds_trace *t)
+{
+    return t->entity_width > KDS_TRACE_ENTITY_WIDTH ? t->entity_width : KDS_TRACE_ENTITY_WIDTH;
+}
+
 void kds_trace_emit(kds_trace *t, sim_time now, const char *kind, const char *entity,
                     int64_t shard, const char *fmt, ...)
 {
@@ -61,7 +67,7 @@ void kds_trace_emit(kds_trace *t, sim_time now, const char *kind, const char *en
         snprintf(sh, sizeof sh, "shardId-%012" PRId64, shard);
     else
         snprintf(sh, sizeof sh, "-");
-    int w = t->entity_width > KDS_TRACE_ENTITY_WIDTH ? t->entity_width : KDS_TRACE_ENTITY_WIDTH;
+    int w = entity_width(t);
     fprintf(t->out, "%14.6f  %-10s %-*s %-20s ", sim_to_s(now), kind, w, entity ? entity : "-",
             sh);
     va_list ap;
@@ -74,7 +80,7 @@ void kds_trace_emit(kds_trace *t, sim_time now, const char *kind, const char *en
 
 void kds_trace_header(kds_trace *t)
 {
-    int w = t->entity_width > KDS_TRACE_ENTITY_WIDTH ? t->entity_width : KDS_TRACE_ENTITY_WIDTH;
+    int w = entity_width(t);
     fprintf(t->out, "%14s  %-10s %-*s %-20s %s\n", "time (s)", "kind", w, "entity", "shard",
             "what happened");
 }

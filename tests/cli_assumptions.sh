@@ -30,20 +30,6 @@ consumers:
   - {name: po, kind: polling}
 EOF
 
-# run NAME ARGS...: kdsim run ARGS --json into $tmp/NAME.json; fails a check and
-# returns 1 unless the exit status is 0 and stderr is empty.
-run() {
-    local name=$1
-    shift
-    "$kdsim" run "$@" --json >"$tmp/$name.json" 2>"$tmp/$name.err"
-    local rc=$?
-    if [ $rc -ne 0 ] || [ -s "$tmp/$name.err" ]; then
-        fail "kdsim run $*: exit status $rc"
-        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
-        return 1
-    fi
-}
-
 # assume NAME PYTHON...: the python checks, with `a` the report's assumptions of
 # $tmp/NAME.json as {setting: value} and bad(MSG) failing one check.
 assume() {

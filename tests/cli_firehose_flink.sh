@@ -15,19 +15,6 @@ set -u
 cli_start "$@"
 cli_tmpdir
 
-# run NAME SCENARIO ARGS...: kdsim run SCENARIO --json ARGS into $tmp/NAME.json; fails
-# the test unless the exit status is 0 and stderr is empty.
-run() {
-    local name=$1
-    shift
-    "$kdsim" run "$@" --json >"$tmp/$name.json" 2>"$tmp/$name.err"
-    local rc=$?
-    if [ $rc -ne 0 ] || [ -s "$tmp/$name.err" ]; then
-        fail "kdsim run $*: exit status $rc"
-        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
-    fi
-}
-
 # check NAME JQ-EXPRESSION MESSAGE: the expression is true of $tmp/NAME.json.
 check() {
     local out

@@ -69,6 +69,21 @@ k() {
     return 0
 }
 
+# run NAME ARGS...: kdsim run ARGS --json into $tmp/NAME.json; fails a check and
+# returns 1 unless the exit status is 0 and stderr is empty. (A script whose runs differ
+# defines its own run after sourcing this file.)
+run() {
+    local name=$1
+    shift
+    "$kdsim" run "$@" --json >"$tmp/$name.json" 2>"$tmp/$name.err"
+    local rc=$?
+    if [ $rc -ne 0 ] || [ -s "$tmp/$name.err" ]; then
+        fail "kdsim run $*: exit status $rc"
+        sed 's/^/    stderr: /' "$tmp/$name.err" | head -20
+        return 1
+    fi
+}
+
 cli_finish() {
     if [ "$failed" -ne 0 ]; then
         echo "$1: $failed check(s) failed"
