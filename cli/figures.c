@@ -210,11 +210,12 @@ static void latency(ctx *c, const char *prefix, const json_t *co, const sim_hist
     }
 }
 
-/* Whether consumer object co (and its twin wc in the warm-up's report, or NULL) read
- * anything in the counted period: it delivered a record, or made an admitted GetRecords
- * call, or an enhanced fan-out subscription (figures.subscriptions, where the report
- * counts them), or saw an iterator age above 0. Without any of those, it never read,
- * and its iterator age (0 in the report) is not defined. */
+/* Whether consumer object co, less its twin wc in the warm-up's report, read anything
+ * after the warm-up: it delivered a record, or made an admitted GetRecords call, or an
+ * enhanced fan-out subscription (figures.subscriptions, where the report counts them), or
+ * saw an iterator age above 0. Without any of those, it never read then, and its iterator
+ * age is not defined. (The report applies the same rule to the whole run, report.c
+ * ever_read, and writes null.) */
 static bool ever_read(const json_t *co, const json_t *wc, double age)
 {
     static const char *const keys[] = {"records_delivered", "getrecords_calls",
@@ -307,10 +308,14 @@ int kdsim_figures(const json_t *report, const kds_world *w, const json_t *wu_rep
         latency(&c, prefix, co, twin ? &w->consumers[i]->st.latency_ms : NULL,
                 twin ? &wu->consumers[i]->st.latency_ms : NULL);
         snprintf(name, sizeof name, "%s.iterator_age_ms_max", prefix);
-        double age = twin ? round3(sim_series_peak_since(&w->consumers[i]->st.iterator_age_min,
-                                                         warmup, NULL))
-                          : num(co, "iterator_age_ms_max");
-        add(&c, name, ever_read(co, twin ? wc : NULL, age) ? age : NAN, false);
+        double age = num(co, "iterator_age_ms_max"); /* NaN: never read */
+        if (twin) {
+            age = round3(sim_series_peak_since(&w->consumers[i]->st.iterator_age_min, warmup,
+                                               NULL));
+            if (!ever_read(co, wc, age))
+                age = NAN;
+        }
+        add(&c, name, age, false);
     }
 
     const json_t *cost = json_object_get(report, "cost");

@@ -615,7 +615,7 @@ static void consumer_table(FILE *f, const json_t *r)
         td_r(f, jr_nan(l, "p90"), 1);
         td_r(f, jr_nan(l, "p99"), 1);
         td_r(f, jr_nan(l, "max"), 1);
-        td_r(f, jr(c, "iterator_age_ms_max"), 0);
+        td_r(f, jr_nan(c, "iterator_age_ms_max"), 0); /* "-": never read */
         td_u(f, ju(c, "getrecords_calls"));
         td_u(f, ju(c, "read_throttled_calls"));
         fputs("</tr>\n", f);

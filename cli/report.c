@@ -154,9 +154,25 @@ static void add_figure(void *arg, const char *key, double value)
     json_object_set_new((json_t *)arg, key, real3(value));
 }
 
+/* Whether consumer c ever read: it delivered a record, made a GetRecords call that was let
+ * through, had an enhanced fan-out subscription (its figures' "subscriptions") or saw an
+ * iterator age above 0. The rule of a plan's figure (figures.c ever_read), on the run's own
+ * counts. Without any of those its iterator age is not defined: 0 would say "caught up". */
+static bool ever_read(const kds_consumer_stats *s, const json_t *figs)
+{
+    json_int_t subs = json_integer_value(json_object_get(figs, "subscriptions"));
+    return s->records_delivered > 0 || s->getrecords_calls > s->read_throttled_calls ||
+           subs > 0 || s->iterator_age_ms_max > 0;
+}
+
 static json_t *consumer_json(const kds_consumer *c)
 {
     const kds_consumer_stats *s = &c->st;
+    json_t *figs = NULL;
+    if (c->ops->figures) {
+        figs = json_object();
+        c->ops->figures(c, add_figure, figs);
+    }
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(c->name));
     json_object_set_new(o, "kind", json_string(c->ops->kind));
@@ -167,7 +183,8 @@ static json_t *consumer_json(const kds_consumer *c)
     json_object_set_new(o, "records_unread", u64(s->records_unread));
     json_object_set_new(o, "records_skipped_at_start", u64(s->records_skipped_at_start));
     json_object_set_new(o, "latency_ms", latency_json(&s->latency_ms));
-    json_object_set_new(o, "iterator_age_ms_max", real3(s->iterator_age_ms_max));
+    json_object_set_new(o, "iterator_age_ms_max",
+                        ever_read(s, figs) ? real3(s->iterator_age_ms_max) : json_null());
     json_object_set_new(o, "getrecords_calls", u64(s->getrecords_calls));
     json_object_set_new(o, "read_throttled_calls", u64(s->read_throttled_calls));
     json_object_set_new(o, "empty_calls", u64(s->empty_calls));
@@ -179,11 +196,8 @@ static json_t *consumer_json(const kds_consumer *c)
     json_object_set_new(
         o, "child_wait_ms_mean",
         real3(s->children_started ? s->child_wait_ms_sum / (double)s->children_started : 0));
-    if (c->ops->figures) {
-        json_t *k = json_object();
-        c->ops->figures(c, add_figure, k);
-        json_object_set_new(o, "figures", k);
-    }
+    if (figs)
+        json_object_set_new(o, "figures", figs);
     kdsim_kcl_json(c, o); /* KCL consumers: workers, lease moves, lease table (report_kcl.c) */
     return o;
 }
@@ -560,16 +574,18 @@ void kdsim_report_text(const json_t *r, FILE *out)
         json_array_foreach(cs, i, c)
         {
             const json_t *l = json_object_get(c, "latency_ms");
-            char mean[32], p50[32], p99[32], max[32]; /* "-": nothing delivered */
+            /* "-": nothing delivered, or never read */
+            char mean[32], p50[32], p99[32], max[32], age[32];
             fprintf(out, "  %-18s %-8s %12" PRIu64 " %8" PRIu64 " %9" PRIu64
-                         " %8s %8s %8s %9s %10.0f %9" PRIu64 "\n",
+                         " %8s %8s %8s %9s %10s %9" PRIu64 "\n",
                     js(c, "name"), js(c, "kind"), ju(c, "records_delivered"),
                     ju(c, "duplicates_delivered"), ju(c, "records_expired_unread"),
                     real1_or_dash(mean, sizeof mean, json_object_get(l, "mean")),
                     real1_or_dash(p50, sizeof p50, json_object_get(l, "p50")),
                     real1_or_dash(p99, sizeof p99, json_object_get(l, "p99")),
                     real1_or_dash(max, sizeof max, json_object_get(l, "max")),
-                    jr(c, "iterator_age_ms_max"), ju(c, "read_throttled_calls"));
+                    real_or_dash(age, sizeof age, json_object_get(c, "iterator_age_ms_max"), 0),
+                    ju(c, "read_throttled_calls"));
         }
         /* Each kind's own figures (Lambda invocations, Firehose objects, EFO
          * subscriptions, Flink checkpoints, ...), wrapped under the table. */

@@ -27,14 +27,20 @@ static inline double jr(const json_t *o, const char *k)
     return json_number_value(json_object_get(o, k));
 }
 
-/* A JSON number with one decimal into buf, or "-" for null (a figure not defined). */
-static inline const char *real1_or_dash(char *buf, size_t n, const json_t *v)
+/* A JSON number with `dec` decimals into buf, or "-" for null (a figure not defined). */
+static inline const char *real_or_dash(char *buf, size_t n, const json_t *v, int dec)
 {
     if (json_is_number(v))
-        snprintf(buf, n, "%.1f", json_number_value(v));
+        snprintf(buf, n, "%.*f", dec, json_number_value(v));
     else
         snprintf(buf, n, "-");
     return buf;
+}
+
+/* The same with one decimal. */
+static inline const char *real1_or_dash(char *buf, size_t n, const json_t *v)
+{
+    return real_or_dash(buf, n, v, 1);
 }
 
 /* A JSON number, or NaN for null or absent (a figure not defined). */

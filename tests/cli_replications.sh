@@ -109,6 +109,20 @@ assert all(idle[k] is None for k in lat), idle
 EOF2
 grep -q '^consumers.reader.latency_ms.p99  *-  *n/a  *-  *- \*$' "$tmp/nevert.out" ||
     fail "the text table shows an undefined latency: $(grep p99 "$tmp/nevert.out")"
+# A single run's report says the same: a null iterator age ("-" in the text) for the reader
+# that never read, 0 for the one that polled an idle stream.
+k never1 0 run "$small" --duration 1m --set 'consumers[0].start=10m' --json
+k idle1 0 run "$small" --duration 1m --set 'producers[0].start=10m' --json
+k never1t 0 run "$small" --duration 1m --set 'consumers[0].start=10m'
+python3 - "$tmp" <<'EOF3' || fail "a single run's iterator age of a reader that never read"
+import json, sys
+load = lambda n: json.load(open("%s/%s.out" % (sys.argv[1], n)))
+never, idle = load("never1")["consumers"][0], load("idle1")["consumers"][0]
+assert never["getrecords_calls"] == 0 and never["iterator_age_ms_max"] is None, never
+assert idle["getrecords_calls"] > 0 and idle["iterator_age_ms_max"] == 0, idle
+EOF3
+grep -Eq '^  reader +[a-z]+ +0 +0 +0 +- +- +- +- +- +0$' "$tmp/never1t.out" ||
+    fail "the text report's iterator age of a reader that never read: $(grep reader "$tmp/never1t.out")"
 
 k zero 2 run "$scenario" --replications 0
 k long 2 run "$scenario" --duration 2m --warmup 5m
