@@ -738,6 +738,14 @@ static void shard_end_body(proc *p)
             continue;
         if (kds_lease_create(a->table, ch->index, ch->parent, ch->adjacent_parent,
                              KDS_CKPT_TRIM_HORIZON, 0, NULL) == KDS_DDB_THROTTLED) {
+            if (KDS_TRACING(a->st->trace, "lease", p->w->label, ch->index)) {
+                char dur[32];
+                kds_trace_emit(a->st->trace, now, "lease", p->w->label, ch->index,
+                               "creating this child's lease at its parent's SHARD_END (shard "
+                               "%" PRIu32 ") throttled by the lease table; tried again in %s "
+                               "(the task backoff)",
+                               me, kds_trace_dur(dur, sizeof dur, a->cfg.task_backoff));
+            }
             proc_at(p, now + a->cfg.task_backoff, task_event);
             return;
         }
@@ -785,6 +793,14 @@ static void init_body(proc *p)
     kcl *a = p->app;
     sim_time now = sim_now(a->sim);
     if (kds_lease_get(a->table, p->lease) == KDS_DDB_THROTTLED) {
+        uint32_t shard = a->table->items[p->lease].shard;
+        if (KDS_TRACING(a->st->trace, "lease", p->w->label, shard)) {
+            char dur[32];
+            kds_trace_emit(a->st->trace, now, "lease", p->w->label, shard,
+                           "initializing: the read of the lease's checkpoint throttled by the "
+                           "lease table; tried again in %s (the task backoff)",
+                           kds_trace_dur(dur, sizeof dur, a->cfg.task_backoff));
+        }
         proc_at(p, now + a->cfg.task_backoff, task_event);
         return;
     }
@@ -859,9 +875,22 @@ static void parents_body(proc *p)
         int32_t pi = kds_lease_find(a->table, (uint32_t)l->parents[i]);
         if (pi < 0)
             continue;
-        kds_lease_get(a->table, (size_t)pi); /* BlockOnParentShardTask reads it */
-        if (a->table->items[pi].ckpt != KDS_CKPT_SHARD_END)
+        /* BlockOnParentShardTask reads it; a read that fails (throttled) counts as
+         * blocked: the task sleeps parentShardPollIntervalMillis either way. */
+        if (kds_lease_get(a->table, (size_t)pi) == KDS_DDB_THROTTLED) {
+            uint32_t me = a->table->items[p->lease].shard;
+            if (KDS_TRACING(a->st->trace, "lease", p->w->label, me)) {
+                char dur[32];
+                kds_trace_emit(a->st->trace, sim_now(a->sim), "lease", p->w->label, me,
+                               "waiting for parents: the read of parent shard %" PRIu32
+                               "'s lease throttled by the lease table; read again in %s",
+                               a->table->items[pi].shard,
+                               kds_trace_dur(dur, sizeof dur, a->cfg.parent_poll));
+            }
             blocked = true;
+        } else if (a->table->items[pi].ckpt != KDS_CKPT_SHARD_END) {
+            blocked = true;
+        }
     }
     if (blocked) {
         proc_at(p, sim_now(a->sim) + a->cfg.parent_poll, task_event);
@@ -1172,6 +1201,13 @@ static void take_pass(worker *w)
     w->sum.scans++;
     if (kds_lease_scan(t) != KDS_DDB_OK) {
         w->sum.scans_throttled++; /* SCAN_RETRIES = 1: the pass takes nothing */
+        if (KDS_TRACING(a->st->trace, "lease", w->label, -1)) {
+            char dur[32];
+            kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
+                           "lease taker: its Scan of the lease table throttled; this pass "
+                           "takes nothing (the next in %s)",
+                           kds_trace_dur(dur, sizeof dur, a->take_period));
+        }
         return;
     }
     kds_kcl_stamp_scan(w, now);
@@ -1511,11 +1547,19 @@ static void cleanup_event(sim *s, void *ctx)
                 t->items[ci].ckpt == KDS_CKPT_AT_TIMESTAMP)
                 ok = false;
         }
-        if (ok && kds_lease_delete(t, h->lease) == KDS_DDB_OK) {
+        kds_ddb_status r = ok ? kds_lease_delete(t, h->lease) : KDS_DDB_OK;
+        if (ok && r == KDS_DDB_OK) {
             /* drop_held moves the last entry here: look at k again. */
             drop_held(w, h, "deleted: its shard is at SHARD_END and every child has "
                             "checkpointed");
             continue;
+        }
+        if (ok && r == KDS_DDB_THROTTLED) {
+            char dur[32];
+            TRACE_HELD(w, h, "lease delete (its shard at SHARD_END, every child checkpointed) "
+                             "throttled by the lease table; tried again at the next cleanup, "
+                             "in %s",
+                       kds_trace_dur(dur, sizeof dur, a->cfg.cleanup_interval));
         }
         k++;
     }
@@ -1638,8 +1682,12 @@ static void elect(worker *w)
     kcl *a = w->app;
     kds_lease_table *t = a->table;
     a->elections++;
-    if (kds_lease_scan(t) != KDS_DDB_OK)
+    if (kds_lease_scan(t) != KDS_DDB_OK) {
+        KDS_TRACE(a->st->trace, sim_now(a->sim), "lease", w->label, -1,
+                  "leader election: its Scan of the lease table throttled; the last choice "
+                  "stands");
         return;
+    }
     owner_ref *v = malloc((t->n_owners ? t->n_owners : 1) * sizeof *v);
     bool *seen = calloc(t->n_owners ? t->n_owners : 1, sizeof *seen);
     SIM_ASSERT(v && seen);
@@ -1753,19 +1801,34 @@ static bool find_hole(const kcl *a, kds_hashkey h[4])
     return hole;
 }
 
-/* The shard sync the auditor starts (ShardSyncTask): a lease for every open shard that
- * has none, at TRIM_HORIZON when a parent still has its lease (the parent's records
- * come first), else at the application's initial position. A throttled create is left
- * to the next sync. */
-static void sync_missing(kcl *a)
+/* The shard sync that leader w's auditor starts (ShardSyncTask), `why`: a lease for every
+ * open shard that has none, at TRIM_HORIZON when a parent still has its lease (the
+ * parent's records come first), else at the application's initial position. A
+ * throttled create is left to the next sync. */
+static void sync_missing(worker *w, const char *why)
 {
+    kcl *a = w->app;
+    uint32_t made = 0, throttled = 0;
     a->shard_syncs++;
     for (size_t i = 0; i < a->st->n_shards; i++) {
         const kds_shard *sh = a->st->shards[i];
         if (sh->state != KDS_SHARD_OPEN || kds_lease_find(a->table, sh->index) >= 0)
             continue;
-        if (create_lease(a, sh, initial_ckpt(a), true) == KDS_DDB_OK)
-            a->leases_recreated++;
+        kds_ddb_status r = create_lease(a, sh, initial_ckpt(a), true);
+        made += r == KDS_DDB_OK;
+        throttled += r == KDS_DDB_THROTTLED;
+    }
+    a->leases_recreated += made;
+    if (KDS_TRACING(a->st->trace, "lease", w->label, -1)) {
+        char thr[128] = "";
+        if (throttled > 0)
+            snprintf(thr, sizeof thr,
+                     " (%" PRIu32 " create%s throttled by the lease table: a later sync makes "
+                     "them)",
+                     throttled, kds_trace_s(throttled));
+        kds_trace_emit(a->st->trace, sim_now(a->sim), "lease", w->label, -1,
+                       "shard-sync audit: %s; its shard sync created %" PRIu32 " lease%s%s",
+                       why, made, kds_trace_s(made), thr);
     }
 }
 
@@ -1784,10 +1847,19 @@ static void audit_event(sim *s, void *ctx)
         return;
     a->audits++;
     w->sum.audits++;
-    if (kds_lease_scan(a->table) != KDS_DDB_OK)
-        return; /* the run fails; the next one tries again */
+    if (kds_lease_scan(a->table) != KDS_DDB_OK) {
+        /* The run fails; the next one tries again. */
+        if (KDS_TRACING(a->st->trace, "lease", w->label, -1)) {
+            char dur[32];
+            kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
+                           "shard-sync audit: its Scan of the lease table throttled; the "
+                           "next audit in %s",
+                           kds_trace_dur(dur, sizeof dur, a->cfg.shard_sync_interval));
+        }
+        return;
+    }
     if (a->table->n_live == 0) {
-        sync_missing(a);
+        sync_missing(w, "the lease table is empty");
         return;
     }
     kds_hashkey h[4];
@@ -1802,15 +1874,23 @@ static void audit_event(sim *s, void *ctx)
         memcpy(w->hole, h, sizeof h);
         w->hole_streak = 1;
     }
-    if (w->hole_streak >= a->cfg.shard_sync_confidence)
-        sync_missing(a);
+    if (w->hole_streak >= a->cfg.shard_sync_confidence) {
+        char why[128];
+        snprintf(why, sizeof why,
+                 "the open leases left the same part of the key space uncovered %" PRIu32
+                 " audits in a row",
+                 w->hole_streak);
+        sync_missing(w, why);
+    }
 }
 
 /* ---- worker lifecycle --------------------------------------------------------------- */
 
-/* Create the leases of an empty table (the first worker's shard sync). */
-static void create_leases(kcl *a)
+/* Create the leases of an empty table (the first worker's shard sync); returns how many
+ * creates the lease table throttled (left to the shard-sync audit). */
+static uint32_t create_leases(kcl *a)
 {
+    uint32_t throttled = 0;
     kds_lease_table *t = a->table;
     kds_ckpt_kind k = initial_ckpt(a);
     for (size_t i = 0; i < a->st->n_shards; i++) {
@@ -1824,8 +1904,9 @@ static void create_leases(kcl *a)
             continue;
         if (sh->index < t->n_by_shard && t->by_shard[sh->index] >= 0)
             continue; /* exists, or existed and was cleaned up */
-        create_lease(a, sh, k, false);
+        throttled += create_lease(a, sh, k, false) == KDS_DDB_THROTTLED;
     }
+    return throttled;
 }
 
 static void coordinator_start(worker *w)
@@ -1870,6 +1951,13 @@ static void sync_check(worker *w, sim_time now)
     kcl *a = w->app;
     w->sum.startup_checks++;
     if (kds_lease_scan_one(a->table) != KDS_DDB_OK) {
+        if (KDS_TRACING(a->st->trace, "lease", w->label, -1)) {
+            char dur[32];
+            kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
+                           "start-up: its check of the lease table (a Scan of one item) "
+                           "throttled; a new initialization attempt, with a new wait, in %s",
+                           kds_trace_dur(dur, sizeof dur, INIT_BACKOFF));
+        }
         w->sync_until = -1; /* a new attempt */
         w->ev_sync = sim_at(a->sim, now + INIT_BACKOFF, sync_event, w);
     } else if (a->table->n_live > 0) {
@@ -1927,14 +2015,18 @@ static void sync_event(sim *s, void *ctx)
      * workers which merely find the leases start taking them first (kcl.md 4.4). */
     kcl *a = w->app;
     size_t before = a->table->n_live;
-    if (before == 0)
-        create_leases(a);
+    uint32_t throttled = before == 0 ? create_leases(a) : 0;
     if (KDS_TRACING(a->st->trace, "lease", w->label, -1)) {
-        char dur[32];
+        char dur[32], thr[128] = "";
+        if (throttled > 0)
+            snprintf(thr, sizeof thr,
+                     " (%" PRIu32 " create%s throttled by the lease table: the shard-sync "
+                     "audit makes them)",
+                     throttled, kds_trace_s(throttled));
         kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
-                       "start-up shard sync: %zu lease%s created; the worker takes leases "
+                       "start-up shard sync: %zu lease%s created%s; the worker takes leases "
                        "after the sync's sleep of %s (shardSyncIntervalMillis)",
-                       a->table->n_live - before, kds_trace_s(a->table->n_live - before),
+                       a->table->n_live - before, kds_trace_s(a->table->n_live - before), thr,
                        kds_trace_dur(dur, sizeof dur, a->cfg.sync_sleep));
     }
     if (a->cfg.sync_sleep > 0) {

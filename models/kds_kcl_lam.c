@@ -129,7 +129,12 @@ static void discover_event(sim *s, void *ctx)
     if (!task_due(w, &w->ev_discover, discover_event, now))
         return;
     w->sum.discoveries++;
-    if (kds_lease_query(t, w->owner) == KDS_DDB_OK) {
+    kds_ddb_status q = kds_lease_query(t, w->owner);
+    if (q == KDS_DDB_THROTTLED)
+        KDS_TRACE(a->st->trace, now, "lease", w->label, -1,
+                  "lease discovery: its Query of the lease table (the owner index) throttled; "
+                  "new leases wait for the next discovery");
+    if (q == KDS_DDB_OK) {
         /* A processor's start may create leases (a finished parent's children): the
          * table may grow under the loop, so each item is looked up afresh. */
         for (size_t i = 0; i < t->n && is_up(w); i++) {
@@ -137,7 +142,12 @@ static void discover_event(sim *s, void *ctx)
                 continue;
             /* GetItem of the new key; a lease still being handed over waits for the old
              * owner's checkpoint and release. */
-            if (kds_lease_get(t, i) != KDS_DDB_OK || t->items[i].ckpt_owner >= 0)
+            kds_ddb_status g = kds_lease_get(t, i);
+            if (g == KDS_DDB_THROTTLED)
+                KDS_TRACE(a->st->trace, now, "lease", w->label, t->items[i].shard,
+                          "lease discovery: the read of this new lease throttled by the lease "
+                          "table; it waits for the next discovery");
+            if (g != KDS_DDB_OK || t->items[i].ckpt_owner >= 0)
                 continue;
             kds_kcl_acquired(w, (uint32_t)i, t->items[i].moved_from, t->items[i].moved_renewing,
                              (kds_kcl_cause)t->items[i].move_cause);
@@ -493,6 +503,12 @@ static void lam_run(worker *w, sim_time now)
                                "gave the leader lock up: %" PRIu32 " lease assignment runs in "
                                "a row failed (their lease table scans throttled)",
                                w->lam_failures);
+        } else {
+            KDS_TRACE(a->st->trace, now, "lease", w->label, -1,
+                      "lease assignment: its Scan of the lease table throttled; this run "
+                      "assigns nothing (%" PRIu32 " failed in a row; the leader gives its "
+                      "lock up at %" PRIu32 ")",
+                      w->lam_failures, c->failed_runs_to_resign);
         }
         return;
     }

@@ -740,6 +740,58 @@ for b in bad[:6]:
     print("FAIL churn:", b)
 sys.exit(1 if bad else 0)
 PY
+# Reads and creates throttled too (a starved table, read by a 2.x taker and a 3.x leader,
+# the stream doubled at 10 minutes): each throttled Scan (a take pass, an election, an
+# audit, an assignment run, a start-up check), GetItem (a lease's initialization, a
+# discovered lease, a child's read of its parent's), Query (a discovery) and
+# PutItem (the start-up sync's and the audits' creates, which count them) has its line, and
+# per application the lines add up to the report's lease_table.throttled.
+if ! "$kdsim" run tests/scenarios/trace-kcl-starved-table.yaml --json --trace "$tmp/starved.trace" \
+    --trace-kinds lease >"$tmp/starved.json" 2>"$tmp/starved.err"; then
+    fail "starved: kdsim run failed: $(head -3 "$tmp/starved.err")"
+fi
+python3 - "$tmp/starved.json" "$tmp/starved.trace" <<'PY' || failed=$((failed + 1))
+import json, re, sys
+rep = {c["name"]: c["lease_table"]["throttled"] for c in json.load(open(sys.argv[1]))["consumers"]}
+got = {}
+def add(key, n=1):
+    got[key] = got.get(key, 0) + n
+for ln in open(sys.argv[2]).readlines()[1:]:
+    f = ln.split(None, 4)
+    app, what = f[2].split("/")[0], f[4]
+    if re.match(r"(lease taker|leader election|shard-sync audit|lease assignment): its Scan of "
+                r"the lease table throttled; |start-up: its check of the lease table \(a Scan "
+                r"of one item\) throttled; ", what):
+        add((app, "scan"))
+    elif re.match(r"(initializing: the read of the lease's checkpoint|lease discovery: the read "
+                  r"of this new lease|waiting for parents: the read of parent shard \d+'s "
+                  r"lease) throttled by the lease table; ", what):
+        add((app, "get"))
+    elif what.startswith("lease discovery: its Query of the lease table (the owner index) "
+                         "throttled; "):
+        add((app, "query"))
+    elif what.startswith("creating this child's lease at its parent's SHARD_END"):
+        add((app, "create"))
+    else:
+        m = re.search(r"\((\d+) creates? throttled by the lease table: ", what)
+        if m:
+            add((app, "create"), int(m.group(1)))
+bad = []
+for app, thr in rep.items():
+    for op in ("scan", "get", "create", "query"):
+        if got.get((app, op), 0) != thr.get(op, 0):
+            bad.append(f"{app}: {got.get((app, op), 0)} throttled {op} lines, "
+                       f"lease_table.throttled.{op} {thr.get(op, 0)}")
+    if not all(thr[op] for op in ("scan", "get", "create")):
+        bad.append(f"{app}: the starved table throttled no scan, get or create: {thr}")
+if not rep["assigned"].get("query"):
+    bad.append("assigned: no throttled Query")
+if not any("waiting for parents: " in ln for ln in open(sys.argv[2])):
+    bad.append("no child's read of its parent's lease throttled")
+for b in bad[:8]:
+    print("FAIL starved:", b)
+sys.exit(1 if bad else 0)
+PY
 "$kdsim" run scenarios/kcl-small-lease-table.yaml --duration 2m --json --trace "$tmp/app.trace" \
     --trace-names orders-small-table >/dev/null 2>&1
 [ "$(awk 'NR > 1 { print $3 }' "$tmp/app.trace" | sort -u | tr '\n' ' ')" = "orders-small-table/w1 orders-small-table/w2 orders-small-table/w3 " ] ||
