@@ -188,7 +188,10 @@ static __attribute__((noinline)) void trace_subscribed(kds_efo_sub *sub, sim_tim
 {
     char seq[64], from[96], dur[32];
     kds_seqno(seq, sizeof seq, sub->sh->index, sub->cur.pos);
-    if (sub->sessions == 1)
+    if (sub->new_owner)
+        snprintf(from, sizeof from,
+                 "StartingPosition AFTER_SEQUENCE_NUMBER of the new reader's checkpoint");
+    else if (sub->sessions == 1)
         snprintf(from, sizeof from, "StartingPosition %s", start_name(sub->start));
     else
         snprintf(from, sizeof from,
@@ -203,6 +206,7 @@ static __attribute__((noinline)) void trace_subscribed(kds_efo_sub *sub, sim_tim
 static void subscribed(sim *s, void *ctx)
 {
     kds_efo_sub *sub = ctx;
+    sub->ev_session = 0; /* this one, run */
     if (sub->done)
         return;
     if (!sub->started) {
@@ -214,13 +218,15 @@ static void subscribed(sim *s, void *ctx)
     sub->sessions++;
     if (KDS_TRACING(sub->st->trace, "push", sub->name, sub->sh->index))
         trace_subscribed(sub, sim_now(s));
-    sim_after(s, sub->cfg->session, session_end, sub);
+    sub->new_owner = false;
+    sub->ev_session = sim_after(s, sub->cfg->session, session_end, sub);
     schedule_push(sub, sim_now(s));
 }
 
 static void session_end(sim *s, void *ctx)
 {
     kds_efo_sub *sub = ctx;
+    sub->ev_session = 0; /* this one, run */
     if (sub->done)
         return;
     sub->subscribed = false;
@@ -234,7 +240,7 @@ static void session_end(sim *s, void *ctx)
                        sub->sessions, kds_trace_dur(dur, sizeof dur, sub->cfg->session),
                        sim_to_ms(again));
     }
-    sim_after(s, again, subscribed, sub);
+    sub->ev_session = sim_after(s, again, subscribed, sub);
 }
 
 int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
@@ -284,7 +290,7 @@ int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
         kds_log_detach(&sh->log, &sub->cur);
         return SIM_ENOMEM;
     }
-    sim_after(s, sim_dist_sample_ns(&cfg->subscribe_ms, rng), subscribed, sub);
+    sub->ev_session = sim_after(s, sim_dist_sample_ns(&cfg->subscribe_ms, rng), subscribed, sub);
     return 0;
 }
 
@@ -300,13 +306,24 @@ void kds_efo_sub_resume(kds_efo_sub *sub)
     schedule_push(sub, sim_now(sub->sim));
 }
 
-void kds_efo_sub_seek(kds_efo_sub *sub, uint64_t pos)
+void kds_efo_sub_resubscribe(kds_efo_sub *sub, uint64_t pos, const char *why)
 {
+    if (sub->ev_session)
+        sim_cancel(sub->sim, sub->ev_session);
+    sub->subscribed = false;
+    sub->live = false;
+    sub->paused = false;
+    sub->done = false;
+    sub->new_owner = true;
     kds_stream_trim(sub->st, sub->sh);
     kds_log_seek_pos(&sub->sh->log, &sub->cur, pos);
-    sub->live = false;
-    sub->done = false;
-    schedule_push(sub, sim_now(sub->sim));
+    sim_time rtt = sim_dist_sample_ns(&sub->cfg->subscribe_ms, sub->rng);
+    if (KDS_TRACING(sub->st->trace, "push", sub->name, sub->sh->index))
+        kds_trace_emit(sub->st->trace, sim_now(sub->sim), "push", sub->name, sub->sh->index,
+                       "SubscribeToShard again for a new reader of the shard (%s); session "
+                       "%" PRIu64 " ends, the new one subscribed %.0f ms later",
+                       why, sub->sessions, sim_to_ms(rtt));
+    sub->ev_session = sim_after(sub->sim, rtt, subscribed, sub);
 }
 
 void kds_efo_sub_fini(kds_efo_sub *sub)

@@ -84,6 +84,9 @@ struct kds_efo_sub {
     bool done;                /* SHARD_END reached on a closed shard */
     sim_time last_at;         /* delivery time of the last push */
     uint64_t sessions;        /* SubscribeToShard calls made */
+    sim_event_id ev_session;  /* the pending end of the session, or of the round trip of
+                                 the next SubscribeToShard (0: none) */
+    bool new_owner;           /* the next session is a new owner's (resubscribe) */
     kds_start_kind start;     /* StartingPosition of the first SubscribeToShard (the
                                  event trace names it) */
     kds_slice *scratch;       /* owned: slices of the current push */
@@ -104,9 +107,14 @@ int kds_efo_sub_start(kds_efo_sub *sub, sim *s, kds_stream *st, kds_shard *sh,
 void kds_efo_sub_pause(kds_efo_sub *sub);
 void kds_efo_sub_resume(kds_efo_sub *sub);
 
-/* Move the subscription's position (a restart from a checkpoint): the next push
- * starts at `pos` (clamped to the retained records). */
-void kds_efo_sub_seek(kds_efo_sub *sub, uint64_t pos);
+/* A new reader of the shard subscribes again from `pos` (clamped to the retained
+ * records), AFTER_SEQUENCE_NUMBER of its checkpoint: a KCL lease's new owner (or its owner
+ * again, after a restart), a Flink job's source restarted from its checkpoint. `why`
+ * (static) says which, in the event trace. The current session, or the SubscribeToShard
+ * under way, ends now: nothing is pushed until the new call's round trip
+ * (subscribe_latency) is over, and the new session lasts the full 5 minutes. Unpauses
+ * the subscription. */
+void kds_efo_sub_resubscribe(kds_efo_sub *sub, uint64_t pos, const char *why);
 
 /* Unregister from the shard and free the scratch space. The memory stays the
  * caller's. Events already scheduled for it must not run afterwards. */

@@ -321,8 +321,8 @@ static void start_reading(reader *rd)
         SIM_ASSERT(rc == 0);
         rd->sub_started = true;
     } else {
-        kds_efo_sub_seek(&rd->sub, rd->processed);
-        kds_efo_sub_resume(&rd->sub);
+        /* The restarted job's source subscribes again from its checkpoint. */
+        kds_efo_sub_resubscribe(&rd->sub, rd->processed, "the job restarted");
     }
 }
 

@@ -854,8 +854,9 @@ static void init_body(proc *p)
                                          a->base.name, sl, efo_deliver) == 0);
             sl->sub->bill = &a->base.st; /* the pushes' ages stay in efo_cs */
         } else {
-            kds_efo_sub_seek(sl->sub, p->pcur.pos);
-            kds_efo_sub_resume(sl->sub);
+            /* A new shard consumer (a lease's new owner, or its owner after a restart)
+             * subscribes again from the lease's checkpoint. */
+            kds_efo_sub_resubscribe(sl->sub, p->pcur.pos, "a lease's new owner");
         }
         check_end(p);
     } else {

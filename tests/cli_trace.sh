@@ -657,6 +657,55 @@ story=$(grep -E 'failed \(function error\)|bisected|queued for retry|given up' "
 want='failed|bisected|failed|bisected|failed|1 record queued for retry 1 of 3|failed|1 record queued for retry 2 of 3|failed|1 record queued for retry 3 of 3|failed|given up (MaximumRetryAttempts spent): 1 record sent to the on-failure destination (SQS)|'
 [ "$story" = "$want" ] || fail "lam: the poison record's story is: $story"
 
+# Reading through enhanced fan-out, each new reader of a shard subscribes again from its
+# checkpoint: a KCL lease's new owner (a steal, a crashed worker's lease taken), a Flink
+# job's sources after its restart. Nothing is pushed on the shard between the new
+# SubscribeToShard and its subscription, which comes the stated round trip later and
+# starts from the new reader's checkpoint.
+"$kdsim" run scenarios/kcl-worker-crash.yaml --set consumers[0].retrieval=efo --duration 5m \
+    --json --trace "$tmp/kefo.trace" --trace-kinds push >/dev/null 2>"$tmp/kefo.err" ||
+    fail "kefo: kdsim run failed: $(head -3 "$tmp/kefo.err")"
+"$kdsim" run scenarios/flink-failure.yaml --json --trace "$tmp/fefo.trace" \
+    --trace-names sessionizer-efo --trace-kinds push >"$tmp/fefo.json" 2>"$tmp/fefo.err" ||
+    fail "fefo: kdsim run failed: $(head -3 "$tmp/fefo.err")"
+python3 - "$tmp/kefo.trace" "a lease's new owner" 3 "$tmp/fefo.trace" "the job restarted" 2 \
+    <<'PY' || failed=$((failed + 1))
+import re, sys
+bad = []
+for path, why, least in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
+    waiting = {}  # shard -> (time of the new SubscribeToShard, its round trip in ms)
+    n = 0
+    for ln in open(path).readlines()[1:]:
+        f = ln.split(None, 4)
+        t, shard, what = float(f[0]), f[3], f[4]
+        m = re.match(r"SubscribeToShard again for a new reader of the shard \((.*)\); session "
+                     r"\d+ ends, the new one subscribed (\d+) ms later$", what)
+        if m:
+            if m.group(1) != why:
+                bad.append(f"{path}: {what.strip()}")
+            waiting[shard] = (t, int(m.group(2)))
+            n += 1
+        elif shard in waiting and what.startswith("SubscribeToShardEvent"):
+            bad.append(f"{path}: {shard} pushed at {t} before its new subscription")
+        elif shard in waiting and what.startswith("SubscribeToShard: session"):
+            t0, rtt = waiting.pop(shard)
+            if "AFTER_SEQUENCE_NUMBER of the new reader's checkpoint" not in what:
+                bad.append(f"{path}: {shard} at {t}: {what.strip()}")
+            if abs((t - t0) * 1000 - rtt) > 1:
+                bad.append(f"{path}: {shard} subscribed {(t - t0) * 1000:.0f} ms after, not {rtt}")
+    if n < int(least):
+        bad.append(f"{path}: {n} new subscriptions for a new reader ({why}), fewer than {least}")
+for b in bad[:8]:
+    print("FAIL efo resubscribe:", b)
+sys.exit(1 if bad else 0)
+PY
+python3 - "$tmp/fefo.json" <<'PY' || fail "fefo: the EFO job's subscriptions are not its sessions' and its 2 shards' new ones"
+import json, sys
+c = [c for c in json.load(open(sys.argv[1]))["consumers"] if c["name"] == "sessionizer-efo"][0]
+# 2 shards: sessions at 0 and 300 s, then at the restart and every 5 minutes after it
+assert c["figures"]["subscriptions"] == 10, c["figures"]
+PY
+
 # A KCL application's workers trace their GetRecords calls: one line a call, naming
 # the worker, as many as the report counts.
 if ! "$kdsim" run scenarios/kcl-worker-crash.yaml --duration 5m --json \
