@@ -55,8 +55,9 @@ static void schedule_push(kds_efo_sub *sub, sim_time at)
 }
 
 /* A push of a subscription behind the tip: a take of what the budget allows (up to
- * `avail`, at least one record) into the scratch, with its long-term retrieval meter
- * (records older than 7 days can only be pushed from here: the tip was written now).
+ * `avail`, at least one record) into the scratch, with its long-term retrieval meter and
+ * the records that expired before it got to them (neither happens at the tip, written
+ * now: only a push from here meets them).
  * Out of line, so that push_now stays small enough to be inlined into on_append. */
 static __attribute__((noinline)) void take_behind(kds_efo_sub *sub, uint64_t avail,
                                                    kds_take *tk)
@@ -65,6 +66,7 @@ static __attribute__((noinline)) void take_behind(kds_efo_sub *sub, uint64_t ava
     sub->n_scratch = 0;
     kds_log_take(l, &sub->cur, UINT64_MAX, avail ? avail : 1, collect, sub, tk);
     kds_stream_meter_over_7d(sub->st, l, sub->cur.pos, tk, &sub->bill->bytes_read_over_7d);
+    sub->cs->records_expired_unread += tk->expired; /* none at the tip */
 }
 
 /* Push what the budget allows now from a shard trimmed as of now; returns true when the
@@ -96,7 +98,6 @@ static inline bool push_now(kds_efo_sub *sub)
         sl = sub->scratch;
         n_sl = sub->n_scratch;
     }
-    sub->cs->records_expired_unread += tk.expired;
     bool caught_up = sub->cur.pos >= l->end_pos;
     if (tk.records > 0) {
         /* The budget was refilled to now above; a push may overdraw it (a record is
@@ -137,7 +138,9 @@ static void on_append(void *ctx, kds_shard *sh)
 {
     (void)sh;
     kds_efo_sub *sub = ctx;
-    if (!sub->live || sub->paused || !sub->subscribed)
+    /* Live implies subscribed and not paused: pause and session_end clear `live`, and
+     * only push_event sets it, inside a session and unpaused. */
+    if (!sub->live)
         return;
     if (!push_now(sub)) {
         /* The consumer's 2 MiB/s on this shard is spent: fall behind and catch up. */

@@ -78,7 +78,8 @@ struct kds_efo_sub {
                                  limits.efo_burst deep (efo_burst_s) */
     bool started;             /* positioned and registered */
     bool subscribed;          /* inside a session */
-    bool live;                /* caught up: new runs are pushed on append */
+    bool live;                /* caught up: new runs are pushed on append (only when
+                                 subscribed and not paused) */
     bool paused;              /* the owner asked for no pushes */
     bool push_pending;        /* a catch-up push event is scheduled */
     bool done;                /* SHARD_END reached on a closed shard */
