@@ -289,8 +289,8 @@ static void efo_deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size
     reader *rd = owner;
     kds_flink *f = rd->f;
     settle(rd, sim_now(f->sim));
-    uint64_t records = 0;
-    for (size_t i = 0; i < n; i++)
+    uint64_t records = sl[0].count; /* a push has records: n >= 1, most often 1 */
+    for (size_t i = 1; i < n; i++)
         records += sl[i].count;
     /* Pushes are processed one after the other, in order. */
     sim_time start = at > rd->busy_until ? at : rd->busy_until;
