@@ -117,18 +117,26 @@ void kds_flink_cfg_defaults(kds_flink_cfg *cfg)
 
 /* ---- processing ------------------------------------------------------------------------ */
 
-static void q_push(reader *rd, const kds_slice *sl, sim_time done)
+/* Room for one more slice at the end of a full queue: the settled slices before q_head
+ * make it, else the queue grows. Out of line: rare (a settle that empties the queue
+ * moves it back to 0). */
+static __attribute__((noinline)) void q_make_room(reader *rd)
 {
-    if (rd->q_head > 0 && rd->q_n == rd->q_cap) {
+    if (rd->q_head > 0) {
         memmove(rd->q, rd->q + rd->q_head, (rd->q_n - rd->q_head) * sizeof *rd->q);
         rd->q_n -= rd->q_head;
         rd->q_head = 0;
+        return;
     }
-    if (rd->q_n == rd->q_cap) {
-        rd->q_cap = rd->q_cap ? rd->q_cap * 2 : 16;
-        rd->q = realloc(rd->q, rd->q_cap * sizeof *rd->q);
-        SIM_ASSERT(rd->q != NULL);
-    }
+    rd->q_cap = rd->q_cap ? rd->q_cap * 2 : 16;
+    rd->q = realloc(rd->q, rd->q_cap * sizeof *rd->q);
+    SIM_ASSERT(rd->q != NULL);
+}
+
+static inline void q_push(reader *rd, const kds_slice *sl, sim_time done)
+{
+    if (rd->q_n == rd->q_cap)
+        q_make_room(rd);
     rd->q[rd->q_n++] = (pending){*sl, done};
 }
 
