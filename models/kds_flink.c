@@ -313,7 +313,8 @@ static void efo_deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size
     sim_time start = at > rd->busy_until ? at : rd->busy_until;
     sim_time done = start + process_time(f, records);
     rd->busy_until = done;
-    for (size_t i = 0; i < n; i++)
+    q_push(rd, &sl[0], done);
+    for (size_t i = 1; i < n; i++)
         q_push(rd, &sl[i], done);
 }
 
