@@ -16,12 +16,14 @@
 typedef struct kds_lambda kds_lambda;
 typedef struct reader reader;
 
-/* A slice read from the shard and not yet in a batch; `avail` is when it reaches the
- * mapping (the GetRecords reply, the EFO push). */
-typedef struct bslice {
-    kds_slice sl;
+/* When the slices of one GetRecords reply or EFO push reach the mapping: those numbered
+ * below `end` (slices are numbered in the order they enter the buffer, from 0) and
+ * after the previous push's. One per push rather than a time per slice, so that a
+ * reply goes into the buffer in one copy and the walk over it tests no time. */
+typedef struct push_mark {
+    uint64_t end;
     sim_time avail;
-} bslice;
+} push_mark;
 
 /* A batch of consecutive records of one shard. Batches are recycled through the
  * mapping's pool; every batch ever allocated is also in `all` for freeing. */
@@ -58,10 +60,17 @@ struct reader {
     sim_time reply_at;       /* polling: when the current call's reply arrives */
     uint64_t start_pos;      /* first position to read (records before: skipped) */
     uint64_t begin_pos;      /* log end when CreateEventSourceMapping was called */
-    /* Records read and not yet in a batch: a ring of cap (a power of two) slices. */
-    bslice *buf;
+    /* Records read and not yet in a batch: slices buf[b_head, b_head + b_n) of an array
+     * of b_cap, the first numbered b_first; when they reach the mapping: a ring of
+     * m_cap (a power of two) marks, one per push with slices in the buffer, in push
+     * order. */
+    kds_slice *buf;
     size_t b_head, b_n, b_cap;
     uint64_t buf_count;
+    uint64_t b_first;
+    uint64_t b_ready;        /* slices numbered below it have reached the mapping */
+    push_mark *marks;
+    size_t m_head, m_n, m_cap;
     /* Timers. */
     bool poll_pending;       /* a poll or its reply is scheduled */
     sim_time last_poll;
@@ -243,59 +252,129 @@ static void failq_insert(reader *rd, batch *b)
 
 /* ---- the buffer of records read ---------------------------------------------------- */
 
-static bslice *buf_at(reader *rd, size_t i)
+static kds_slice *buf_at(const reader *rd, size_t i)
 {
-    return &rd->buf[(rd->b_head + i) & (rd->b_cap - 1)];
+    return &rd->buf[rd->b_head + i];
 }
 
-static __attribute__((noinline)) void buf_grow(reader *rd)
+/* Room for n more slices at the end of the buffer: its slices moved to the front of
+ * the array, which grows when that is not enough. Out of line: the buffer is empty at
+ * most pushes (its slices start at the front then). */
+static __attribute__((noinline)) void buf_room(reader *rd, size_t n)
 {
-    size_t cap = rd->b_cap ? rd->b_cap * 2 : 16;
-    bslice *nb = malloc(cap * sizeof *nb);
-    SIM_ASSERT(nb != NULL);
-    for (size_t i = 0; i < rd->b_n; i++)
-        nb[i] = *buf_at(rd, i);
-    free(rd->buf);
-    rd->buf = nb;
-    rd->b_cap = cap;
+    memmove(rd->buf, rd->buf + rd->b_head, rd->b_n * sizeof *rd->buf);
     rd->b_head = 0;
+    if (rd->b_cap - rd->b_n >= n)
+        return;
+    size_t cap = rd->b_cap ? rd->b_cap * 2 : 16;
+    while (cap - rd->b_n < n)
+        cap *= 2;
+    rd->buf = realloc(rd->buf, cap * sizeof *rd->buf);
+    SIM_ASSERT(rd->buf != NULL);
+    rd->b_cap = cap;
 }
 
-/* Append slices v[0..n), which reach the mapping at `avail`: the slices of one
- * GetRecords reply or EFO push, with the ring's state in locals over the run. */
-static void buf_push(reader *rd, const kds_slice *v, size_t n, sim_time avail)
+static __attribute__((noinline)) void marks_grow(reader *rd)
 {
-    while (rd->b_cap - rd->b_n < n)
-        buf_grow(rd); /* out of line: rare, and the push stays a leaf */
-    bslice *buf = rd->buf;
-    size_t mask = rd->b_cap - 1, at = rd->b_head + rd->b_n;
-    uint64_t count = 0;
-    for (size_t i = 0; i < n; i++) {
-        buf[(at + i) & mask] = (bslice){v[i], avail};
-        count += v[i].count;
-    }
+    size_t cap = rd->m_cap ? rd->m_cap * 2 : 8;
+    push_mark *nm = malloc(cap * sizeof *nm);
+    SIM_ASSERT(nm != NULL);
+    for (size_t i = 0; i < rd->m_n; i++)
+        nm[i] = rd->marks[(rd->m_head + i) & (rd->m_cap - 1)];
+    free(rd->marks);
+    rd->marks = nm;
+    rd->m_cap = cap;
+    rd->m_head = 0;
+}
+
+/* Append slices v[0..n) (n >= 1) holding `records` records, which reach the mapping at
+ * `avail`: the slices of one GetRecords reply or EFO push, in one copy. */
+static void buf_push(reader *rd, const kds_slice *v, size_t n, uint64_t records,
+                     sim_time avail)
+{
+    if (rd->b_cap - rd->b_head - rd->b_n < n)
+        buf_room(rd, n);
+    memcpy(rd->buf + rd->b_head + rd->b_n, v, n * sizeof *v);
     rd->b_n += n;
-    rd->buf_count += count;
+    rd->buf_count += records;
+    uint64_t end = rd->b_first + rd->b_n;
+    /* A reply handed over in several arrays: one push, one mark. */
+    if (rd->m_n > 0) {
+        push_mark *last = &rd->marks[(rd->m_head + rd->m_n - 1) & (rd->m_cap - 1)];
+        if (last->avail == avail) {
+            last->end = end;
+            return;
+        }
+    }
+    if (rd->m_n == rd->m_cap)
+        marks_grow(rd);
+    rd->marks[(rd->m_head + rd->m_n++) & (rd->m_cap - 1)] = (push_mark){end, avail};
+}
+
+/* Drop the marks of pushes whose slices have all left the buffer. */
+static void marks_trim(reader *rd)
+{
+    while (rd->m_n > 0 && rd->marks[rd->m_head].end <= rd->b_first) {
+        rd->m_head = (rd->m_head + 1) & (rd->m_cap - 1);
+        rd->m_n--;
+    }
+}
+
+/* When the slice at the front of the buffer (b_n > 0) reaches the mapping. */
+static sim_time buf_front_avail(reader *rd)
+{
+    marks_trim(rd);
+    return rd->marks[rd->m_head].avail;
+}
+
+/* b_ready as of `now`: the end of the last push, in push order, that has reached the
+ * mapping with every push before it. */
+static __attribute__((noinline)) void buf_ready_look(reader *rd, sim_time now)
+{
+    marks_trim(rd);
+    for (size_t i = 0; i < rd->m_n; i++) {
+        const push_mark *k = &rd->marks[(rd->m_head + i) & (rd->m_cap - 1)];
+        if (k->avail > now)
+            break;
+        rd->b_ready = k->end;
+    }
+}
+
+/* How many slices at the front of the buffer have reached the mapping at `now`: up to
+ * the first push that has not. Once a whole buffer has, no mark is looked at again
+ * until the next push. */
+static inline size_t buf_ready(reader *rd, sim_time now)
+{
+    if (rd->b_ready < rd->b_first + rd->b_n)
+        buf_ready_look(rd, now);
+    return rd->b_ready > rd->b_first ? (size_t)(rd->b_ready - rd->b_first) : 0;
+}
+
+/* The first k slices leave the buffer; an empty one starts again at the front of its
+ * array, so that the next push needs no move. */
+static void buf_drop(reader *rd, size_t k)
+{
+    rd->b_n -= k;
+    rd->b_head = rd->b_n ? rd->b_head + k : 0;
+    rd->b_first += k;
 }
 
 static void buf_pop(reader *rd)
 {
-    rd->buf_count -= buf_at(rd, 0)->sl.count;
-    rd->b_head = (rd->b_head + 1) & (rd->b_cap - 1);
-    rd->b_n--;
+    rd->buf_count -= buf_at(rd, 0)->count;
+    buf_drop(rd, 1);
 }
 
 /* Take from the buffer what the walk into b found (walk below): its whole slices,
  * already copied to b, then `part` records of the next (none when 0). */
 static void batch_take(batch *b, reader *rd, uint64_t part)
 {
-    rd->b_head = (rd->b_head + b->n) & (rd->b_cap - 1);
-    rd->b_n -= b->n;
+    buf_drop(rd, b->n);
     rd->buf_count -= b->count;
     if (part > 0) {
-        bslice *f = buf_at(rd, 0);
+        kds_slice *f = buf_at(rd, 0);
         kds_slice x;
-        kds_slice_split(&f->sl, (uint32_t)part, &x, &f->sl);
+        kds_slice_split(f, (uint32_t)part, &x, f);
         batch_add(b, &x);
         rd->buf_count -= part;
     }
@@ -328,8 +407,8 @@ static void buf_drop_expired(reader *rd, sim_time now)
 {
     sim_time cutoff = now - rd->m->st->cfg.retention;
     uint64_t lost = 0;
-    while (rd->b_n > 0 && buf_at(rd, 0)->sl.t_last <= cutoff) {
-        lost += buf_at(rd, 0)->sl.count;
+    while (rd->b_n > 0 && buf_at(rd, 0)->t_last <= cutoff) {
+        lost += buf_at(rd, 0)->count;
         buf_pop(rd);
     }
     rd->expired += lost;
@@ -350,28 +429,29 @@ static void buf_drop_aged(reader *rd, sim_time now)
         return;
     sim_time cutoff = now - m->cfg.max_record_age; /* older: written before cutoff */
     batch *b = NULL;
-    while (rd->b_n > 0 && buf_at(rd, 0)->avail <= now && buf_at(rd, 0)->sl.t_first < cutoff) {
-        bslice *f = buf_at(rd, 0);
+    for (size_t ready = buf_ready(rd, now); ready > 0 && buf_at(rd, 0)->t_first < cutoff;
+         ready--) {
+        kds_slice *f = buf_at(rd, 0);
         if (!b)
             b = batch_get(m, rd);
-        if (f->sl.t_last < cutoff) {
-            batch_add(b, &f->sl);
+        if (f->t_last < cutoff) {
+            batch_add(b, f);
             buf_pop(rd);
             continue;
         }
         /* Records of the slice older than the cutoff: the first k (binary search). */
-        uint64_t lo = 1, hi = f->sl.count - 1; /* record lo-1 is older; record hi is not */
+        uint64_t lo = 1, hi = f->count - 1; /* record lo-1 is older; record hi is not */
         while (lo < hi) {
             uint64_t mid = lo + (hi - lo) / 2;
-            if (kds_slice_time(&f->sl, mid) < cutoff)
+            if (kds_slice_time(f, mid) < cutoff)
                 lo = mid + 1;
             else
                 hi = mid;
         }
         kds_slice x, y;
-        kds_slice_split(&f->sl, (uint32_t)lo, &x, &y);
+        kds_slice_split(f, (uint32_t)lo, &x, &y);
         batch_add(b, &x);
-        f->sl = y;
+        *f = y;
         rd->buf_count -= lo;
         break;
     }
@@ -733,42 +813,80 @@ typedef struct walk {
     bool full;           /* by count or payload */
 } walk;
 
-/* The walk over the records available at `now`, up to BatchSize records and, when
- * `payload`, the payload limit. The whole slices are copied to b as they are walked
- * (b's slices and tallies are replaced): forming the batch after the walk would go
- * over them a second time. The buffer is left as it is; batch_take takes them.
- * Inline: dispatch calls it with a constant `payload`, and the walk by count alone
- * (nearly every batch) then runs without the payload's tests. */
-static inline void batch_walk(batch *b, const reader *rd, sim_time now, bool payload, walk *w)
+/* The walk by count alone, over the `ready` slices at the front of the buffer (those
+ * that have reached the mapping), up to BatchSize records: nearly every batch. The
+ * whole slices are found by their counts alone, then copied to b in one go and tallied
+ * (b's slices and tallies are replaced): one loop doing all three keeps too much in
+ * flight and is slower. The buffer is left as it is; batch_take takes them. */
+static inline void batch_walk(batch *b, const reader *rd, size_t ready, walk *w)
+{
+    const uint64_t size = rd->m->cfg.batch_size;
+    const kds_slice *v = rd->buf + rd->b_head;
+    uint64_t n = 0; /* < size at the loop's head */
+    size_t whole = 0;
+    *w = (walk){0};
+    while (whole < ready) {
+        if (v[whole].count > size - n) {
+            w->part = size - n;
+            w->part_bytes = v[whole].bytes;
+            w->full = true;
+            break;
+        }
+        n += v[whole++].count;
+        if (n == size) {
+            w->full = true;
+            break;
+        }
+    }
+    b->n = 0;
+    batch_reserve(b, whole + 1); /* and the part of the next, if any */
+    memcpy(b->sl, v, whole * sizeof *v);
+    uint64_t bytes = 0, dups = 0, marks = 0;
+    for (size_t i = 0; i < whole; i++) {
+        bytes += v[i].bytes;
+        dups += v[i].dups;
+        marks += v[i].marks;
+    }
+    if (marks > 0) {
+        size_t i = 0;
+        while (v[i].marks == 0)
+            i++;
+        b->first_marked = v[i].first;
+    }
+    b->n = whole;
+    b->count = n;
+    b->bytes = bytes;
+    b->dups = dups;
+    b->marks = marks;
+}
+
+/* The same walk with the payload limit as well (batch_walk's batch may be over it). */
+static void batch_walk_payload(batch *b, const reader *rd, size_t ready, walk *w)
 {
     const kds_lambda *m = rd->m;
     const uint64_t limit = KDS_LAMBDA_PAYLOAD_LIMIT, size = m->cfg.batch_size;
     uint64_t n = 0, pay = 0, bytes = 0, dups = 0, marks = 0;
-    size_t mask = rd->b_cap - 1, whole = 0;
+    size_t whole = 0;
     b->n = 0;
     /* Each slice holds a record at least, so the batch has at most this many. */
-    batch_reserve(b, rd->b_n < size ? rd->b_n : size);
+    batch_reserve(b, ready < size ? ready : size);
     *w = (walk){0};
-    for (size_t i = rd->b_head, left = rd->b_n; left > 0; i = (i + 1) & mask, left--) {
-        const kds_slice *s = &rd->buf[i].sl;
-        if (rd->buf[i].avail > now)
-            break;
+    for (size_t i = 0; i < ready; i++) {
+        const kds_slice *s = buf_at(rd, i);
         uint64_t k = s->count;
         if (k > size - n)
             k = size - n;
-        if (payload) {
-            uint64_t pp = record_payload(m, s);
-            if (n > 0 && pay + pp > limit) {
-                w->full = true;
-                break;
-            }
-            uint64_t fit = pay < limit ? (limit - pay) / pp : 0;
-            if (n == 0 && fit == 0)
-                fit = 1; /* one record above the limit still goes alone */
-            if (k > fit)
-                k = fit;
-            pay += k * pp;
+        uint64_t pp = record_payload(m, s);
+        if (n > 0 && pay + pp > limit) {
+            w->full = true;
+            break;
         }
+        uint64_t fit = pay < limit ? (limit - pay) / pp : 0;
+        if (n == 0 && fit == 0)
+            fit = 1; /* one record above the limit still goes alone */
+        if (k > fit)
+            k = fit;
+        pay += k * pp;
         if (k < s->count) {
             w->part = k;
             w->part_bytes = s->bytes;
@@ -808,23 +926,24 @@ static void dispatch(reader *rd)
     }
     buf_drop_expired(rd, now);
     buf_drop_aged(rd, now);
-    while (rd->inflight < c->parallelization && rd->b_n > 0) {
+    while (rd->inflight < c->parallelization) {
         /* Is a batch ready: full by count or payload, or its window over? */
-        sim_time oldest = buf_at(rd, 0)->avail;
-        if (oldest > now)
+        size_t ready = buf_ready(rd, now);
+        if (ready == 0)
             break;
         batch *b = batch_get(m, rd);
         walk w;
-        batch_walk(b, rd, now, false, &w);
+        batch_walk(b, rd, ready, &w);
         /* Each record's payload is below 4/3 of its share of its slice's bytes plus
          * 2 + record_overhead, so when that bound on the whole walk is within the limit
          * the limit cuts nothing and the walk by count alone is the exact one. */
         if (4 * (b->bytes + w.part_bytes) +
                 3 * (b->count + w.part) * (2 + (uint64_t)c->record_overhead) >
             3 * (uint64_t)KDS_LAMBDA_PAYLOAD_LIMIT)
-            batch_walk(b, rd, now, true, &w);
-        if (!w.full && c->batching_window > 0 && now < oldest + c->batching_window &&
-            !rd->read_done) {
+            batch_walk_payload(b, rd, ready, &w);
+        sim_time oldest;
+        if (!w.full && c->batching_window > 0 &&
+            now < (oldest = buf_front_avail(rd)) + c->batching_window && !rd->read_done) {
             batch_put(m, b);
             if (!rd->window_pending) {
                 rd->window_pending = true;
@@ -868,7 +987,7 @@ static void throttle_event(sim *s, void *ctx)
 static void collect(void *ctx, const kds_slice *v, size_t n)
 {
     reader *rd = ctx;
-    buf_push(rd, v, n, rd->reply_at);
+    buf_push(rd, v, n, 0, rd->reply_at); /* the records are counted once the take is done */
 }
 
 static void poll_reply(sim *s, void *ctx)
@@ -920,6 +1039,7 @@ static void poll_event(sim *s, void *ctx)
     kds_log_take_v(&rd->sh->log, &rd->cur, st->cfg.max_records_per_call,
                    st->cfg.max_bytes_per_call, collect, rd, &tk);
     rd->expired += tk.expired;
+    rd->buf_count += tk.records;
     kds_stream_read_charge(st, rd->sh, tk.records, tk.bytes);
     cs->bytes_read_shared += tk.bytes;
     kds_stream_meter_over_7d(st, &rd->sh->log, rd->cur.pos, &tk, &cs->bytes_read_over_7d);
@@ -954,7 +1074,10 @@ static void efo_deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size
 {
     reader *rd = owner;
     (void)sub;
-    buf_push(rd, sl, n, at);
+    uint64_t records = 0;
+    for (size_t i = 0; i < n; i++)
+        records += sl[i].count;
+    buf_push(rd, sl, n, records, at);
     sim_at(rd->m->sim, at, efo_arrive, rd);
     maybe_read(rd); /* pause the subscription when the buffer is full enough */
 }
@@ -1244,6 +1367,7 @@ static void free_lambda(kds_consumer *base)
             free(rd->sub);
         }
         free(rd->buf);
+        free(rd->marks);
         free(rd);
     }
     free(m->readers);
