@@ -19,6 +19,8 @@ typedef struct slices {
     kds_slice *v;   /* owned */
     size_t n, cap;
     uint64_t records, bytes;
+    sim_time oldest; /* the earliest t_first when n > 0, kept by slices_push() and
+                        slices_append() (the buffer's and an object's) */
 } slices;
 
 /* Room for at least `need` slices (doubling, from 16). */
@@ -37,17 +39,23 @@ static void slices_reserve(slices *a, size_t need)
 static void slices_push(slices *a, const kds_slice *sl)
 {
     slices_reserve(a, a->n + 1);
+    if (a->n == 0 || sl->t_first < a->oldest)
+        a->oldest = sl->t_first;
     a->v[a->n++] = *sl;
     a->records += sl->count;
     a->bytes += sl->bytes;
 }
 
-/* Append n slices holding `records` records and `bytes` bytes in all: one copy where
- * slices_push() would go slice by slice. */
+/* Append n >= 1 slices holding `records` records and `bytes` bytes in all: one copy
+ * where slices_push() would go slice by slice. The slices are consecutive ones of a
+ * shard, whose records are in the order they were written (kds_log_append), so the
+ * first holds the oldest record. */
 static void slices_append(slices *a, const kds_slice *v, size_t n, uint64_t records,
                           uint64_t bytes)
 {
     slices_reserve(a, a->n + n);
+    if (a->n == 0 || v[0].t_first < a->oldest)
+        a->oldest = v[0].t_first;
     memcpy(a->v + a->n, v, n * sizeof *v);
     a->n += n;
     a->records += records;
@@ -157,12 +165,23 @@ static void lose(kds_firehose *f, uint64_t records)
 }
 
 /* De-aggregation: a KPL record holds its producer's number of user records (the
- * consumer's own figure for producers it was not told about). Summed slice by slice. */
+ * consumer's own figure for producers it was not told about). Summed slice by slice;
+ * but with one whole number for every producer, each term and partial sum is a whole
+ * number, exact below 2^53 whatever the order, so one product gives the same sum. */
 static void deaggregate(kds_firehose *f, const slices *r)
 {
     const kds_firehose_cfg *c = &f->cfg;
     const uint32_t *by = c->aggregate_by_src;
     double acc = f->fs.user_records_delivered;
+    if (!by && c->aggregation == floor(c->aggregation)) {
+        /* acc is a whole number too: every object before added whole numbers. The sum
+         * below 2^53 makes the product so (rounding cannot carry it below 2^53). */
+        double sum = acc + (double)r->records * c->aggregation;
+        if (sum < 0x1p53) {
+            f->fs.user_records_delivered = sum;
+            return;
+        }
+    }
     for (size_t i = 0; i < r->n; i++) {
         const kds_slice *sl = &r->v[i];
         double per = by && sl->src < c->n_src ? (double)by[sl->src] : c->aggregation;
@@ -175,13 +194,7 @@ static void written(kds_firehose *f, object *o, sim_time now)
 {
     kds_firehose_stats *fs = &f->fs;
     kds_consumer_stats *cs = &f->base.st;
-    const kds_slice *v = o->recs.v;
-    const size_t n = o->recs.n;
-    sim_time oldest = SIM_TIME_MAX;
-    kds_consumer_stats_deliver_all(cs, v, n, now);
-    for (size_t i = 0; i < n; i++)
-        if (v[i].t_first < oldest)
-            oldest = v[i].t_first;
+    kds_consumer_stats_deliver_all(cs, o->recs.v, o->recs.n, now);
     deaggregate(f, &o->recs);
     fs->objects_written++;
     fs->object_bytes_total += o->recs.bytes;
@@ -189,7 +202,7 @@ static void written(kds_firehose *f, object *o, sim_time now)
         fs->object_bytes_max = o->recs.bytes;
     if (fs->objects_written == 1 || o->recs.bytes < fs->object_bytes_min)
         fs->object_bytes_min = o->recs.bytes;
-    double delay = sim_to_ms(now - oldest);
+    double delay = sim_to_ms(now - o->recs.oldest);
     fs->delivery_delay_ms_sum += delay;
     if (delay > fs->delivery_delay_ms_max)
         fs->delivery_delay_ms_max = delay;
@@ -279,10 +292,13 @@ static void drop_expired(kds_firehose *f, object *o, sim_time now)
         o->recs.v[k++] = sl;
         kept.records += sl.count;
         kept.bytes += sl.bytes;
+        if (k == 1 || sl.t_first < kept.oldest)
+            kept.oldest = sl.t_first;
     }
     o->recs.n = k;
     o->recs.records = kept.records;
     o->recs.bytes = kept.bytes;
+    o->recs.oldest = kept.oldest;
     if (lost) {
         lose(f, lost);
         if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1))
