@@ -168,12 +168,12 @@ static batch *batch_get(kds_lambda *m, reader *rd)
         }
         m->all[m->n_all++] = b;
     }
-    kds_slice *sl = b->sl;
-    size_t cap = b->cap;
-    memset(b, 0, sizeof *b);
-    b->sl = sl;
-    b->cap = cap;
+    /* Empty and never handed; the rest is set by whatever fills or invokes it. */
     b->rd = rd;
+    b->n = 0;
+    b->count = b->bytes = b->dups = b->marks = 0;
+    b->attempts = 0;
+    b->handed = b->retry_attempt = false;
     return b;
 }
 
@@ -372,10 +372,16 @@ static void batch_take(batch *b, reader *rd, uint64_t part)
     buf_drop(rd, b->n);
     rd->buf_count -= b->count;
     if (part > 0) {
-        kds_slice *f = buf_at(rd, 0);
-        kds_slice x;
-        kds_slice_split(f, (uint32_t)part, &x, f);
-        batch_add(b, &x);
+        /* Its first `part` records go to b, into the room the walk left for them. */
+        SIM_ASSERT(b->n < b->cap);
+        kds_slice *f = buf_at(rd, 0), *x = &b->sl[b->n++];
+        kds_slice_split(f, (uint32_t)part, x, f);
+        b->count += x->count;
+        b->bytes += x->bytes;
+        b->dups += x->dups;
+        if (x->marks && b->marks == 0)
+            b->first_marked = x->first;
+        b->marks += x->marks;
         rd->buf_count -= part;
     }
 }
@@ -472,7 +478,7 @@ static void hand(kds_lambda *m, batch *b, sim_time now)
     cs->records_delivered += b->count;
     cs->bytes_delivered += b->bytes;
     cs->duplicates_delivered += b->dups;
-    sim_series_add(&cs->delivered_min, now, (double)b->count);
+    sim_series_add_sum(&cs->delivered_min, now, (double)b->count);
     b->handed = true;
 }
 
@@ -600,7 +606,15 @@ static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
 }
 
 static void dispatch(reader *rd);
-static void settle(reader *rd);
+static void settle_now(reader *rd);
+
+/* settle_now() for a reader that has read its shard to its end and is not done yet:
+ * inline, as most calls find it still reading. */
+static inline void settle(reader *rd)
+{
+    if (rd->read_done && !rd->done)
+        settle_now(rd);
+}
 static void try_retry(reader *rd);
 
 static void retry_event(sim *s, void *ctx)
@@ -782,7 +796,7 @@ static void throttle_event(sim *s, void *ctx);
 
 /* Keep reading while the shard is not held and the buffer has room for less than one
  * batch per lane; otherwise stop (no GetRecords; the EFO subscription paused). */
-static void maybe_read(reader *rd)
+static __attribute__((noinline)) void maybe_read_now(reader *rd)
 {
     kds_lambda *m = rd->m;
     if (!rd->started || rd->read_done)
@@ -802,6 +816,14 @@ static void maybe_read(reader *rd)
         rd->poll_pending = true;
         sim_at(m->sim, t > now ? t : now, poll_event, rd);
     }
+}
+
+/* The same, with the common case inline: while a GetRecords call or its reply is
+ * pending (polling only) there is nothing to do. */
+static inline void maybe_read(reader *rd)
+{
+    if (!rd->poll_pending)
+        maybe_read_now(rd);
 }
 
 /* What the next batch takes from the front of the buffer: the whole slices the walk
@@ -1156,10 +1178,10 @@ static void reader_start(reader *rd, kds_start_kind kind)
 
 /* A reader whose shard is read to its end and whose batches are all settled is done;
  * its children may start. */
-static void settle(reader *rd)
+static void settle_now(reader *rd)
 {
     kds_lambda *m = rd->m;
-    if (rd->done || !rd->read_done || rd->b_n > 0 || rd->inflight > 0 || failing(rd))
+    if (rd->b_n > 0 || rd->inflight > 0 || failing(rd))
         return;
     rd->done = true;
     for (size_t i = 0; i < m->n_readers; i++) {
