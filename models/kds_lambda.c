@@ -837,24 +837,29 @@ typedef struct walk {
 
 /* The walk by count alone, over the `ready` slices at the front of the buffer (those
  * that have reached the mapping), up to BatchSize records: nearly every batch. The
- * whole slices are found by their counts alone, then copied to b in one go and tallied
- * (b's slices and tallies are replaced): one loop doing all three keeps too much in
- * flight and is slower. The buffer is left as it is; batch_take takes them. */
+ * whole slices are found and tallied, then copied to b in one go (b's slices and
+ * tallies are replaced): copying them in the loop keeps too much in flight and is
+ * slower. The buffer is left as it is; batch_take takes them. */
 static inline void batch_walk(batch *b, const reader *rd, size_t ready, walk *w)
 {
     const uint64_t size = rd->m->cfg.batch_size;
     const kds_slice *v = rd->buf + rd->b_head;
-    uint64_t n = 0; /* < size at the loop's head */
+    uint64_t n = 0, bytes = 0, dups = 0, marks = 0; /* n < size at the loop's head */
     size_t whole = 0;
     *w = (walk){0};
     while (whole < ready) {
-        if (v[whole].count > size - n) {
+        const kds_slice *s = &v[whole];
+        if (s->count > size - n) {
             w->part = size - n;
-            w->part_bytes = v[whole].bytes;
+            w->part_bytes = s->bytes;
             w->full = true;
             break;
         }
-        n += v[whole++].count;
+        n += s->count;
+        bytes += s->bytes;
+        dups += s->dups;
+        marks += s->marks;
+        whole++;
         if (n == size) {
             w->full = true;
             break;
@@ -863,12 +868,6 @@ static inline void batch_walk(batch *b, const reader *rd, size_t ready, walk *w)
     b->n = 0;
     batch_reserve(b, whole + 1); /* and the part of the next, if any */
     memcpy(b->sl, v, whole * sizeof *v);
-    uint64_t bytes = 0, dups = 0, marks = 0;
-    for (size_t i = 0; i < whole; i++) {
-        bytes += v[i].bytes;
-        dups += v[i].dups;
-        marks += v[i].marks;
-    }
     if (marks > 0) {
         size_t i = 0;
         while (v[i].marks == 0)
