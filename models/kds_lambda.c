@@ -153,21 +153,27 @@ static uint64_t record_payload(const kds_lambda *m, const kds_slice *s)
 
 /* ---- batches ---------------------------------------------------------------------- */
 
-static batch *batch_get(kds_lambda *m, reader *rd)
+/* A batch for the pool when it is empty (out of line: a run makes a few). */
+static __attribute__((noinline)) batch *batch_new(kds_lambda *m)
+{
+    batch *b = calloc(1, sizeof *b);
+    SIM_ASSERT(b != NULL);
+    if (m->n_all == m->cap_all) {
+        m->cap_all = m->cap_all ? m->cap_all * 2 : 16;
+        m->all = realloc(m->all, m->cap_all * sizeof *m->all);
+        SIM_ASSERT(m->all != NULL);
+    }
+    m->all[m->n_all++] = b;
+    return b;
+}
+
+static inline batch *batch_get(kds_lambda *m, reader *rd)
 {
     batch *b = m->pool;
-    if (b) {
+    if (b)
         m->pool = b->next;
-    } else {
-        b = calloc(1, sizeof *b);
-        SIM_ASSERT(b != NULL);
-        if (m->n_all == m->cap_all) {
-            m->cap_all = m->cap_all ? m->cap_all * 2 : 16;
-            m->all = realloc(m->all, m->cap_all * sizeof *m->all);
-            SIM_ASSERT(m->all != NULL);
-        }
-        m->all[m->n_all++] = b;
-    }
+    else
+        b = batch_new(m);
     /* Empty and never handed; the rest is set by whatever fills or invokes it. */
     b->rd = rd;
     b->n = 0;
@@ -546,7 +552,11 @@ static const char *too_old_why(const kds_lambda *m)
 
 static void complete(sim *s, void *ctx);
 
-static void invoke(kds_lambda *m, reader *rd, batch *b, bool is_retry)
+/* Start b's invocation now. Inline in its two callers (dispatch's batch loop, and
+ * try_retry for the retry queue): a call per batch, saving and restoring registers of
+ * its own, costs more than the second copy. */
+static inline __attribute__((always_inline)) void invoke(kds_lambda *m, reader *rd, batch *b,
+                                                          bool is_retry)
 {
     sim_time now = sim_now(m->sim);
     m->inflight++;
