@@ -638,8 +638,8 @@ static void consumer_table(FILE *f, const json_t *r)
         {
             fputs("<tr>", f);
             td_text(f, k);
-            td_r(f, json_number_value(v), fabs(json_number_value(v) -
-                                               round(json_number_value(v))) > 0 ? 3 : 0);
+            double x = json_is_number(v) ? json_number_value(v) : NAN; /* "-": null */
+            td_r(f, x, isfinite(x) && fabs(x - round(x)) > 0 ? 3 : 0);
             fputs("</tr>\n", f);
         }
         fputs("</table>\n", f);

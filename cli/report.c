@@ -183,8 +183,17 @@ static json_t *consumer_json(const kds_consumer *c)
     json_object_set_new(o, "records_unread", u64(s->records_unread));
     json_object_set_new(o, "records_skipped_at_start", u64(s->records_skipped_at_start));
     json_object_set_new(o, "latency_ms", latency_json(&s->latency_ms));
+    bool read = ever_read(s, figs);
     json_object_set_new(o, "iterator_age_ms_max",
-                        ever_read(s, figs) ? real3(s->iterator_age_ms_max) : json_null());
+                        read ? real3(s->iterator_age_ms_max) : json_null());
+    if (!read) {
+        /* The kinds' own ages (Lambda's IteratorAge, MillisBehindLatest) are no more
+         * defined than the consumer's. */
+        static const char *const ages[] = {"iterator_age_ms_max", "millis_behind_latest_max"};
+        for (size_t k = 0; k < sizeof ages / sizeof ages[0]; k++)
+            if (json_object_get(figs, ages[k]))
+                json_object_set_new(figs, ages[k], json_null());
+    }
     json_object_set_new(o, "getrecords_calls", u64(s->getrecords_calls));
     json_object_set_new(o, "read_throttled_calls", u64(s->read_throttled_calls));
     json_object_set_new(o, "empty_calls", u64(s->empty_calls));
@@ -604,10 +613,13 @@ void kdsim_report_text(const json_t *r, FILE *out)
                 if (o >= sizeof line - 64)
                     break;
                 double x = json_number_value(v);
-                o += (size_t)snprintf(line + o, sizeof line - o, x == floor(x) && fabs(x) < 1e15
-                                                                     ? " %s %.0f,"
-                                                                     : " %s %.3g,",
-                                      key, x);
+                if (json_is_null(v)) /* not defined */
+                    o += (size_t)snprintf(line + o, sizeof line - o, " %s -,", key);
+                else
+                    o += (size_t)snprintf(line + o, sizeof line - o,
+                                          x == floor(x) && fabs(x) < 1e15 ? " %s %.0f,"
+                                                                          : " %s %.3g,",
+                                          key, x);
             }
             if (o > 0 && line[o - 1] == ',')
                 line[o - 1] = 0;

@@ -121,8 +121,18 @@ never, idle = load("never1")["consumers"][0], load("idle1")["consumers"][0]
 assert never["getrecords_calls"] == 0 and never["iterator_age_ms_max"] is None, never
 assert idle["getrecords_calls"] > 0 and idle["iterator_age_ms_max"] == 0, idle
 EOF3
+# The kinds' own ages (Lambda's IteratorAge, Flink's MillisBehindLatest) too.
+k never3 0 run scenarios/acme-clickstream.yaml --duration 1m --set 'consumers[0].start=10m' \
+    --set 'consumers[1].start=10m' --set 'consumers[2].start=10m' --json
+python3 - "$tmp/never3.out" <<'EOF3' || fail "a never-read reader's own iterator age is not null"
+import json, sys
+cs = {c["name"]: c for c in json.load(open(sys.argv[1]))["consumers"]}
+assert all(c["iterator_age_ms_max"] is None for c in cs.values()), cs
+lam, fl = cs["live-metrics"]["figures"], cs["sessionizer"]["figures"]
+assert lam["iterator_age_ms_max"] is None and fl["millis_behind_latest_max"] is None, (lam, fl)
+EOF3
 grep -Eq '^  reader +[a-z]+ +0 +0 +0 +- +- +- +- +- +0$' "$tmp/never1t.out" ||
-    fail "the text report's iterator age of a reader that never read: $(grep reader "$tmp/never1t.out")"
+    fail "the text report's age of a reader that never read: $(grep reader "$tmp/never1t.out")"
 
 k zero 2 run "$scenario" --replications 0
 k long 2 run "$scenario" --duration 2m --warmup 5m

@@ -79,7 +79,8 @@ for path, _ in emitted:
 # 2. Every key of a report table is emitted, with the documented type.
 types = {"integer": (int,), "number": (int, float), "string": (str,), "object": (dict,),
          "array": (list,), "boolean": (bool,), "array of strings": (list,),
-         "string or null": (str, type(None))}
+         "string or null": (str, type(None)),
+         "number or null": (int, float, type(None))}
 def values(pattern):
     rx = re.compile("^" + re.escape(pattern).replace(r"\*", r"[^.]+") + "$")
     return [v for p, v in emitted if rx.match(p)]
