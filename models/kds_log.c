@@ -82,6 +82,23 @@ void kds_log_detach(kds_log *l, kds_cursor *c)
         }
 }
 
+/* Offset (0..n) of the run holding pos, or n when pos == end_pos. */
+static size_t find(const kds_log *l, uint64_t pos)
+{
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const kds_run *r = at(l, mid);
+        if (pos < r->first)
+            hi = mid;
+        else if (pos >= r->first + r->count)
+            lo = mid + 1;
+        else
+            return mid;
+    }
+    return lo;
+}
+
 void kds_log_compact(kds_log *l)
 {
     uint64_t min_pos = l->end_pos;
@@ -90,35 +107,62 @@ void kds_log_compact(kds_log *l)
             min_pos = l->readers[i]->pos;
     if (l->n == 0 || l->compact_span <= 0)
         goto done;
-    /* Runs end in position order, so once a run is not passed by every reader, no later
-     * one is: merging stops there and the rest only moves down. The runs before the
-     * settled one each refused their successor for its span or its count, which can
-     * only grow, or for its marks, which stay: they never merge again, so start at the
-     * settled run, not the head. (A partial trim moves the head run's first write time
-     * and drops its marks: kds_log_trim then unsettles every run.) */
+    /* Runs end in position order, so the runs every reader has passed are those before
+     * the one holding the slowest reader's position: merging stops there and the rest
+     * only moves down. The runs before the settled one each refused their successor for
+     * its span or its count, which can only grow, or for its marks, which stay: they
+     * never merge again, so start at the settled run, not the head. (A partial trim
+     * moves the head run's first write time and drops its marks: kds_log_trim then
+     * unsettles every run.) */
     size_t w = l->settled > l->popped ? (size_t)(l->settled - l->popped) : 0;
-    size_t r = w + 1;
-    kds_run *dst = at(l, w);
-    for (; r < l->n; r++) {
+    size_t passed = find(l, min_pos), r = w + 1;
+    /* The run merged into (dst) is kept in locals while runs merge into it, and the
+     * ring is walked by pointer, a stretch without a wrap at a time: this loop sees
+     * every run appended once. */
+    kds_run *dst = at(l, w), *lim = l->runs + l->cap;
+    uint64_t count = dst->count, bytes = dst->bytes;
+    uint32_t dups = dst->dups;
+    sim_time t_first = dst->t_first, t_last = dst->t_last, span = l->compact_span;
+    while (r < passed) {
         const kds_run *src = at(l, r);
-        if (src->first + src->count > min_pos)
-            break;
-        /* A run's marked records are its first ones (kds_log_take): a run holding
-         * marks is never merged into the one before it, where they would move to the
-         * merged run's start, so each keeps its position. Marks are rare: the log
-         * keeps at most one more run per marked run. */
-        if (src->marks == 0 && src->t_last - dst->t_first <= l->compact_span &&
-            (uint64_t)dst->count + src->count <= UINT32_MAX) {
-            dst->count += src->count;
-            dst->bytes += src->bytes;
-            dst->dups += src->dups;
-            dst->t_last = src->t_last;
-            continue;
+        size_t k = passed - r, room = (size_t)(lim - src);
+        if (k > room)
+            k = room;
+        const kds_run *end = src + k;
+        r += k;
+        for (; src < end; src++) {
+            /* A run's marked records are its first ones (kds_log_take): a run holding
+             * marks is never merged into the one before it, where they would move to
+             * the merged run's start, so each keeps its position. Marks are rare: the
+             * log keeps at most one more run per marked run. */
+            if (src->marks == 0 && src->t_last - t_first <= span &&
+                count + src->count <= UINT32_MAX) {
+                count += src->count;
+                bytes += src->bytes;
+                dups += src->dups;
+                t_last = src->t_last;
+                continue;
+            }
+            dst->count = (uint32_t)count;
+            dst->bytes = bytes;
+            dst->dups = dups;
+            dst->t_last = t_last;
+            if (++dst == lim)
+                dst = l->runs;
+            w++;
+            if (dst != src)
+                *dst = *src;
+            count = dst->count;
+            bytes = dst->bytes;
+            dups = dst->dups;
+            t_first = dst->t_first;
+            t_last = dst->t_last;
         }
-        dst = at(l, ++w);
-        if (w != r)
-            *dst = *src;
     }
+    dst->count = (uint32_t)count;
+    dst->bytes = bytes;
+    dst->dups = dups;
+    dst->t_last = t_last;
     /* The last merged run may still take later runs that readers have yet to pass. */
     l->settled = l->popped + w;
     for (; r < l->n; r++)
@@ -184,23 +228,6 @@ uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
     }
     l->head_pos = l->n > 0 ? at(l, 0)->first : l->end_pos;
     return removed;
-}
-
-/* Offset (0..n) of the run holding pos, or n when pos == end_pos. */
-static size_t find(const kds_log *l, uint64_t pos)
-{
-    size_t lo = 0, hi = l->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const kds_run *r = at(l, mid);
-        if (pos < r->first)
-            hi = mid;
-        else if (pos >= r->first + r->count)
-            lo = mid + 1;
-        else
-            return mid;
-    }
-    return lo;
 }
 
 /* The ring offset of the run holding c->pos (head <= pos <= end), using the hint. */
