@@ -186,56 +186,23 @@ void kds_keys_fini(kds_keys *k)
     free_tables(k);
 }
 
-/* A binomial draw: exact (GSL) when the variance is small, else its normal
- * approximation (see kds_keys.h). */
-static unsigned int binomial(gsl_rng *r, double p, unsigned int n)
-{
-    if (p >= 1.0)
-        return n;
-    if (p <= 0.0)
-        return 0;
-    double var = (double)n * p * (1.0 - p);
-    if (var < KDS_KEYS_NORMAL_VAR)
-        return gsl_ran_binomial(r, p, n);
-    /* Rounded to the nearest and clamped to [0, n] without floor(), which takes a dozen
-     * instructions on baseline x86-64: floor(y) <= 0 when y < 1, floor(y) >= n when
-     * y >= n (n is whole), and in between the conversion truncates, which is the floor. */
-    double y = (double)n * p + sqrt(var) * gsl_ran_gaussian_ziggurat(r, 1.0) + 0.5;
-    return y < 1.0 ? 0 : y >= (double)n ? n : (unsigned int)y;
-}
-
 static int cmp_size(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
     return (x > y) - (x < y);
 }
 
-void kds_keys_spread(kds_keys *k, const kds_stream *st, gsl_rng *r, uint32_t n,
-                     void (*emit)(void *ctx, kds_shard *sh, uint32_t count), void *ctx)
+void kds__keys_rebuild(kds_keys *k, const kds_stream *st)
 {
-    if (k->version != st->topology_version) {
-        int rc = kds_keys_build(k, k->cfg, st);
-        SIM_ASSERT(rc == 0);
-    }
-    if (n == 0)
-        return;
-    if (k->n == 1) {
-        emit(ctx, st->shards[k->shard[0]], n);
-        return;
-    }
-    if ((size_t)n * 4 >= k->n) {
-        /* One multinomial draw as conditional binomials: O(shards). */
-        unsigned int left = n;
-        for (size_t i = 0; i < k->n && left > 0; i++) {
-            unsigned int x = i + 1 == k->n ? left : binomial(r, k->cond[i], left);
-            left -= x;
-            if (x)
-                emit(ctx, st->shards[k->shard[i]], x);
-        }
-        return;
-    }
-    /* Few records over many shards: one alias draw per record, then emit the touched
-     * entries in hash-key order so that the outcome does not depend on draw order. */
+    int rc = kds_keys_build(k, k->cfg, st);
+    SIM_ASSERT(rc == 0);
+}
+
+void kds__keys_spread_alias(kds_keys *k, const kds_stream *st, gsl_rng *r, uint32_t n,
+                            void (*emit)(void *ctx, kds_shard *sh, uint32_t count), void *ctx)
+{
+    /* One alias draw per record, then the touched entries in hash-key order, so that the
+     * outcome does not depend on draw order. */
     size_t nt = 0;
     for (uint32_t j = 0; j < n; j++) {
         size_t e = gsl_ran_discrete(r, k->alias);

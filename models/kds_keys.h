@@ -21,6 +21,7 @@
 #ifndef KDS_KEYS_H
 #define KDS_KEYS_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,8 +80,58 @@ void kds_keys_fini(kds_keys *k); /* NULL-safe */
 
 /* Spread `n` records over the open shards: calls emit(ctx, shard, count) for every
  * shard that gets at least one, in hash-key order. Cost O(min(n log n, shards)). */
-void kds_keys_spread(kds_keys *k, const kds_stream *st, gsl_rng *r, uint32_t n,
-                     void (*emit)(void *ctx, kds_shard *sh, uint32_t count), void *ctx);
+static inline void kds_keys_spread(kds_keys *k, const kds_stream *st, gsl_rng *r, uint32_t n,
+                                   void (*emit)(void *ctx, kds_shard *sh, uint32_t count),
+                                   void *ctx);
+
+/* The parts of kds_keys_spread out of line: the tables rebuilt for a new topology, and
+ * the spread of few records over many shards, one alias draw per record. */
+void kds__keys_rebuild(kds_keys *k, const kds_stream *st);
+void kds__keys_spread_alias(kds_keys *k, const kds_stream *st, gsl_rng *r, uint32_t n,
+                            void (*emit)(void *ctx, kds_shard *sh, uint32_t count), void *ctx);
+
+/* A binomial draw: exact (GSL) when the variance is small, else its normal
+ * approximation (above). */
+static inline unsigned int kds__keys_binomial(gsl_rng *r, double p, unsigned int n)
+{
+    if (p >= 1.0)
+        return n;
+    if (p <= 0.0)
+        return 0;
+    double var = (double)n * p * (1.0 - p);
+    if (var < KDS_KEYS_NORMAL_VAR)
+        return gsl_ran_binomial(r, p, n);
+    /* Rounded to the nearest and clamped to [0, n] without floor(), which takes a dozen
+     * instructions on baseline x86-64: floor(y) <= 0 when y < 1, floor(y) >= n when
+     * y >= n (n is whole), and in between the conversion truncates, which is the floor. */
+    double y = (double)n * p + sqrt(var) * gsl_ran_gaussian_ziggurat(r, 1.0) + 0.5;
+    return y < 1.0 ? 0 : y >= (double)n ? n : (unsigned int)y;
+}
+
+/* Inline: a producer spreads every request, and its emit, inlined here, puts each part
+ * (kds_producer.c). One entry (a fixed key) takes the loop's last step: all the records,
+ * without a draw. */
+static inline void kds_keys_spread(kds_keys *k, const kds_stream *st, gsl_rng *r, uint32_t n,
+                                   void (*emit)(void *ctx, kds_shard *sh, uint32_t count),
+                                   void *ctx)
+{
+    if (k->version != st->topology_version)
+        kds__keys_rebuild(k, st);
+    if (n == 0)
+        return;
+    if ((size_t)n * 4 < k->n) {
+        kds__keys_spread_alias(k, st, r, n, emit, ctx);
+        return;
+    }
+    /* One multinomial draw as conditional binomials: O(shards). */
+    unsigned int left = n;
+    for (size_t i = 0; i < k->n && left > 0; i++) {
+        unsigned int x = i + 1 == k->n ? left : kds__keys_binomial(r, k->cond[i], left);
+        left -= x;
+        if (x)
+            emit(ctx, st->shards[k->shard[i]], x);
+    }
+}
 
 /* The share of records shard `shard` (an index) gets; 0 for shards not in the table. */
 double kds_keys_share_of(const kds_keys *k, uint32_t shard);

@@ -203,12 +203,14 @@ static __attribute__((noinline)) void trace_put(const request *r, const kds_shar
                                     res->stored));
 }
 
-/* Serve one part: put it into its shard and remember what failed. Inline: it runs for
- * every part of every request, and a fresh request's parts come through spread_emit,
- * which is little more than a call to it. */
-static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_t bytes,
-                              uint32_t stored_before, uint32_t marks, uint64_t units,
-                              uint64_t kib)
+/* Serve one part: put it into its shard and remember what failed. Inline, always
+ * (GCC would not, for its size): it runs for every part of every request, and with the
+ * put inline in it (kds_stream_put_metered) the put's arguments and result stay in
+ * registers. A fresh request's parts come through spread_emit, inlined in turn into the
+ * spread's loop (kds_keys_spread). */
+static inline __attribute__((always_inline)) void
+serve_part(request *r, kds_shard *sh, uint32_t count, uint64_t bytes, uint32_t stored_before,
+           uint32_t marks, uint64_t units, uint64_t kib)
 {
     kds_producer *p = r->p;
     kds_put_result res;
@@ -242,14 +244,16 @@ static inline void serve_part(request *r, kds_shard *sh, uint32_t count, uint64_
     }
 }
 
-static void spread_emit(void *ctx, kds_shard *sh, uint32_t count)
+/* The spread's emit for a fresh request: its part of `count` records on `sh`. Inline,
+ * always: kds_keys_spread, inline itself, calls it for every part. */
+static inline __attribute__((always_inline)) void spread_emit(void *ctx, kds_shard *sh,
+                                                              uint32_t count)
 {
     request *r = ctx;
     uint32_t mk = r->marks > count ? count : r->marks;
     r->marks -= mk;
     /* Equal-sized records: bytes by count, and no meters (0: derived from the size),
-     * with no division. One call of serve_part for both cases, so that it stays inline
-     * here. */
+     * with no division. One call of serve_part for both cases: one copy of it here. */
     uint64_t b = count * r->p->size_const, units = 0, kib = 0;
     if (!r->p->const_size) {
         /* A part's bytes and meters are the share of the records spread so far less

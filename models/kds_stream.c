@@ -396,89 +396,39 @@ void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t byte
         kds_shard_notify_append(sh);
 }
 
-void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
-                            uint32_t dups, uint32_t marks, uint32_t src, uint64_t units,
-                            uint64_t kib_bytes, gsl_rng *rng, kds_put_result *out)
+uint32_t kds__stream_failures(kds_stream *st, gsl_rng *rng, uint32_t count)
 {
-    SIM_ASSERT(sh->state == KDS_SHARD_OPEN && count >= 1);
-    sim_time now = sim_now(st->sim);
-    kds_stream_trim(st, sh);
+    return gsl_ran_binomial(rng ? rng : st->rng, st->cfg.internal_failure_rate, count);
+}
 
-    uint32_t failed = 0;
-    if (st->cfg.internal_failure_rate > 0)
-        failed = gsl_ran_binomial(rng ? rng : st->rng, st->cfg.internal_failure_rate, count);
-    uint32_t m = count - failed;
-    /* Every record of a sub-batch is taken to weigh the average (rounded up, so a
-     * batch never sneaks past the byte budget). */
-    uint64_t per = bytes / count + (bytes % count != 0);
-    uint64_t k = kds_bucket_avail(&sh->wrecords, now);
-    if (k > m)
-        k = m;
+uint64_t kds__stream_admit_large(kds_shard *sh, sim_time now, uint64_t per, uint64_t k,
+                                 uint32_t count, uint64_t bytes, uint64_t *sb)
+{
     /* A record deeper than the byte bucket can ever hold draws on the large-record
      * tank instead (model.md section 2). It bursts beyond the byte budget, not beside
      * it: AWS keeps the shard's 1 MiB/s for large records, which "reduce the capacity
      * available for baseline traffic". So it is admitted only while the byte budget is
      * not overdrawn, and overdraws it by its size: smaller records then wait until the
      * budget has refilled, and the shard's sustained rate stays 1 MiB/s. */
-    uint64_t sb;
-    if ((int64_t)per * KDS_NANO <= sh->wbytes.depth) {
-        uint64_t kb = per ? kds_bucket_avail_lots(&sh->wbytes, now, per) : k;
-        if (kb < k)
-            k = kb;
-        sb = k == count ? bytes : kds_prorate(bytes, k, count); /* all stored: no division */
-        /* Both buckets were refilled to now just above, and both have this much. */
-        kds_bucket_spend(&sh->wrecords, k);
-        kds_bucket_spend(&sh->wbytes, sb);
-    } else {
-        uint64_t kb =
-            kds_bucket_in_debt(&sh->wbytes, now) ? 0 : kds_bucket_avail_lots(&sh->tank, now, per);
-        if (kb < k)
-            k = kb;
-        sb = k == count ? bytes : kds_prorate(bytes, k, count);
-        kds_bucket_spend(&sh->wrecords, k);
-        kds_bucket_spend(&sh->tank, sb);
-        kds_bucket_spend(&sh->wbytes, sb); /* refilled to now by kds_bucket_in_debt */
-    }
-    /* In 32 bits from here (k <= m <= count), where the compiler can see that the
-     * append's checks of its arguments hold. */
-    uint32_t stored = (uint32_t)k;
-    uint32_t stored_dups = dups < stored ? dups : stored;
-    uint32_t throttled = m - stored;
-    *out = (kds_put_result){.stored = stored,
-                            .throttled = throttled,
-                            .failed = failed,
-                            .stored_dups = stored_dups,
-                            .stored_bytes = sb};
+    uint64_t kb =
+        kds_bucket_in_debt(&sh->wbytes, now) ? 0 : kds_bucket_avail_lots(&sh->tank, now, per);
+    if (kb < k)
+        k = kb;
+    *sb = k == count ? bytes : kds_prorate(bytes, k, count);
+    kds_bucket_spend(&sh->wrecords, k);
+    kds_bucket_spend(&sh->tank, *sb);
+    kds_bucket_spend(&sh->wbytes, *sb); /* refilled to now by kds_bucket_in_debt */
+    return k;
+}
 
+void kds__stream_throttled(kds_stream *st, kds_shard *sh, sim_time now, uint32_t throttled,
+                           uint64_t per)
+{
     kds_shard_stats *ss = &sh->st;
-    if (k > 0) {
-        int rc = kds_log_append(&sh->log, now, stored, sb, stored_dups,
-                                marks < stored ? marks : stored, src);
-        SIM_ASSERT(rc == 0);
-        ss->records_in += k;
-        ss->bytes_in += sb;
-        if (units == 0 && kib_bytes == 0) {
-            ss->put_units += k * kds_put_units(per);
-            ss->bytes_in_kib_rounded += k * kds_kib_rounded(per);
-        } else {
-            ss->put_units += kds_prorate(units, k, count);
-            ss->bytes_in_kib_rounded += kds_prorate(kib_bytes, k, count);
-        }
-        sim_series_add_sum(&ss->in_records_min, now, (double)k);
-        sim_series_add_sum(&ss->in_bytes_min, now, (double)sb);
-        /* The seconds feed the stream's minutes (kds_stream_init). */
-        sim_series_add_sum(&st->st.in_records_s, now, (double)k);
-        sim_series_add_sum(&st->st.in_bytes_s, now, (double)sb);
-    }
-    if (throttled > 0) {
-        ss->write_throttled_records += throttled;
-        ss->write_throttled_bytes += per * throttled;
-        sim_series_add_sum(&ss->throttled_min, now, throttled);
-        sim_series_add_sum(&st->st.throttled_s, now, throttled);
-    }
-    if (ss->track_offered) /* a zero add is harmless: the peak is the largest minute */
-        sim_series_add_sum(&ss->offered_min, now, (double)(k + throttled));
-    ss->records_failed_internal += failed;
+    ss->write_throttled_records += throttled;
+    ss->write_throttled_bytes += per * throttled;
+    sim_series_add_sum(&ss->throttled_min, now, throttled);
+    sim_series_add_sum(&st->st.throttled_s, now, throttled);
 }
 
 static void read_throttled(kds_stream *st, kds_shard *sh, sim_time now, kds_read_limit why)

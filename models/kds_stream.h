@@ -301,9 +301,10 @@ void kds_stream_put(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t byte
  * out->stored > 0 the caller must call kds_shard_notify_append(sh) next, with nothing
  * in between that changes the stream, after it has said what the put did (its trace
  * line then comes before the pushes the append causes). */
-void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
-                            uint32_t dups, uint32_t marks, uint32_t src, uint64_t units,
-                            uint64_t kib_bytes, gsl_rng *rng, kds_put_result *out);
+static inline void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count,
+                                          uint64_t bytes, uint32_t dups, uint32_t marks,
+                                          uint32_t src, uint64_t units, uint64_t kib_bytes,
+                                          gsl_rng *rng, kds_put_result *out);
 
 /* Tell every reader registered with kds_shard_on_append that records were just
  * appended to `sh` (an enhanced fan-out subscription pushes them from here). Inline:
@@ -412,6 +413,89 @@ static inline void kds_stream_trim(kds_stream *st, kds_shard *sh)
     if (l->n == 0 || l->runs[l->head].t_first > sim_now(st->sim) - st->cfg.retention)
         return; /* nothing retained, or nothing old enough */
     kds__stream_trim(st, sh);
+}
+
+/* The parts of kds_stream_put_metered off its common path: the InternalFailures of
+ * `count` records drawn from `rng` (NULL: the stream's); the admission of records
+ * deeper than the byte bucket (the large-record tank), `k` of them at most, which
+ * spends the buckets, sets *sb to the bytes admitted and returns the records admitted;
+ * the counters and series of `throttled` records of `per` bytes. */
+uint32_t kds__stream_failures(kds_stream *st, gsl_rng *rng, uint32_t count);
+uint64_t kds__stream_admit_large(kds_shard *sh, sim_time now, uint64_t per, uint64_t k,
+                                 uint32_t count, uint64_t bytes, uint64_t *sb);
+void kds__stream_throttled(kds_stream *st, kds_shard *sh, sim_time now, uint32_t throttled,
+                           uint64_t per);
+
+/* kds_stream_put_metered (contract above). Inline, always: every put of every producer
+ * runs it, and inlined where the producer spreads a request, its eleven arguments and
+ * its result stay in registers; the rare paths are out of line. */
+static inline __attribute__((always_inline)) void
+kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t bytes,
+                       uint32_t dups, uint32_t marks, uint32_t src, uint64_t units,
+                       uint64_t kib_bytes, gsl_rng *rng, kds_put_result *out)
+{
+    SIM_ASSERT(sh->state == KDS_SHARD_OPEN && count >= 1);
+    sim_time now = sim_now(st->sim);
+    kds_stream_trim(st, sh);
+
+    uint32_t failed = 0;
+    if (st->cfg.internal_failure_rate > 0)
+        failed = kds__stream_failures(st, rng, count);
+    uint32_t m = count - failed;
+    /* Every record of a sub-batch is taken to weigh the average (rounded up, so a
+     * batch never sneaks past the byte budget). */
+    uint64_t per = bytes / count + (bytes % count != 0);
+    uint64_t k = kds_bucket_avail(&sh->wrecords, now);
+    if (k > m)
+        k = m;
+    uint64_t sb;
+    if ((int64_t)per * KDS_NANO <= sh->wbytes.depth) {
+        uint64_t kb = per ? kds_bucket_avail_lots(&sh->wbytes, now, per) : k;
+        if (kb < k)
+            k = kb;
+        sb = k == count ? bytes : kds_prorate(bytes, k, count); /* all stored: no division */
+        /* Both buckets were refilled to now just above, and both have this much. */
+        kds_bucket_spend(&sh->wrecords, k);
+        kds_bucket_spend(&sh->wbytes, sb);
+    } else {
+        k = kds__stream_admit_large(sh, now, per, k, count, bytes, &sb);
+    }
+    /* In 32 bits from here (k <= m <= count), where the compiler can see that the
+     * append's checks of its arguments hold. */
+    uint32_t stored = (uint32_t)k;
+    uint32_t stored_dups = dups < stored ? dups : stored;
+    uint32_t throttled = m - stored;
+    *out = (kds_put_result){.stored = stored,
+                            .throttled = throttled,
+                            .failed = failed,
+                            .stored_dups = stored_dups,
+                            .stored_bytes = sb};
+
+    kds_shard_stats *ss = &sh->st;
+    if (k > 0) {
+        int rc = kds_log_append(&sh->log, now, stored, sb, stored_dups,
+                                marks < stored ? marks : stored, src);
+        SIM_ASSERT(rc == 0);
+        ss->records_in += k;
+        ss->bytes_in += sb;
+        if (units == 0 && kib_bytes == 0) {
+            ss->put_units += k * kds_put_units(per);
+            ss->bytes_in_kib_rounded += k * kds_kib_rounded(per);
+        } else {
+            ss->put_units += kds_prorate(units, k, count);
+            ss->bytes_in_kib_rounded += kds_prorate(kib_bytes, k, count);
+        }
+        sim_series_add_sum(&ss->in_records_min, now, (double)k);
+        sim_series_add_sum(&ss->in_bytes_min, now, (double)sb);
+        /* The seconds feed the stream's minutes (kds_stream_init). */
+        sim_series_add_sum(&st->st.in_records_s, now, (double)k);
+        sim_series_add_sum(&st->st.in_bytes_s, now, (double)sb);
+    }
+    if (throttled > 0)
+        kds__stream_throttled(st, sh, now, throttled, per);
+    if (ss->track_offered) /* a zero add is harmless: the peak is the largest minute */
+        sim_series_add_sum(&ss->offered_min, now, (double)(k + throttled));
+    ss->records_failed_internal += failed;
 }
 
 /* Trim every shard and close the per-second and per-minute series at `end`. */
