@@ -83,6 +83,60 @@ static void shard_series_set_limit(kds_shard_stats *s, size_t limit)
         sim_series_set_limit(all[i], limit);
 }
 
+/* Add the pending minute of shard `sh` to its series (see kds_shard_stats.min_end). The
+ * sums are of whole numbers below 2^53, so one add of a minute's total leaves the very
+ * value its puts' adds one by one did; a series took an add in a minute exactly when
+ * one of its puts did: one that stored records, for in_records_min and in_bytes_min,
+ * and any, for offered_min. */
+static void minute_flush(kds_shard *sh)
+{
+    kds_shard_stats *ss = &sh->st;
+    if (ss->min_end == 0)
+        return;
+    uint64_t records = ss->records_in - ss->min_records;
+    if (records > 0) {
+        sim_series_add_sum(&ss->in_records_min, ss->min_t, (double)records);
+        sim_series_add_sum(&ss->in_bytes_min, ss->min_t, (double)(ss->bytes_in - ss->min_bytes));
+    }
+    if (ss->track_offered) /* a zero add is harmless: the peak is the largest minute */
+        sim_series_add_sum(&ss->offered_min, ss->min_t,
+                           (double)(records + ss->write_throttled_records - ss->min_throttled));
+    ss->min_end = 0;
+}
+
+void kds__shard_new_minute(kds_shard *sh, sim_time now)
+{
+    kds_shard_stats *ss = &sh->st;
+    minute_flush(sh);
+    ss->min_t = now;
+    ss->min_end = (now / SIM_MIN(1) + 1) * SIM_MIN(1);
+    ss->min_records = ss->records_in;
+    ss->min_bytes = ss->bytes_in;
+    ss->min_throttled = ss->write_throttled_records;
+}
+
+/* The same for the stream's pending second. */
+static void second_flush(kds_stream *st)
+{
+    if (st->sec_end == 0)
+        return;
+    if (st->sec_records > 0) {
+        /* The seconds feed the stream's minutes (kds_stream_init). */
+        sim_series_add_sum(&st->st.in_records_s, st->sec_t, (double)st->sec_records);
+        sim_series_add_sum(&st->st.in_bytes_s, st->sec_t, (double)st->sec_bytes);
+    }
+    st->sec_end = 0;
+}
+
+void kds__stream_new_second(kds_stream *st, sim_time now)
+{
+    second_flush(st);
+    st->sec_t = now;
+    st->sec_end = (now / SIM_S(1) + 1) * SIM_S(1);
+    st->sec_records = 0;
+    st->sec_bytes = 0;
+}
+
 /* The shard series' limit for one more shard: when it drops, every shard's series
  * merge down to it (a long run's first minutes merge; nothing is lost of a run too
  * short to fill the new limit). A shard that did without its offered minutes and now
@@ -97,6 +151,7 @@ static void shard_series_grow(kds_stream *st)
     st->shard_series_limit = want;
     for (size_t i = 0; i < st->n_shards; i++) {
         kds_shard_stats *s = &st->shards[i]->st;
+        minute_flush(st->shards[i]); /* the series as the puts so far left them */
         if (!s->track_offered && needs_offered(st, want)) {
             s->track_offered = true;
             SIM_ASSERT(s->in_records_min.width == s->in_records_min.base &&
@@ -579,8 +634,10 @@ double kds_stream_consumer_shard_hours(const kds_stream *st, sim_time from, sim_
 void kds_stream_finish(kds_stream *st, sim_time end)
 {
     kds_stream_meter_retention(st);
+    second_flush(st);
     for (size_t i = 0; i < st->n_shards; i++) {
         kds_shard *sh = st->shards[i];
+        minute_flush(sh);
         kds_stream_trim(st, sh);
         sim_series_extend(&sh->st.in_records_min, end);
         sim_series_extend(&sh->st.in_bytes_min, end);

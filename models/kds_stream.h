@@ -130,6 +130,14 @@ typedef struct kds_shard_stats {
                                          one bucket, read for its peak, and kept only
                                          when the series above can merge in the run */
     bool track_offered;
+    /* The puts of the current minute, not yet added to in_records_min, in_bytes_min and
+     * offered_min: they go in at once when a put falls in a later minute, when the
+     * series change their limit, or when the run finishes (kds_stream.c, minute_flush),
+     * one add per series a minute instead of one a put. The minute ends at min_end (0:
+     * nothing pending), its first put was at min_t, and the counters stood at
+     * min_records, min_bytes and min_throttled when it began. */
+    sim_time min_end, min_t;
+    uint64_t min_records, min_bytes, min_throttled;
 } kds_shard_stats;
 
 typedef struct kds_shard kds_shard;
@@ -216,6 +224,11 @@ typedef struct kds_stream {
                                     from expiring_head; one event waits for the first */
     size_t n_expiring, cap_expiring, expiring_head;
     kds_stream_stats st;
+    /* The same for the stream's per-second series in_records_s and in_bytes_s: the
+     * second ends at sec_end (0: nothing pending), its first storing put was at sec_t,
+     * and it has stored sec_records records of sec_bytes bytes. */
+    sim_time sec_end, sec_t;
+    uint64_t sec_records, sec_bytes;
 } kds_stream;
 
 /* AWS's defaults for every field (provisioned, 1 shard, 24 h retention). */
@@ -425,6 +438,10 @@ uint64_t kds__stream_admit_large(kds_shard *sh, sim_time now, uint64_t per, uint
                                  uint32_t count, uint64_t bytes, uint64_t *sb);
 void kds__stream_throttled(kds_stream *st, kds_shard *sh, sim_time now, uint32_t throttled,
                            uint64_t per);
+/* Add the puts pending for the minute of shard `sh` or the second of the stream to their
+ * series, and begin the new one a put at `now` falls in. */
+void kds__shard_new_minute(kds_shard *sh, sim_time now);
+void kds__stream_new_second(kds_stream *st, sim_time now);
 
 /* kds_stream_put_metered (contract above). Inline, always: every put of every producer
  * runs it, and inlined where the producer spreads a request, its eleven arguments and
@@ -437,6 +454,9 @@ kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t b
     SIM_ASSERT(sh->state == KDS_SHARD_OPEN && count >= 1);
     sim_time now = sim_now(st->sim);
     kds_stream_trim(st, sh);
+    kds_shard_stats *ss = &sh->st;
+    if (now >= ss->min_end)
+        kds__shard_new_minute(sh, now);
 
     uint32_t failed = 0;
     if (st->cfg.internal_failure_rate > 0)
@@ -471,7 +491,6 @@ kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t b
                             .stored_dups = stored_dups,
                             .stored_bytes = sb};
 
-    kds_shard_stats *ss = &sh->st;
     if (k > 0) {
         int rc = kds_log_append(&sh->log, now, stored, sb, stored_dups,
                                 marks < stored ? marks : stored, src);
@@ -485,16 +504,14 @@ kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_t count, uint64_t b
             ss->put_units += kds_prorate(units, k, count);
             ss->bytes_in_kib_rounded += kds_prorate(kib_bytes, k, count);
         }
-        sim_series_add_sum(&ss->in_records_min, now, (double)k);
-        sim_series_add_sum(&ss->in_bytes_min, now, (double)sb);
-        /* The seconds feed the stream's minutes (kds_stream_init). */
-        sim_series_add_sum(&st->st.in_records_s, now, (double)k);
-        sim_series_add_sum(&st->st.in_bytes_s, now, (double)sb);
+        /* The shard's minute takes its records and bytes from the counters above. */
+        if (now >= st->sec_end)
+            kds__stream_new_second(st, now);
+        st->sec_records += k;
+        st->sec_bytes += sb;
     }
     if (throttled > 0)
         kds__stream_throttled(st, sh, now, throttled, per);
-    if (ss->track_offered) /* a zero add is harmless: the peak is the largest minute */
-        sim_series_add_sum(&ss->offered_min, now, (double)(k + throttled));
     ss->records_failed_internal += failed;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kds_stream.h"
+#include "kds_stream_int.h"
 #include "testutil.h"
 
 /* A stream of `shards` shards with AWS's defaults on a fresh simulation. */
@@ -361,6 +362,98 @@ START_TEST(test_put_sustained_rate)
 }
 END_TEST
 
+/* Series as the puts would leave them with one add each, kept beside the stream's. */
+static void same_buckets(const sim_series *a, const sim_series *b, const char *what)
+{
+    ck_assert_msg(a->n == b->n && a->width == b->width, "%s: %zu buckets of %lld ns, not %zu "
+                  "of %lld", what, a->n, (long long)a->width, b->n, (long long)b->width);
+    for (size_t i = 0; i < a->n; i++)
+        ck_assert_msg(sim_series_get(a, i) == sim_series_get(b, i), "%s: bucket %zu", what, i);
+    ck_assert_msg(sim_series_max(a) == sim_series_max(b), "%s: peak", what);
+}
+
+/* Small series limits, so that both kinds merge: 8 minutes a shard series (16 over 2
+ * shards), 64 seconds; a horizon of 6 minutes, within the 8: offered_min not kept. */
+static void small_series(kds_stream_cfg *cfg)
+{
+    cfg->series_buckets = 16;
+    cfg->seconds_kept = 64;
+    cfg->horizon = SIM_MIN(6);
+}
+
+/* The per-minute series of a shard and the stream's per-second ones take a minute's (a
+ * second's) puts in one add (kds_shard_stats.min_end): the same buckets, peaks and
+ * merges as one add per put, with puts that store, puts throttled whole, gaps of
+ * minutes, and a new shard within a minute that lowers the shards' bucket limit to 4
+ * minutes, below the horizon, so that offered_min is kept from then on (rebuilt from
+ * the minutes so far). */
+START_TEST(test_put_series_per_minute)
+{
+    fixture f;
+    fx_init(&f, 2, small_series);
+    kds_shard *sh = f.st.shards[0];
+    ck_assert(!sh->st.track_offered);
+    sim_series rec, bytes, off, srec, sbytes;
+    sim_series_init(&rec, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&bytes, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&off, SIM_MIN(1), SIM_SERIES_SUM);
+    sim_series_init(&srec, SIM_S(1), SIM_SERIES_SUM);
+    sim_series_init(&sbytes, SIM_S(1), SIM_SERIES_SUM);
+    sim_series_set_limit(&rec, 8);
+    sim_series_set_limit(&bytes, 8);
+    sim_series_set_limit(&off, 1);
+    sim_series_set_limit(&srec, 64);
+    sim_series_set_limit(&sbytes, 64);
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    sim_time t = 0;
+    bool grown = false;
+    for (int i = 0; i < 3000; i++) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        /* Mostly tens of ms apart, now and then minutes. */
+        t += seed % 50 == 0 ? (sim_time)(seed % SIM_MIN(3)) : (sim_time)(seed % SIM_MS(90));
+        at(&f, t);
+        if (!grown && t >= SIM_MIN(3) + SIM_S(20)) {
+            /* A third shard: 16 buckets over 3 shards, each series merges down to 4. */
+            ck_assert_ptr_nonnull(kds__shard_new(&f.st, 0, 1));
+            ck_assert(sh->st.track_offered);
+            sim_series_set_limit(&rec, 4);
+            sim_series_set_limit(&bytes, 4);
+            grown = true;
+        }
+        uint32_t n = 1 + (uint32_t)(seed % 150);
+        kds_put_result r;
+        kds_stream_put(&f.st, sh, n, n * (100 + seed % 900), 0, 0, 0, &r);
+        if (r.stored > 0) {
+            sim_series_add_sum(&rec, t, r.stored);
+            sim_series_add_sum(&bytes, t, (double)r.stored_bytes);
+            sim_series_add_sum(&srec, t, r.stored);
+            sim_series_add_sum(&sbytes, t, (double)r.stored_bytes);
+        }
+        sim_series_add_sum(&off, t, r.stored + r.throttled);
+    }
+    ck_assert(grown);
+    ck_assert_uint_gt(sh->st.write_throttled_records, 0);
+    ck_assert_int_gt(rec.width, rec.base); /* the minutes did merge */
+    ck_assert_int_gt(srec.width, srec.base);
+    sim_time end = t + 1;
+    kds_stream_finish(&f.st, end);
+    sim_series *mine[] = {&rec, &bytes, &srec, &sbytes};
+    for (size_t i = 0; i < sizeof mine / sizeof *mine; i++) {
+        ck_assert_int_eq(sim_series_extend(mine[i], end), 0);
+        ck_assert_int_eq(sim_series_flush(mine[i]), 0);
+    }
+    same_buckets(&sh->st.in_records_min, &rec, "records per minute");
+    same_buckets(&sh->st.in_bytes_min, &bytes, "bytes per minute");
+    same_buckets(&f.st.st.in_records_s, &srec, "records per second");
+    same_buckets(&f.st.st.in_bytes_s, &sbytes, "bytes per second");
+    ck_assert(sim_series_max(&sh->st.offered_min) == sim_series_max(&off));
+    sim_series *all[] = {&rec, &bytes, &off, &srec, &sbytes};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        sim_series_fini(all[i]);
+    fx_fini(&f);
+}
+END_TEST
+
 /* ---- read budget ---------------------------------------------------------------------- */
 
 /* Five calls at once use the 1 s deep, 5 calls/s budget; the sixth is throttled; one
@@ -581,6 +674,7 @@ static Suite *stream_suite(void)
     tcase_add_test(write, test_put_duplicates_and_marks);
     tcase_add_test(write, test_put_internal_failures);
     tcase_add_test(write, test_put_sustained_rate);
+    tcase_add_test(write, test_put_series_per_minute);
     suite_add_tcase(s, write);
 
     TCase *read = tcase_create("read");
