@@ -48,6 +48,7 @@ void kds_log_init(kds_log *l, sim_time compact_span)
     memset(l, 0, sizeof *l);
     l->compact_span = compact_span;
     l->compact_at = COMPACT_SLACK;
+    l->head_t = INT64_MAX;
 }
 
 void kds_log_fini(kds_log *l)
@@ -227,6 +228,7 @@ uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
         break;
     }
     l->head_pos = l->n > 0 ? at(l, 0)->first : l->end_pos;
+    l->head_t = l->n > 0 ? at(l, 0)->t_first : INT64_MAX;
     return removed;
 }
 

@@ -72,6 +72,8 @@ typedef struct kds_log {
     uint64_t head_pos; /* position of the oldest retained record */
     uint64_t end_pos;  /* position the next record will take */
     uint64_t bytes;    /* bytes retained */
+    sim_time head_t;   /* write time of the oldest retained record, or INT64_MAX when
+                          none: what retention trimming compares with, in one load */
     sim_time compact_span;     /* longest write-time span of a merged run (0 = never) */
     size_t compact_at;         /* compact when n reaches this */
     uint64_t settled;          /* absolute index of the first run a compaction may still
@@ -144,8 +146,10 @@ static inline int kds_log_append(kds_log *l, sim_time t, uint32_t count, uint64_
                                                         .dups = dups,
                                                         .marks = marks,
                                                         .src = src};
-    if (l->n == 0)
+    if (l->n == 0) {
         l->head_pos = l->end_pos;
+        l->head_t = t;
+    }
     l->n++;
     l->end_pos += count;
     l->bytes += bytes;

@@ -422,9 +422,8 @@ void kds__stream_trim(kds_stream *st, kds_shard *sh);
 
 static inline void kds_stream_trim(kds_stream *st, kds_shard *sh)
 {
-    const kds_log *l = &sh->log;
-    if (l->n == 0 || l->runs[l->head].t_first > sim_now(st->sim) - st->cfg.retention)
-        return; /* nothing retained, or nothing old enough */
+    if (sh->log.head_t > sim_now(st->sim) - st->cfg.retention)
+        return; /* nothing retained (INT64_MAX), or nothing old enough */
     kds__stream_trim(st, sh);
 }
 
