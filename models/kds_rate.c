@@ -80,7 +80,7 @@ static double ramp_piece(const kds_rate *r, sim_time a, sim_time b)
     return 0.5 * (kds_rate_at(r, a) + kds_rate_at(r, b)) * sim_to_s(b - a);
 }
 
-double kds_rate_integral(const kds_rate *r, sim_time a, sim_time b)
+double kds__rate_integral(const kds_rate *r, sim_time a, sim_time b)
 {
     if (b <= a)
         return 0;
