@@ -1,6 +1,6 @@
-/* sim.c - the event kernel of sim.h: a 4-ary min-heap of flat entries ordered by
- * (time, sequence), tombstone cancellation, the run loop, and the registry of the
- * run's random streams.
+/* sim.c - the event kernel of sim.h: a min-heap (binary, or 4-ary when large) of flat
+ * entries ordered by (time, sequence), tombstone cancellation, the run loop, and the
+ * registry of the run's random streams.
  */
 #include "sim.h"
 
@@ -52,8 +52,9 @@ struct sim {
     uint64_t events_run; /* callbacks run */
     bool stopping;       /* set by sim_stop() */
     bool hole;           /* heap[0] was taken by the run loop and not yet refilled */
+    bool wide;           /* the heap is 4-ary (it once outgrew FAR_MIN), else binary */
 
-    sim_entry *heap; /* owned; 4-ary min-heap, root at 0 */
+    sim_entry *heap; /* owned; min-heap (binary, or 4-ary when wide), root at 0 */
     size_t n;        /* entries in the heap, tombstoned ones included */
     size_t cap;      /* entries allocated */
 
@@ -74,15 +75,30 @@ _Static_assert(offsetof(struct sim, clock) == 0,
 
 /* ---- heap ------------------------------------------------------------------------- */
 
-/* A 4-ary heap halves the depth of a binary heap; the four children of a node share
- * one or two cache lines, so sift-down costs fewer misses for the same comparisons. */
-#define ARITY 4
+/* Two shapes of heap, by size. Up to FAR_MIN entries (2 MiB, the heap in cache) it is
+ * binary: each level costs one comparison of the two children and one against the
+ * entry sinking, and an event scheduled from a callback (the root's new entry, usually
+ * due among the next few) stops after a level or two. A 4-ary heap takes three
+ * comparisons a level for half the levels: the same for a sift to the bottom, half as
+ * many again for these short ones (the flagship's run loop: 1,028.8 M instructions
+ * 4-ary, 1,005.1 M binary). A heap that outgrows FAR_MIN misses the caches instead:
+ * it becomes 4-ary (`wide`), whose four children share one or two cache lines, and
+ * sifting down asks for the next level's cache lines ahead of its compares. */
+#define FAR_MIN ((size_t)1 << 16)
 
-static void sift_up(sim_entry *h, size_t i)
+/* Entry i's parent in a heap of `arity` (2 or 4). */
+static inline size_t parent(size_t i, unsigned arity)
+{
+    return (i - 1) / arity;
+}
+
+/* Inlined with a constant arity: a division by a variable costs tens of cycles. */
+static inline __attribute__((always_inline)) void sift_up_with(sim_entry *h, size_t i,
+                                                               unsigned arity)
 {
     sim_entry e = h[i];
     while (i > 0) {
-        size_t p = (i - 1) / ARITY;
+        size_t p = parent(i, arity);
         if (!(e.key < h[p].key))
             break;
         h[i] = h[p];
@@ -91,32 +107,58 @@ static void sift_up(sim_entry *h, size_t i)
     h[i] = e;
 }
 
-/* Heaps of more than this many entries (2 MiB) miss the caches: sifting down then asks
- * for the next level's cache lines ahead of its compares. */
-#define FAR_MIN ((size_t)1 << 16)
-
 /* Sift down without branches on the keys: the order of unrelated events is a coin toss
- * for the branch predictor. A branch-free sift waits for each level's loads, which in a
- * heap out of cache made it lose to branches (the processor speculates down a path and
- * loads early): 2.3 against 1.3 times a bare binary heap at 1,000,000 pending events.
- * With the grandchildren prefetched (`far`), it is about 1.05 there (bench_kernel), and
- * 0.7 at 100 and 10,000 without. Inlined into the two variants below, and into sim_at
- * for a heap in cache. */
-static inline __attribute__((always_inline)) void sift_down_with(sim_entry *h, size_t n,
-                                                                 size_t i, bool far)
+ * for the branch predictor, so the smaller child is picked by a mask added to its
+ * address (binary) or by flags added to indices and conditional moves (4-ary).
+ *
+ * Binary, for a heap in cache: inlined into sim_at (nearly every event schedules one
+ * from its callback, so that sift is the kernel's most frequent) and the run loop. It
+ * walks by address: a child's address is twice the parent's offset plus one entry. */
+static inline __attribute__((always_inline)) void sift_down_bin(sim_entry *h, size_t n,
+                                                                size_t i)
+{
+    sim_entry e = h[i];
+    sim_entry *hole = h + i;
+    const sim_entry *last = h + n - 1;
+    for (;;) {
+        /* The first child, at twice the hole's byte offset plus one entry (in bytes:
+         * no division of the offset by the entry's size to multiply back). */
+        const sim_entry *c = (const sim_entry *)((const char *)h +
+                                                 2 * ((const char *)hole - (const char *)h)) + 1;
+        if (c < last) {
+            /* One entry further when the second child is the smaller. */
+            uintptr_t step = -(uintptr_t)(c[1].key < c[0].key) & sizeof *c;
+            c = (const sim_entry *)((uintptr_t)c + step);
+        } else if (c > last) {
+            break;
+        }
+        if (!(c->key < e.key))
+            break;
+        *hole = *c;
+        hole = (sim_entry *)c;
+    }
+    *hole = e;
+}
+
+/* 4-ary, for a heap out of cache. A branch-free sift waits for each level's loads,
+ * which in a heap out of cache made it lose to branches (the processor speculates down
+ * a path and loads early): 2.3 against 1.3 times a bare binary heap at 1,000,000
+ * pending events. With the grandchildren prefetched, it is about 1.05 there
+ * (bench_kernel). */
+static __attribute__((noinline)) void sift_down_quad(sim_entry *h, size_t n, size_t i)
 {
     sim_entry e = h[i];
     for (;;) {
-        size_t c = i * ARITY + 1;
+        size_t c = i * 4 + 1;
         size_t best;
-        size_t g = c * ARITY + 1;
-        if (far && g < n)
+        size_t g = c * 4 + 1;
+        if (g < n)
             /* Whichever child wins, the next level is among the sixteen grandchildren,
              * which lie together (512 bytes, eight cache lines): ask for all of them, so
              * that their misses overlap this level's compares instead of following. */
-            for (size_t k = 0; k < ARITY * ARITY; k += 2)
+            for (size_t k = 0; k < 16; k += 2)
                 __builtin_prefetch(&h[g + k]);
-        if (c + ARITY <= n) {
+        if (c + 4 <= n) {
             /* Every node but the last has four children: a tournament of two pairs
              * then the winners, each pick a flag added to an index or a conditional
              * move, not a branch. */
@@ -139,27 +181,39 @@ static inline __attribute__((always_inline)) void sift_down_with(sim_entry *h, s
     h[i] = e;
 }
 
-static void sift_down_near(sim_entry *h, size_t n, size_t i)
+static __attribute__((noinline)) void sift_down_bin_call(sim_entry *h, size_t n, size_t i)
 {
-    sift_down_with(h, n, i, false);
+    sift_down_bin(h, n, i);
 }
 
-static void sift_down_far(sim_entry *h, size_t n, size_t i)
+static inline void sift_down(const sim *s, size_t n, size_t i)
 {
-    sift_down_with(h, n, i, true);
-}
-
-static inline void sift_down(sim_entry *h, size_t n, size_t i)
-{
-    if (n <= FAR_MIN)
-        sift_down_near(h, n, i);
+    if (s->wide)
+        sift_down_quad(s->heap, n, i);
     else
-        sift_down_far(h, n, i);
+        sift_down_bin_call(s->heap, n, i);
 }
 
-/* Node i's children 4i+1..4i+4 are 128 bytes; starting the array 32 bytes past a
- * 64-byte boundary puts each group on exactly two cache lines (malloc's 16-byte
- * alignment lets a group straddle three). */
+static inline void sift_up(const sim *s, size_t i)
+{
+    if (s->wide)
+        sift_up_with(s->heap, i, 4);
+    else
+        sift_up_with(s->heap, i, 2);
+}
+
+/* Rebuild the heap property over heap[0..n) (Floyd: bottom-up, O(n)). */
+static void heapify(sim *s, size_t n)
+{
+    if (n > 1)
+        for (size_t i = parent(n - 1, s->wide ? 4 : 2) + 1; i-- > 0;)
+            sift_down(s, n, i);
+}
+
+/* Node i's children are 128 bytes in a 4-ary heap (4i+1..4i+4), 64 in a binary one
+ * (2i+1, 2i+2); starting the array 32 bytes past a 64-byte boundary puts each group on
+ * exactly two cache lines, or one, where malloc's 16-byte alignment lets a group
+ * straddle three, or two. */
 static sim_entry *heap_alloc(size_t cap)
 {
     /* C11 wants the size to be a multiple of the alignment. */
@@ -254,7 +308,10 @@ static inline void fill_hole(sim *s)
     s->n--;
     if (s->n > 0) {
         s->heap[0] = s->heap[s->n];
-        sift_down(s->heap, s->n, 0);
+        if (s->wide)
+            sift_down_quad(s->heap, s->n, 0);
+        else
+            sift_down_bin(s->heap, s->n, 0);
     }
 }
 
@@ -290,7 +347,9 @@ void sim_free(sim *s)
     free(s);
 }
 
-/* Double the heap's room. Out of line: rare, and sim_at stays lean without it. */
+/* Double the heap's room. Out of line: rare, and sim_at stays lean without it. A heap
+ * that outgrows FAR_MIN becomes 4-ary, rebuilt whole (once, O(n)) with the root
+ * refilled first. */
 static __attribute__((noinline)) void heap_grow(sim *s)
 {
     size_t ncap = s->cap * 2;
@@ -300,6 +359,11 @@ static __attribute__((noinline)) void heap_grow(sim *s)
     heap_free(s->heap);
     s->heap = nh;
     s->cap = ncap;
+    if (!s->wide && ncap > FAR_MIN) {
+        fill_hole(s);
+        s->wide = true;
+        heapify(s, s->n);
+    }
 }
 
 sim_event_id sim_at(sim *s, sim_time t, sim_fn fn, void *ctx)
@@ -314,14 +378,14 @@ sim_event_id sim_at(sim *s, sim_time t, sim_fn fn, void *ctx)
         s->heap[0] = (sim_entry){make_key(t, id), fn, ctx};
         /* Nearly every event schedules one from its callback, so this sift is the
          * kernel's most frequent: inline here, without a call. */
-        if (s->n <= FAR_MIN)
-            sift_down_with(s->heap, s->n, 0, false);
+        if (!s->wide)
+            sift_down_bin(s->heap, s->n, 0);
         else
-            sift_down_far(s->heap, s->n, 0);
+            sift_down_quad(s->heap, s->n, 0);
         return id;
     }
     s->heap[s->n] = (sim_entry){make_key(t, id), fn, ctx};
-    sift_up(s->heap, s->n);
+    sift_up(s, s->n);
     s->n++;
     return id;
 }
@@ -347,9 +411,7 @@ static void purge(sim *s)
     s->n = w;
     SIM_ASSERT(s->dead_n == 0); /* every cancelled id was pending */
     s->dead_lo = s->dead_hi = 0;
-    if (w > 1)
-        for (size_t i = (w - 2) / ARITY + 1; i-- > 0;)
-            sift_down(s->heap, w, i);
+    heapify(s, w);
 }
 
 void sim_cancel(sim *s, sim_event_id id)

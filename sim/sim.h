@@ -1,7 +1,7 @@
 /* sim.h - the discrete-event kernel: integer clock, future-event list, run loop.
  *
  * Simulated time is an int64_t count of nanoseconds (about +-292 years). Events are
- * (time, sequence, callback, context) entries in a 4-ary min-heap; the sequence number
+ * (time, sequence, callback, context) entries in a min-heap; the sequence number
  * is taken at scheduling time, so events due at the same instant run in the order they
  * were scheduled, and an event scheduled "now" from inside a callback runs after every
  * event already due. Cancelling marks a tombstone that the run loop skips, as ns-3's

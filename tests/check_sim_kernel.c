@@ -720,9 +720,9 @@ START_TEST(test_cancel_most)
 }
 END_TEST
 
-/* ---- big heaps: the order holds on both sides of the kernel's sift-down switch ---- */
+/* ---- big heaps: the order holds on both sides of the kernel's switch to 4-ary ------ */
 
-#define BIG_EVENTS 150000 /* more than the 65,536 entries beyond which sift-down prefetches */
+#define BIG_EVENTS 150000 /* more than the 65,536 entries beyond which the heap is 4-ary */
 
 static struct {
     ord_ev *pool;
@@ -776,6 +776,69 @@ START_TEST(test_big_heap_order)
 }
 END_TEST
 
+/* The heap becomes 4-ary when it outgrows 65,536 entries; here that happens while a
+ * callback holds the root vacant (each event schedules two until BIG_EVENTS are), and
+ * the widened heap is later rebuilt without its tombstones (three quarters of the
+ * last 2,000 pending are cancelled): order and cancellations hold throughout. */
+static struct {
+    ord_ev *pool;
+    sim_event_id *id;
+    bool *done; /* ran or cancelled */
+    size_t used, cancelled;
+    ord_seen seen;
+    gsl_rng *r;
+} wide;
+
+static void wide_cb(sim *s, void *ctx)
+{
+    ord_ev *e = ctx;
+    size_t i = (size_t)(e - wide.pool);
+    CHECK(!wide.done[i], "event %zu ran twice or after its cancellation", i);
+    wide.done[i] = true;
+    check_order(s, e, &wide.seen);
+    for (int k = 0; k < 2 && wide.used < BIG_EVENTS; k++) {
+        ord_ev *n = &wide.pool[wide.used];
+        n->t = sim_now(s) + (sim_time)gsl_rng_uniform_int(wide.r, 1000);
+        n->order = wide.used;
+        wide.id[wide.used++] = sim_at(s, n->t, wide_cb, n);
+    }
+    if (wide.used == BIG_EVENTS && wide.cancelled == 0 && sim_pending(s) == 2000) {
+        for (size_t j = 0; j < wide.used; j++)
+            if (!wide.done[j] && gsl_rng_uniform(wide.r) < 0.75) {
+                sim_cancel(s, wide.id[j]);
+                wide.done[j] = true;
+                wide.cancelled++;
+            }
+        ck_assert_uint_eq(sim_pending(s), 2000 - wide.cancelled);
+    }
+}
+
+START_TEST(test_heap_widens_in_callback)
+{
+    memset(&wide, 0, sizeof wide);
+    wide.pool = calloc(BIG_EVENTS, sizeof *wide.pool);
+    wide.id = calloc(BIG_EVENTS, sizeof *wide.id);
+    wide.done = calloc(BIG_EVENTS, sizeof *wide.done);
+    wide.r = gsl_rng_alloc(gsl_rng_taus2);
+    ck_assert(wide.pool && wide.id && wide.done && wide.r);
+    gsl_rng_set(wide.r, 7);
+    sim *s = sim_new(3);
+    ck_assert_ptr_nonnull(s);
+    wide.id[0] = sim_at(s, 0, wide_cb, &wide.pool[0]);
+    wide.used = 1;
+    sim_run_until(s, SIM_TIME_MAX);
+    ck_assert_uint_eq(wide.used, BIG_EVENTS);
+    ck_assert_uint_gt(wide.cancelled, 1000);
+    ck_assert_uint_eq(wide.seen.ran + wide.cancelled, BIG_EVENTS);
+    ck_assert_uint_eq(sim_pending(s), 0);
+    sim_free(s);
+    gsl_rng_free(wide.r);
+    free(wide.pool);
+    free(wide.id);
+    free(wide.done);
+}
+END_TEST
+
 static Suite *kernel_suite(void)
 {
     Suite *s = suite_create("sim_kernel");
@@ -805,6 +868,7 @@ static Suite *kernel_suite(void)
     tcase_add_test(limits, test_free_pending);
     tcase_add_test(limits, test_stress_against_reference);
     tcase_add_test(limits, test_big_heap_order);
+    tcase_add_test(limits, test_heap_widens_in_callback);
     suite_add_tcase(s, limits);
 
     TCase *errors = tcase_create("errors");
