@@ -31,6 +31,36 @@ static uint64_t double_bits(double x)
     return u;
 }
 
+static double bits_double(uint64_t u)
+{
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* Fill cb, the table of `cells` cells of `shift` from lo's cell `base`, for the ranges
+ * of g; false if some cell's values span more than its first bin and the next (two
+ * edges inside it), which sim_hist_add's single step would not cover. */
+static bool fill_cells(const gsl_histogram *g, uint64_t base, size_t cells, unsigned shift,
+                       uint32_t *cb)
+{
+    /* Cells and bins both ascend, so one merge-like walk fills the table. lo's cell
+     * starts at or below lo: its first bin is then [0, lo), and the step in
+     * sim_hist_add moves values at or above lo on. */
+    size_t b = 0;
+    for (size_t c = 0; c < cells; c++) {
+        double v = bits_double((base + c) << shift);
+        while (b < g->n - 1 && v >= g->range[b + 1])
+            b++;
+        cb[c] = (uint32_t)b;
+        /* The edge two bins on must not lie below the next cell's start (the last bin
+         * has no such edge). */
+        if (b + 2 <= g->n && g->range[b + 2] < bits_double((base + c + 1) << shift))
+            return false;
+    }
+    return true;
+}
+
 /* Build h->cell_bin for the ranges of h->h, or leave it NULL (no cells) when the table
  * would be too big. Returns 0 or SIM_ENOMEM. */
 static int build_cells(sim_hist *h, unsigned per_decade)
@@ -38,36 +68,33 @@ static int build_cells(sim_hist *h, unsigned per_decade)
     const gsl_histogram *g = h->h;
     /* Keep enough mantissa bits that a cell (relative width at most 2^-m) is narrower
      * than a log bin (relative width 10^(1/per_decade) - 1): then a value is at most
-     * one step from its cell's first bin. Narrower cells would only cost memory. */
+     * one step from its cell's first bin. Narrower cells would only cost memory, but
+     * are needed where that width is not relative (subnormal values, whose bits count
+     * in fixed steps) or rounding puts two edges in a cell: the cells halve until no
+     * cell holds two, so that sim_hist_add's step needs no loop. */
     double bin_rel = pow(10.0, 1.0 / per_decade) - 1.0;
     unsigned m = 0;
     while (m < 52 && ldexp(1.0, -(int)m) >= bin_rel)
         m++;
-    unsigned shift = 52 - m;
-    uint64_t base = double_bits(h->lo) >> shift;
-    uint64_t end = double_bits(h->hi) >> shift; /* hi's cell: not in the table */
-    if (end - base > MAX_CELLS || end == base) /* too fine, or no cell below hi's */
-        return SIM_OK;
-    size_t cells = (size_t)(end - base);
-    uint32_t *cb = malloc(cells * sizeof *cb);
-    if (!cb)
-        return SIM_ENOMEM;
-    /* Cells and bins both ascend, so one merge-like walk fills the table. lo's cell
-     * starts at or below lo: its first bin is then [0, lo), and the step in
-     * sim_hist_add moves values at or above lo on. */
-    size_t b = 0;
-    for (size_t c = 0; c < cells; c++) {
-        uint64_t start_bits = (base + c) << shift;
-        double v;
-        memcpy(&v, &start_bits, sizeof v);
-        while (b < g->n - 1 && v >= g->range[b + 1])
-            b++;
-        cb[c] = (uint32_t)b;
+    for (; m <= 52; m++) {
+        unsigned shift = 52 - m;
+        uint64_t base = double_bits(h->lo) >> shift;
+        uint64_t end = double_bits(h->hi) >> shift; /* hi's cell: not in the table */
+        if (end - base > MAX_CELLS || end == base) /* too fine, or no cell below hi's */
+            return SIM_OK;
+        size_t cells = (size_t)(end - base);
+        uint32_t *cb = malloc(cells * sizeof *cb);
+        if (!cb)
+            return SIM_ENOMEM;
+        if (fill_cells(g, base, cells, shift, cb)) {
+            h->cell_bin = cb;
+            h->cells = cells;
+            h->cell_base = base;
+            h->cell_shift = shift;
+            return SIM_OK;
+        }
+        free(cb);
     }
-    h->cell_bin = cb;
-    h->cells = cells;
-    h->cell_base = base;
-    h->cell_shift = shift;
     return SIM_OK;
 }
 

@@ -28,7 +28,8 @@ typedef struct sim_hist {
     /* A value's bin without a search: positive doubles order like their bit patterns,
      * so the top bits (exponent and a few mantissa bits) name a cell narrower than any
      * log bin; cell_bin[c] is the bin of cell c's smallest value, and sim_hist_add
-     * steps forward from it against GSL's exact ranges. The cells run from lo's up to,
+     * steps at most one bin on from it against GSL's exact ranges (the cells are made
+     * narrow enough for that). The cells run from lo's up to,
      * not including, hi's; anything else (below lo's cell, negative, from hi's cell on,
      * NaN) goes through sim__hist_bin_slow(). */
     uint32_t *cell_bin;  /* owned; NULL (and cells 0) for layouts too fine for a table */
@@ -71,13 +72,11 @@ static inline void sim__hist_add_to(const sim_hist *h, double x, double w, doubl
     size_t i;
     if (c < h->cells) {
         i = h->cell_bin[c];
-        /* x is below hi's cell, so this stops at range[n] == hi at the latest; in
-         * practice after one step at most, a cell being narrower than a bin. That step
-         * is taken without a branch (it goes either way at random, which a predictor
-         * cannot learn); the loop after it is for layouts with a sliver of a bin. */
+        /* The table's cells are narrow enough that x is in its cell's first bin or the
+         * next (sim_hist_init checks every cell); that step is taken without a branch
+         * (it goes either way at random, which a predictor cannot learn). x is below
+         * hi's cell, so the last bin takes no step: range[n] is hi. */
         i += x >= g->range[i + 1];
-        while (x >= g->range[i + 1])
-            i++;
     } else {
         double y = x; /* in memory on this path only: x can stay in a register */
         i = sim__hist_bin_slow(h, &y);
