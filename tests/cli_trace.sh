@@ -750,95 +750,74 @@ for b in bad:
     print("FAIL churn:", b)
 sys.exit(1 if bad else 0)
 PY
-# The lease table's other throttled writes have their lines too: a checkpoint (per worker
+# Every throttled lease-table request has its line. The writes: a checkpoint (per worker
 # its checkpoints_throttled), a take or steal with how many of its tries were throttled,
-# and a KCL 3.x leader's assignment or a handoff's release; per application the lines
-# add up to the report's lease_table.throttled renew, take and checkpoint.
-python3 - "$tmp/churn.json" "$tmp/churn.trace" <<'PY' || failed=$((failed + 1))
-import json, re, sys
-rep = json.load(open(sys.argv[1]))["consumers"]
-got = {}
-def add(key, n=1):
-    got[key] = got.get(key, 0) + n
-for ln in open(sys.argv[2]).readlines()[1:]:
-    f = ln.split(None, 4)
-    app, what = f[2].split("/")[0], f[4]
-    m = re.match(r"lease (take|steal) throttled by the lease table (\d+) times? \((\d+) tr(y|ies) "
-                 r"allowed\); (the next try took it|not taken in this pass|the next try found "
-                 r"another worker's leaseCounter)$", what)
-    if m:
-        add((app, "take"), int(m.group(2)))
-    elif re.match(r"(SHARD_END )?checkpoint throttled by the lease table; ", what):
-        add((app, "checkpoint"))
-        add((f[2], "checkpoints_throttled"))
-    elif re.match(r"lease (renewal|handoff noticed; its renewal as checkpointOwner) throttled ", what):
-        add((app, "renew"))
-bad = []
-for c in rep:
-    for op in ("renew", "take", "checkpoint"):
-        if got.get((c["name"], op), 0) != c["lease_table"]["throttled"][op]:
-            bad.append(f"{c['name']}: {got.get((c['name'], op), 0)} throttled {op} in the trace, "
-                       f"lease_table.throttled.{op} {c['lease_table']['throttled'][op]}")
-    for w in c["workers"]:
-        k = (c["name"] + "/" + w["name"], "checkpoints_throttled")
-        if got.get(k, 0) != w["checkpoints_throttled"]:
-            bad.append(f"{k[0]}: {got.get(k, 0)} throttled checkpoints, the report's {w['checkpoints_throttled']}")
-if not got.get(("orders-small-table", "take")) or not got.get(("orders-small-table", "checkpoint")):
-    bad.append("no throttled take or checkpoint in 10 min of a small lease table")
-for b in bad[:6]:
-    print("FAIL churn:", b)
-sys.exit(1 if bad else 0)
-PY
-# Reads and creates throttled too (a starved table, read by a 2.x taker and a 3.x leader,
-# the stream doubled at 10 minutes): each throttled Scan (a take pass, an election, an
-# audit, an assignment run, a start-up check), GetItem (a lease's initialization, a
-# discovered lease, a child's read of its parent's), Query (a discovery) and
-# PutItem (the start-up sync's and the audits' creates, which count them) has its line, and
-# per application the lines add up to the report's lease_table.throttled.
+# and a KCL 3.x leader's assignment or a handoff's release (kcl-small-lease-table). The
+# reads and creates (a starved table, read by a 2.x taker and a 3.x leader, the stream
+# doubled at 10 minutes): a Scan (a take pass, an election, an audit, an assignment run, a
+# start-up check), a GetItem (a lease's initialization, a discovered lease, a child's
+# read of its parent's), a Query (a discovery) and a PutItem (the start-up sync's and the
+# audits' creates, which count them, and a child's at its parent's SHARD_END). Per
+# application the lines add up to the report's lease_table.throttled.
 if ! "$kdsim" run tests/scenarios/trace-kcl-starved-table.yaml --json --trace "$tmp/starved.trace" \
     --trace-kinds lease >"$tmp/starved.json" 2>"$tmp/starved.err"; then
     fail "starved: kdsim run failed: $(head -3 "$tmp/starved.err")"
 fi
-python3 - "$tmp/starved.json" "$tmp/starved.trace" <<'PY' || failed=$((failed + 1))
+python3 - "$tmp" <<'PY' || failed=$((failed + 1))
 import json, re, sys
-rep = {c["name"]: c["lease_table"]["throttled"] for c in json.load(open(sys.argv[1]))["consumers"]}
-got = {}
-def add(key, n=1):
-    got[key] = got.get(key, 0) + n
-for ln in open(sys.argv[2]).readlines()[1:]:
-    f = ln.split(None, 4)
-    app, what = f[2].split("/")[0], f[4]
-    if re.match(r"(lease taker|leader election|shard-sync audit|lease assignment): its Scan of "
-                r"the lease table throttled; |start-up: its check of the lease table \(a Scan "
-                r"of one item\) throttled; ", what):
-        add((app, "scan"))
-    elif re.match(r"(initializing: the read of the lease's checkpoint|lease discovery: the read "
-                  r"of this new lease|waiting for parents: the read of parent shard \d+'s "
-                  r"lease) throttled by the lease table; ", what):
-        add((app, "get"))
-    elif what.startswith("lease discovery: its Query of the lease table (the owner index) "
-                         "throttled; "):
-        add((app, "query"))
-    elif what.startswith("creating this child's lease at its parent's SHARD_END"):
-        add((app, "create"))
-    else:
-        m = re.search(r"\((\d+) creates? throttled by the lease table: ", what)
-        if m:
-            add((app, "create"), int(m.group(1)))
+tmp = sys.argv[1]
+# (op, pattern, how many a line counts: 1, or the number the pattern captures)
+kinds = [
+    ("take", r"lease (?:take|steal) throttled by the lease table (\d+) times? \(\d+ tr(?:y|ies) "
+             r"allowed\); (?:the next try took it|not taken in this pass|the next try found "
+             r"another worker's leaseCounter)$"),
+    ("checkpoint", r"(?:SHARD_END )?checkpoint throttled by the lease table; "),
+    ("renew", r"lease (?:renewal|handoff noticed; its renewal as checkpointOwner) throttled "),
+    ("scan", r"(?:lease taker|leader election|shard-sync audit|lease assignment): its Scan of the "
+             r"lease table throttled; |start-up: its check of the lease table \(a Scan of one "
+             r"item\) throttled; "),
+    ("get", r"(?:initializing: the read of the lease's checkpoint|lease discovery: the read of "
+            r"this new lease|waiting for parents: the read of parent shard \d+'s lease) "
+            r"throttled by the lease table; "),
+    ("query", r"lease discovery: its Query of the lease table \(the owner index\) throttled; "),
+    ("create", r"creating this child's lease at its parent's SHARD_END"),
+    ("create", r".*\((\d+) creates? throttled by the lease table: "),
+]
+def tally(name):
+    got = {}
+    for ln in open(f"{tmp}/{name}.trace").readlines()[1:]:
+        f = ln.split(None, 4)
+        for op, rx in kinds:
+            m = re.match(rx, f[4])
+            if m:
+                n = int(m.group(1)) if m.groups() else 1
+                for key in ((f[2].split("/")[0], op), (f[2], op)):
+                    got[key] = got.get(key, 0) + n
+                break
+    return got
 bad = []
-for app, thr in rep.items():
-    for op in ("scan", "get", "create", "query"):
-        if got.get((app, op), 0) != thr.get(op, 0):
-            bad.append(f"{app}: {got.get((app, op), 0)} throttled {op} lines, "
-                       f"lease_table.throttled.{op} {thr.get(op, 0)}")
-    if not all(thr[op] for op in ("scan", "get", "create")):
-        bad.append(f"{app}: the starved table throttled no scan, get or create: {thr}")
-if not rep["assigned"].get("query"):
-    bad.append("assigned: no throttled Query")
-if not any("waiting for parents: " in ln for ln in open(sys.argv[2])):
-    bad.append("no child's read of its parent's lease throttled")
+for name, ops in (("churn", ("renew", "take", "checkpoint")),
+                  ("starved", ("scan", "get", "create", "query"))):
+    got = tally(name)
+    for c in json.load(open(f"{tmp}/{name}.json"))["consumers"]:
+        thr = c["lease_table"]["throttled"]
+        for op in ops:
+            if got.get((c["name"], op), 0) != thr.get(op, 0):
+                bad.append(f"{name} {c['name']}: {got.get((c['name'], op), 0)} throttled {op} "
+                           f"lines, lease_table.throttled.{op} {thr.get(op, 0)}")
+        for w in c["workers"]:
+            k = (c["name"] + "/" + w["name"], "checkpoint")
+            if got.get(k, 0) != w["checkpoints_throttled"]:
+                bad.append(f"{name} {k[0]}: {got.get(k, 0)} throttled checkpoints, the "
+                           f"report's {w['checkpoints_throttled']}")
+    want = {"churn": [("orders-small-table", "take"), ("orders-small-table", "checkpoint")],
+            "starved": [(a, op) for a in ("taker", "assigned") for op in ("scan", "get", "create")]
+                       + [("assigned", "query")]}[name]
+    bad += [f"{name}: no throttled {op} line for {a}" for a, op in want if not got.get((a, op))]
+if not any("waiting for parents: " in ln for ln in open(f"{tmp}/starved.trace")):
+    bad.append("starved: no child's read of its parent's lease throttled")
 for b in bad[:8]:
-    print("FAIL starved:", b)
+    print("FAIL lease table:", b)
 sys.exit(1 if bad else 0)
 PY
 "$kdsim" run scenarios/kcl-small-lease-table.yaml --duration 2m --json --trace "$tmp/app.trace" \
