@@ -383,6 +383,12 @@ int kds_shard_on_append(kds_shard *sh, kds_append_fn fn, void *ctx)
     return 0;
 }
 
+void kds__shard_notify_append_from(kds_shard *sh, size_t from)
+{
+    for (size_t i = from; i < sh->n_on_append; i++)
+        sh->on_append[i].fn(sh->on_append[i].ctx, sh);
+}
+
 void kds_shard_off_append(kds_shard *sh, kds_append_fn fn, void *ctx)
 {
     for (size_t i = 0; i < sh->n_on_append; i++)

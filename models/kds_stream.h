@@ -319,13 +319,22 @@ static inline void kds_stream_put_metered(kds_stream *st, kds_shard *sh, uint32_
                                           uint32_t src, uint64_t units, uint64_t kib_bytes,
                                           gsl_rng *rng, kds_put_result *out);
 
+/* kds_shard_notify_append() from listener `from` on (out of line: a shard seldom has
+ * more than one). */
+void kds__shard_notify_append_from(kds_shard *sh, size_t from);
+
 /* Tell every reader registered with kds_shard_on_append that records were just
- * appended to `sh` (an enhanced fan-out subscription pushes them from here). Inline:
- * it runs after every stored put. */
+ * appended to `sh` (an enhanced fan-out subscription pushes them from here), in the
+ * order they registered; one registered during a call is told too. Inline, with the
+ * first listener called here: it runs after every stored put, and a loop around the
+ * call would keep its counter and the caller's values across it. */
 static inline void kds_shard_notify_append(kds_shard *sh)
 {
-    for (size_t i = 0; i < sh->n_on_append; i++)
-        sh->on_append[i].fn(sh->on_append[i].ctx, sh);
+    if (sh->n_on_append > 0) {
+        sh->on_append[0].fn(sh->on_append[0].ctx, sh);
+        if (sh->n_on_append > 1)
+            kds__shard_notify_append_from(sh, 1);
+    }
 }
 
 /* Add the retention meters for the hour that ends now: bytes retained at ages in

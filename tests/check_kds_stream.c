@@ -308,6 +308,56 @@ START_TEST(test_put_duplicates_and_marks)
 }
 END_TEST
 
+/* Append listeners that note the order they are told in: `later`, when set, is
+ * registered by the first call of the listener that has it (once). */
+typedef struct append_log {
+    char order[16];
+    size_t n;
+} append_log;
+
+typedef struct listener {
+    char name;
+    append_log *log;
+    struct listener *later;
+} listener;
+
+static void note_append(void *ctx, kds_shard *sh)
+{
+    listener *l = ctx;
+    if (l->log->n < sizeof l->log->order - 1)
+        l->log->order[l->log->n++] = l->name;
+    if (l->later) {
+        ck_assert_int_eq(kds_shard_on_append(sh, note_append, l->later), 0);
+        l->later = NULL;
+    }
+}
+
+/* Every listener is told of an append, in the order they registered, the first inline
+ * and the rest out of line; one registered during a call is told of that append too,
+ * and one removed is told no more. */
+START_TEST(test_append_listeners)
+{
+    fixture f;
+    fx_init(&f, 1, NULL);
+    kds_shard *sh = f.st.shards[0];
+    append_log log = {{0}, 0};
+    listener c = {'c', &log, NULL}, b = {'b', &log, NULL}, a = {'a', &log, &c};
+    kds_put_result r;
+    kds_stream_put(&f.st, sh, 1, KDS_KIB, 0, 0, 0, &r); /* nobody listens */
+    ck_assert_int_eq(kds_shard_on_append(sh, note_append, &a), 0);
+    kds_stream_put(&f.st, sh, 1, KDS_KIB, 0, 0, 0, &r); /* a, which registers c: c */
+    ck_assert_str_eq(log.order, "ac");
+    ck_assert_int_eq(kds_shard_on_append(sh, note_append, &b), 0);
+    kds_stream_put(&f.st, sh, 1, KDS_KIB, 0, 0, 0, &r);
+    ck_assert_str_eq(log.order, "acacb");
+    kds_shard_off_append(sh, note_append, &a);
+    kds_stream_put(&f.st, sh, 1, KDS_KIB, 0, 0, 0, &r);
+    ck_assert_str_eq(log.order, "acacbcb");
+    ck_assert_uint_eq(sh->log.end_pos, 4);
+    fx_fini(&f);
+}
+END_TEST
+
 static void failing(kds_stream_cfg *c)
 {
     c->internal_failure_rate = 0.25;
@@ -672,6 +722,7 @@ static Suite *stream_suite(void)
     tcase_add_test(write, test_put_large_record_tank);
     tcase_add_test(write, test_put_large_records_share_the_budget);
     tcase_add_test(write, test_put_duplicates_and_marks);
+    tcase_add_test(write, test_append_listeners);
     tcase_add_test(write, test_put_internal_failures);
     tcase_add_test(write, test_put_sustained_rate);
     tcase_add_test(write, test_put_series_per_minute);
