@@ -24,27 +24,35 @@ static inline sim_time kds_slice_time(const kds_slice *sl, uint64_t i)
 }
 
 /* Split *sl after its first k records (0 < k < count): *head gets them, *tail the
- * rest. Counts, bytes, duplicates and marks add up exactly to the original's. */
+ * rest (either may be sl itself). Counts, bytes, duplicates and marks add up exactly to
+ * the original's. Two common cases skip divisions whose result they know: a slice
+ * without duplicates (its pieces have none), and one PutRecords' records (t_first ==
+ * t_last: every record has that write time). */
 static inline void kds_slice_split(const kds_slice *sl, uint32_t k, kds_slice *head,
                                    kds_slice *tail)
 {
     kds_slice s = *sl;
     uint64_t hb = kds_prorate(s.bytes, k, s.count);
-    uint32_t hd = (uint32_t)kds_prorate(s.dups, k, s.count);
+    uint32_t hd = s.dups == 0 ? 0 : (uint32_t)kds_prorate(s.dups, k, s.count);
     uint32_t hm = s.marks < k ? s.marks : k;
+    sim_time t_head_last = s.t_first, t_tail_first = s.t_first;
+    if (s.t_last != s.t_first) {
+        t_head_last = kds_slice_time(&s, k - 1);
+        t_tail_first = kds_slice_time(&s, k);
+    }
     *head = s;
     head->count = k;
     head->bytes = hb;
     head->dups = hd;
     head->marks = hm;
-    head->t_last = kds_slice_time(&s, k - 1);
+    head->t_last = t_head_last;
     *tail = s;
     tail->first = s.first + k;
     tail->count = s.count - k;
     tail->bytes = s.bytes - hb;
     tail->dups = s.dups - hd;
     tail->marks = s.marks - hm;
-    tail->t_first = kds_slice_time(&s, k);
+    tail->t_first = t_tail_first;
 }
 
 #endif
