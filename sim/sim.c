@@ -80,10 +80,11 @@ _Static_assert(offsetof(struct sim, clock) == 0,
  * entry sinking, and an event scheduled from a callback (the root's new entry, usually
  * due among the next few) stops after a level or two. A 4-ary heap takes three
  * comparisons a level for half the levels: the same for a sift to the bottom, half as
- * many again for these short ones (the flagship's run loop: 1,028.8 M instructions
- * 4-ary, 1,005.1 M binary). A heap that outgrows FAR_MIN misses the caches instead:
- * it becomes 4-ary (`wide`), whose four children share one or two cache lines, and
- * sifting down asks for the next level's cache lines ahead of its compares. */
+ * many again for these short ones (the flagship's run loop: 23.7 M instructions of
+ * about 1,030 M fewer binary than 4-ary). A heap that outgrows FAR_MIN misses the
+ * caches instead: it becomes 4-ary (`wide`), whose four children share one or two
+ * cache lines, and sifting down asks for the next level's cache lines ahead of its
+ * compares. */
 #define FAR_MIN ((size_t)1 << 16)
 
 /* Entry i's parent in a heap of `arity` (2 or 4). */
