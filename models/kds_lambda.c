@@ -268,7 +268,8 @@ static kds_slice *buf_at(const reader *rd, size_t i)
  * most pushes (its slices start at the front then). */
 static __attribute__((noinline)) void buf_room(reader *rd, size_t n)
 {
-    memmove(rd->buf, rd->buf + rd->b_head, rd->b_n * sizeof *rd->buf);
+    if (rd->b_n > 0) /* (the array is NULL before the first push) */
+        memmove(rd->buf, rd->buf + rd->b_head, rd->b_n * sizeof *rd->buf);
     rd->b_head = 0;
     if (rd->b_cap - rd->b_n >= n)
         return;
