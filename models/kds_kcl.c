@@ -1409,14 +1409,19 @@ static void handoff_timeout_event(sim *s, void *ctx)
 /* A renewal refused because the leader started a handoff (kcl.md 7.5 step 2): the
  * renewer re-reads the lease, sees itself as its checkpointOwner, renews it as such and
  * has its processor shut down at the handler's next check. False if the lease was
- * simply lost. */
+ * simply lost. A re-read the lease table throttles fails the renewal without losing
+ * the lease: the next renewal, refused again, reads it again (true). */
 static bool handoff_noticed(worker *w, held *h, sim_time now)
 {
     kcl *a = w->app;
     const kds_lease *l = &a->table->items[h->lease];
     if (h->handoff || l->deleted || l->ckpt_owner != w->owner || l->counter != h->counter)
         return false;
-    kds_lease_get(a->table, h->lease);
+    if (kds_lease_get(a->table, h->lease) == KDS_DDB_THROTTLED) {
+        TRACE_HELD(w, h, "lease renewal refused (a handoff began); the re-read of the lease "
+                         "throttled by the lease table: the next renewal tries again");
+        return true;
+    }
     h->handoff = true;
     w->sum.renewals++;
     kds_ddb_status r = kds_lease_renew(a->table, h->lease, h->counter, w->owner);

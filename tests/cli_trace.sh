@@ -757,11 +757,19 @@ PY
 # doubled at 10 minutes): a Scan (a take pass, an election, an audit, an assignment run, a
 # start-up check), a GetItem (a lease's initialization, a discovered lease, a child's
 # read of its parent's), a Query (a discovery) and a PutItem (the start-up sync's and the
-# audits' creates, which count them, and a child's at its parent's SHARD_END). Per
-# application the lines add up to the report's lease_table.throttled.
+# audits' creates, which count them, and a child's at its parent's SHARD_END); and a 3.x
+# renewer's re-read of a lease whose renewal a handoff refused (kcl3-second-worker with
+# its 3.x application's table starved). Per application the lines add up to the
+# report's lease_table.throttled.
 if ! "$kdsim" run tests/scenarios/trace-kcl-starved-table.yaml --json --trace "$tmp/starved.trace" \
     --trace-kinds lease >"$tmp/starved.json" 2>"$tmp/starved.err"; then
     fail "starved: kdsim run failed: $(head -3 "$tmp/starved.err")"
+fi
+if ! "$kdsim" run scenarios/kcl3-second-worker.yaml --json --trace "$tmp/kcl3.trace" \
+    --trace-kinds lease --set 'consumers[1].lease_table.billing=provisioned' \
+    --set 'consumers[1].lease_table.read_capacity=1' --set 'consumers[1].lease_table.burst=0s' \
+    --set 'consumers[1].lease_table.item_size=4 KiB' >"$tmp/kcl3.json" 2>"$tmp/kcl3.err"; then
+    fail "kcl3: kdsim run failed: $(head -3 "$tmp/kcl3.err")"
 fi
 python3 - "$tmp" <<'PY' || failed=$((failed + 1))
 import json, re, sys
@@ -778,7 +786,8 @@ kinds = [
              r"item\) throttled; "),
     ("get", r"(?:initializing: the read of the lease's checkpoint|lease discovery: the read of "
             r"this new lease|waiting for parents: the read of parent shard \d+'s lease) "
-            r"throttled by the lease table; "),
+            r"throttled by the lease table; |lease renewal refused \(a handoff began\); the "
+            r"re-read of the lease throttled by the lease table: "),
     ("query", r"lease discovery: its Query of the lease table \(the owner index\) throttled; "),
     ("create", r"creating this child's lease at its parent's SHARD_END"),
     ("create", r".*\((\d+) creates? throttled by the lease table: "),
@@ -797,7 +806,8 @@ def tally(name):
     return got
 bad = []
 for name, ops in (("churn", ("renew", "take", "checkpoint")),
-                  ("starved", ("scan", "get", "create", "query"))):
+                  ("starved", ("scan", "get", "create", "query")),
+                  ("kcl3", ("scan", "get", "create", "query", "renew", "checkpoint"))):
     got = tally(name)
     for c in json.load(open(f"{tmp}/{name}.json"))["consumers"]:
         thr = c["lease_table"]["throttled"]
@@ -812,10 +822,13 @@ for name, ops in (("churn", ("renew", "take", "checkpoint")),
                            f"report's {w['checkpoints_throttled']}")
     want = {"churn": [("orders-small-table", "take"), ("orders-small-table", "checkpoint")],
             "starved": [(a, op) for a in ("taker", "assigned") for op in ("scan", "get", "create")]
-                       + [("assigned", "query")]}[name]
+                       + [("assigned", "query")],
+            "kcl3": [("orders-3x", "get")]}[name]
     bad += [f"{name}: no throttled {op} line for {a}" for a, op in want if not got.get((a, op))]
 if not any("waiting for parents: " in ln for ln in open(f"{tmp}/starved.trace")):
     bad.append("starved: no child's read of its parent's lease throttled")
+if not any("the re-read of the lease throttled" in ln for ln in open(f"{tmp}/kcl3.trace")):
+    bad.append("kcl3: no renewer's re-read of a handed-over lease throttled")
 for b in bad[:8]:
     print("FAIL lease table:", b)
 sys.exit(1 if bad else 0)
