@@ -1807,6 +1807,17 @@ static bool find_hole(const kcl *a, kds_hashkey h[4])
     return hole;
 }
 
+/* A shard sync's trace note of its `throttled` creates, which `who` makes later, into buf
+ * (n bytes): " (N creates throttled by the lease table: WHO makes them)", or "" for none. */
+static const char *creates_throttled(char *buf, size_t n, uint32_t throttled, const char *who)
+{
+    buf[0] = 0;
+    if (throttled > 0)
+        snprintf(buf, n, " (%" PRIu32 " create%s throttled by the lease table: %s makes them)",
+                 throttled, kds_trace_s(throttled), who);
+    return buf;
+}
+
 /* The shard sync that leader w's auditor starts (ShardSyncTask), `why`: a lease for every
  * open shard that has none, at TRIM_HORIZON when a parent still has its lease (the
  * parent's records come first), else at the application's initial position. A
@@ -1826,15 +1837,11 @@ static void sync_missing(worker *w, const char *why)
     }
     a->leases_recreated += made;
     if (KDS_TRACING(a->st->trace, "lease", w->label, -1)) {
-        char thr[128] = "";
-        if (throttled > 0)
-            snprintf(thr, sizeof thr,
-                     " (%" PRIu32 " create%s throttled by the lease table: a later sync makes "
-                     "them)",
-                     throttled, kds_trace_s(throttled));
+        char thr[128];
         kds_trace_emit(a->st->trace, sim_now(a->sim), "lease", w->label, -1,
                        "shard-sync audit: %s; its shard sync created %" PRIu32 " lease%s%s",
-                       why, made, kds_trace_s(made), thr);
+                       why, made, kds_trace_s(made),
+                       creates_throttled(thr, sizeof thr, throttled, "a later sync"));
     }
 }
 
@@ -2023,16 +2030,12 @@ static void sync_event(sim *s, void *ctx)
     size_t before = a->table->n_live;
     uint32_t throttled = before == 0 ? create_leases(a) : 0;
     if (KDS_TRACING(a->st->trace, "lease", w->label, -1)) {
-        char dur[32], thr[128] = "";
-        if (throttled > 0)
-            snprintf(thr, sizeof thr,
-                     " (%" PRIu32 " create%s throttled by the lease table: the shard-sync "
-                     "audit makes them)",
-                     throttled, kds_trace_s(throttled));
+        char dur[32], thr[128];
         kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
                        "start-up shard sync: %zu lease%s created%s; the worker takes leases "
                        "after the sync's sleep of %s (shardSyncIntervalMillis)",
-                       a->table->n_live - before, kds_trace_s(a->table->n_live - before), thr,
+                       a->table->n_live - before, kds_trace_s(a->table->n_live - before),
+                       creates_throttled(thr, sizeof thr, throttled, "the shard-sync audit"),
                        kds_trace_dur(dur, sizeof dur, a->cfg.sync_sleep));
     }
     if (a->cfg.sync_sleep > 0) {
