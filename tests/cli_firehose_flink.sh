@@ -4,8 +4,9 @@
 # (size-bound: ceil(bytes / 5 MiB), interval-bound: one a minute), and
 # scenarios/flink-failure.yaml replays exactly the records processed since the last
 # checkpoint, as duplicates; both keep the consumer conservation rule and are
-# deterministic. Then the loaders' messages for bad firehose and flink keys, and Flink
-# EFO consumers counting toward the 20 registered consumers.
+# deterministic. Then the start positions of the firehose, efo and flink readers, the
+# loaders' messages for bad firehose and flink keys, and Flink EFO consumers counting
+# toward the 20 registered consumers.
 #
 # usage: bash tests/cli_firehose_flink.sh KDSIM SOURCE_DIR
 # shellcheck disable=SC2016 # jq expressions, not shell ones, in single quotes
@@ -136,6 +137,41 @@ for msg in \
     "consumers\[1\].failures\[1\]: failure times must be in increasing order"; do
     grep -q "$msg" "$tmp/bad.err" || fail "bad keys: no message matching '$msg'"
 done
+
+# --- start positions of the firehose, efo and flink readers -------------------------------
+# A position is the n-th record of each shard: at 100 skips 100 a shard, after 100 skips
+# 101; a timestamp skips what was written before it; a position not written yet when the
+# reader starts reads from the shard's end, as LATEST does (README, kind: polling).
+cat >"$tmp/start.yaml" <<'EOF'
+duration: 2m
+seed: 3
+stream: {shards: 2}
+producers:
+  - {name: p, rate: 100 records/s, record_size: 1 KiB, keys: {kind: uniform, count: 1000}}
+consumers:
+  - {name: fh-at, kind: firehose, start: 1m, start_position: at_sequence_number, start_sequence: 100}
+  - {name: fh-after, kind: firehose, start: 1m, start_position: after_sequence_number, start_sequence: 100}
+  - {name: fh-ts, kind: firehose, start: 1m, start_position: at_timestamp, start_timestamp: 30s}
+  - {name: efo-after, kind: efo, start: 1m, start_position: after_sequence_number, start_sequence: 100}
+  - {name: efo-ts, kind: efo, start: 1m, start_position: at_timestamp, start_timestamp: 30s}
+  - {name: efo-future, kind: efo, start_position: at_sequence_number, start_sequence: 100000}
+  - {name: fl-after, kind: flink, retrieval: efo, start: 1m, start_position: after_sequence_number, start_sequence: 100}
+  - {name: fl-ts, kind: flink, start: 1m, start_position: at_timestamp, start_timestamp: 30s}
+EOF
+run start "$tmp/start.yaml"
+check start '.stream.records_in as $in | all(.consumers[];
+    .records_skipped_at_start + .records_delivered + .records_unread
+    + .records_expired_unread == $in)' "start positions: a consumer does not account for every stored record"
+check start '[.consumers[] | select(.name == "fh-at") | .records_skipped_at_start] == [200]' \
+    "at_sequence_number 100 on 2 shards does not skip 200 records"
+check start '[.consumers[] | select(.name | endswith("-after")) | .records_skipped_at_start]
+    == [202, 202, 202]' "after_sequence_number 100 on 2 shards does not skip 202 records"
+check start '[.consumers[] | select(.name | endswith("-ts")) | .records_skipped_at_start] as $s
+    | ($s | length) == 3 and ($s | unique | length) == 1 and $s[0] >= 2900 and $s[0] <= 3000' \
+    "at_timestamp 30s does not skip the 30 s of records written before it, alike for each kind"
+check start '.stream.records_in as $in | .consumers[] | select(.name == "efo-future")
+    | .records_skipped_at_start == 0 and .records_delivered == $in' \
+    "a position not written yet at the start does not read from the shard's end"
 
 # --- 21 Flink applications on EFO: one more than a stream registers -------------------------
 {
