@@ -93,6 +93,7 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
         k->shard[0] = kds_stream_route(st, h)->index;
         k->share[0] = 1.0;
         k->cond[0] = 1.0;
+        /* An explicit hash key still needs a partition key; its content is ignored. */
         k->key_bytes = cfg->kind == KDS_KEYS_FIXED ? (double)strlen(cfg->fixed) : 1;
         return 0; /* spread never needs the alias table with one entry */
     }
@@ -119,13 +120,8 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
         keylen = 36; /* a UUID string, the usual random partition key */
         break;
     case KDS_KEYS_FIXED:
-        k->share[kds_stream_open_entry(st, kds_hashkey_from_md5(cfg->fixed,
-                                                                strlen(cfg->fixed)))] = 1.0;
-        keylen = (double)strlen(cfg->fixed);
-        break;
     case KDS_KEYS_EXPLICIT:
-        k->share[kds_stream_open_entry(st, cfg->explicit_key)] = 1.0;
-        keylen = 1; /* the partition key is still required; its content is ignored */
+        SIM_ASSERT(!"one key has the single-entry table above");
         break;
     case KDS_KEYS_UNIFORM:
     case KDS_KEYS_ZIPF: {
