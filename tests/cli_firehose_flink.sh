@@ -4,9 +4,9 @@
 # (size-bound: ceil(bytes / 5 MiB), interval-bound: one a minute), and
 # scenarios/flink-failure.yaml replays exactly the records processed since the last
 # checkpoint, as duplicates; both keep the consumer conservation rule and are
-# deterministic. Then the start positions of the firehose, efo and flink readers, the
-# loaders' messages for bad firehose and flink keys, and Flink EFO consumers counting
-# toward the 20 registered consumers.
+# deterministic. Then a firehose reading across a split, the start positions of the
+# firehose, efo and flink readers, the loaders' messages for bad firehose and flink keys,
+# and Flink EFO consumers counting toward the 20 registered consumers.
 #
 # usage: bash tests/cli_firehose_flink.sh KDSIM SOURCE_DIR
 # shellcheck disable=SC2016 # jq expressions, not shell ones, in single quotes
@@ -137,6 +137,30 @@ for msg in \
     "consumers\[1\].failures\[1\]: failure times must be in increasing order"; do
     grep -q "$msg" "$tmp/bad.err" || fail "bad keys: no message matching '$msg'"
 done
+
+# --- firehose across a split: the parent read to its end, each child from its start -------
+cat >"$tmp/fhsplit.yaml" <<'EOF'
+duration: 15m
+seed: 5
+stream:
+  shards: 2
+  resharding: {events: [{at: 5m, split: 0}]}
+producers:
+  - {name: p, rate: 400 records/s, record_size: 1 KiB, keys: {kind: uniform, count: 5000}}
+consumers:
+  - {name: fh, kind: firehose, buffering: {size: 1 MiB, interval: 60s}}
+EOF
+run fhsplit "$tmp/fhsplit.yaml"
+check fhsplit '.stream.records_in as $in | .consumers[0] | .records_delivered + .records_unread
+    + .records_expired_unread + .records_skipped_at_start == $in and .records_expired_unread == 0' \
+    "firehose across a split: a record unaccounted for, or expired"
+check fhsplit '.stream.shards[0] | .state == "CLOSED" and .records_out == .records_in' \
+    "firehose across a split: the closed parent is not read to its end"
+check fhsplit '[.stream.shards[] | select(.parent_shard_id == "shardId-000000000000")
+    | select(.records_in - .records_out <= 300 and .read_calls >= 560)] | length == 2' \
+    "firehose across a split: a child is not read from its start, once a second, to near its end"
+check fhsplit '.consumers[0].latency_ms.max < 10000' \
+    "firehose across a split: records wait more than 10 s at the split"
 
 # --- start positions of the firehose, efo and flink readers -------------------------------
 # A position is the n-th record of each shard: at 100 skips 100 a shard, after 100 skips
