@@ -4,9 +4,10 @@
 # (size-bound: ceil(bytes / 5 MiB), interval-bound: one a minute), and
 # scenarios/flink-failure.yaml replays exactly the records processed since the last
 # checkpoint, as duplicates; both keep the consumer conservation rule and are
-# deterministic. Then a firehose reading across a split, the start positions of the
-# firehose, efo and flink readers, the loaders' messages for bad firehose and flink keys,
-# and Flink EFO consumers counting toward the 20 registered consumers.
+# deterministic. Then a Flink replay that ends inside a fetched batch, a firehose reading
+# across a split, the start positions of the firehose, efo and flink readers, the loaders'
+# messages for bad firehose and flink keys, and Flink EFO consumers counting toward the 20
+# registered consumers.
 #
 # usage: bash tests/cli_firehose_flink.sh KDSIM SOURCE_DIR
 # shellcheck disable=SC2016 # jq expressions, not shell ones, in single quotes
@@ -137,6 +138,34 @@ for msg in \
     "consumers\[1\].failures\[1\]: failure times must be in increasing order"; do
     grep -q "$msg" "$tmp/bad.err" || fail "bad keys: no message matching '$msg'"
 done
+
+# --- a replay that ends inside a fetched batch --------------------------------------------
+# Bursts put the job behind, then let it catch up (a short call at the tip), then behind
+# again when it fails: the calls after the restart, 47 records each from the checkpoint,
+# no longer end where the calls before the failure did, so one of them holds both the
+# last records processed before the failure (replayed) and the first new ones.
+cat >"$tmp/straddle.yaml" <<'EOF'
+duration: 12m
+seed: 7
+stream: {shards: 1}
+producers:
+  - {name: base, rate: 100 records/s, record_size: 1 KiB}
+  - name: bursts
+    record_size: 1 KiB
+    rate: {profile: steps, steps: [{at: 400s, rate: 600/s}, {at: 405s, rate: 0},
+                                   {at: 435s, rate: 600/s}, {at: 440s, rate: 0}]}
+consumers:
+  - {name: job, kind: flink, start_position: trim_horizon, max_records: 47,
+     checkpoint_interval: 60s, failures: [450s], restart_delay: 20s}
+EOF
+run straddle "$tmp/straddle.yaml"
+check straddle '.stream.records_in as $in | .consumers[0] | .records_delivered + .records_unread
+    + .records_expired_unread + .records_skipped_at_start == $in' \
+    "replay inside a batch: a record unaccounted for"
+check straddle '.consumers[0] | .duplicates_delivered > 5000
+    and .duplicates_delivered == .figures.records_replayed
+    and .figures.records_replayed == .figures.records_processed_since_checkpoint' \
+    "replay inside a batch: duplicates != records processed since the last checkpoint"
 
 # --- firehose across a split: the parent read to its end, each child from its start -------
 cat >"$tmp/fhsplit.yaml" <<'EOF'
