@@ -2,8 +2,9 @@
 # cli_lambda_scenarios.sh - the two shipped Lambda scenarios tell their story in the
 # JSON report: with default settings a poison record holds its shard (and only it) until
 # it expires a day later; with bisection, bounded retries and a failure queue only the
-# bad record reaches the queue and the shard keeps flowing. Every run also keeps the
-# consumer conservation rule of docs/report-json.md.
+# bad record reaches the queue and the shard keeps flowing. Then a mapping of each
+# retrieval across a split, reading each child once its parent is drained. Every run also
+# keeps the consumer conservation rule of docs/report-json.md.
 #
 # usage: bash tests/cli_lambda_scenarios.sh KDSIM SOURCE_DIR
 set -u
@@ -108,5 +109,33 @@ check late "from TRIM_HORIZON 5 min in: the same 2 records discarded" \
     '.consumers[0].figures.records_discarded == 2
      and .consumers[0].figures.records_to_failure_destination == 0'
 check late "conservation" "$conservation"
+
+# --- a split under both retrievals: each child read once its parent is drained -------------
+cat >"$tmp/split.yaml" <<'EOF'
+duration: 15m
+seed: 5
+stream:
+  shards: 2
+  resharding: {events: [{at: 5m, split: 0}]}
+producers:
+  - {name: p, rate: 400 records/s, record_size: 1 KiB, keys: {kind: uniform, count: 5000}}
+consumers:
+  - {name: fn, kind: lambda, start_position: trim_horizon}
+  - {name: fne, kind: lambda, start_position: trim_horizon, retrieval: efo}
+EOF
+run split "$tmp/split.yaml"
+check split "a split: a record unaccounted for" '.stream.records_in as $in | all(.consumers[];
+     .records_skipped_at_start + .records_delivered + .records_unread
+     + .records_expired_unread == $in)'
+check split "a split: both children started by each mapping, after a wait for the polled parent
+     (a second of polling at most)" \
+    'all(.consumers[]; .children_started == 2) and .consumers[0].child_wait_ms_max > 0
+     and .consumers[0].child_wait_ms_max < 2000'
+check split "a split: everything delivered but the last second, none later than 3 s" \
+    'all(.consumers[]; .records_unread < 500 and .records_expired_unread == 0
+     and .latency_ms.max < 3000)'
+check split "a split: the children read to their ends" \
+    '[.stream.shards[] | select(.parent_shard_id != null)
+      | select(.records_out <= .records_in and .records_in - .records_out < 300)] | length == 2'
 
 cli_finish cli_lambda_scenarios
