@@ -291,6 +291,17 @@ static json_t *assumptions_json(const kds_world *w)
         assume(a, "model", "large spreads over the shards are drawn from a normal law",
                "a request's records are split over the shards by binomial draws, those of "
                "large variance from the normal law of the same mean and variance");
+    uint64_t rerouted = 0;
+    for (size_t i = 0; i < w->n_producers; i++)
+        rerouted += kds_producer_stats_get(w->producers[i])->records_rerouted;
+    if (rerouted > 0) {
+        snprintf(v, sizeof v, "%" PRIu64 " record resend%s to one child", rerouted,
+                 rerouted == 1 ? "" : "s");
+        assume(a, "model", v,
+               "a retried part of a request whose shard a reshard closed in the meantime goes "
+               "whole to the open shard holding the middle of the closed shard's range, where "
+               "AWS would route each record on its own");
+    }
     const kds_capacity_stats *cst = kds_capacity_stats_get(w->capacity);
     if (s->mode != KDS_MODE_PROVISIONED || cst->mode_switches > 0) {
         const kds_ondemand_cfg *o = &kds_capacity_cfg_get(w->capacity)->od;

@@ -175,6 +175,20 @@ double kds_keys_share_of(const kds_keys *k, uint32_t shard)
     return 0.0;
 }
 
+bool kds_keys_single_hash(const kds_keys *k, const kds_stream *st, kds_hashkey *out)
+{
+    const kds_keys_cfg *cfg = k->cfg;
+    if (st->cfg.auto_distribution)
+        return false;
+    if (cfg->kind == KDS_KEYS_FIXED)
+        *out = kds_hashkey_from_md5(cfg->fixed, strlen(cfg->fixed));
+    else if (cfg->kind == KDS_KEYS_EXPLICIT)
+        *out = cfg->explicit_key;
+    else
+        return false;
+    return true;
+}
+
 void kds_keys_fini(kds_keys *k)
 {
     if (!k)

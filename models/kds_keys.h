@@ -136,6 +136,10 @@ static inline void kds_keys_spread(kds_keys *k, const kds_stream *st, gsl_rng *r
 /* The share of records shard `shard` (an index) gets; 0 for shards not in the table. */
 double kds_keys_share_of(const kds_keys *k, uint32_t shard);
 
+/* The hash key of every record when the keys are one key (kind fixed or explicit) and
+ * the stream routes by key (not AUTO): true with it in *out; false otherwise. */
+bool kds_keys_single_hash(const kds_keys *k, const kds_stream *st, kds_hashkey *out);
+
 /* The name of key i of a UNIFORM or ZIPF distribution into buf. Returns buf. */
 char *kds_keys_name(const kds_keys_cfg *cfg, uint64_t i, char *buf, size_t n);
 

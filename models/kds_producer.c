@@ -320,10 +320,19 @@ static void serve_request(request *r)
             part *pt = &r->parts[i];
             kds_shard *sh = p->st->shards[pt->shard];
             /* A shard closed by resharding since the first send: its keys now live in
-             * a child; send the records to the open shard holding the middle of the
-             * closed shard's range (children split it at or near the middle). */
-            if (sh->state != KDS_SHARD_OPEN)
-                sh = kds_stream_route(p->st, sh->lo + (sh->hi - sh->lo) / 2);
+             * children. One key goes where its hash now routes; the records of many
+             * keys (not kept) go to the open shard holding the middle of the closed
+             * shard's range (children split it at or near the middle), a
+             * simplification the report lists. */
+            if (sh->state != KDS_SHARD_OPEN) {
+                kds_hashkey h;
+                if (kds_keys_single_hash(&p->keys, p->st, &h)) {
+                    sh = kds_stream_route(p->st, h);
+                } else {
+                    sh = kds_stream_route(p->st, sh->lo + (sh->hi - sh->lo) / 2);
+                    p->stats.records_rerouted += pt->count;
+                }
+            }
             serve_part(r, sh, pt->count, pt->bytes, pt->stored_before, pt->marks, pt->units,
                        pt->kib);
         }

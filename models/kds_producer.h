@@ -89,6 +89,9 @@ typedef struct kds_producer_stats {
     uint64_t records_buffered;        /* at the end: generated, not yet sent (with `ordered`,
                                          the buffer a client's round trip let grow) */
     uint64_t marks_written;           /* marked records sent */
+    uint64_t records_rerouted;        /* record resends whose shard a reshard had closed,
+                                         sent whole to one child (not a report key: it
+                                         makes the report list that simplification) */
 } kds_producer_stats;
 
 typedef struct kds_producer kds_producer;

@@ -5,7 +5,7 @@
 # drain, and an on-demand burst throttled until the stream grows; and a split rule and
 # an on-demand hot-shard split set from scenario keys, in the report's reshards and
 # capacity summary; a closed shard that expires, and readers of every kind that begin
-# after it did.
+# after it did; and throttled records resent after their shard split.
 # usage: bash tests/cli_reshard_scenarios.sh KDSIM SRCDIR
 set -u
 . "$(dirname "$0")/testcli.sh"
@@ -219,4 +219,56 @@ PY
 else
     fail "expired-shard ending before its readers begin: kdsim run failed: $(cat "$tmp/err")"
 fi
+# Resends across a split. dev-4's hash lies in the upper half of shard 0 (`kdsim route
+# --shards 2 dev-4`), so after shard 0 splits in the middle every dev-4 record belongs in
+# child 3: its throttled records resent after the split go there too, and child 2 (which
+# holds the middle of shard 0's range) gets none. The records of many keys resent after
+# the split go whole to the child holding the middle, a simplification the report then
+# lists with their count.
+cat >"$tmp/resend.yaml" <<'YAML'
+seed: 3
+duration: 4m
+stream:
+  shards: 2
+  resharding: {events: [{at: 2m, split: 0}]}
+producers:
+  - {name: one-key, rate: 1500 records/s, record_size: 1 KiB, keys: {kind: fixed, key: dev-4}}
+YAML
+cp "$tmp/resend.yaml" "$tmp/resend-many.yaml"
+sed -i 's/rate: 1500 records\/s, record_size: 1 KiB, keys: {kind: fixed, key: dev-4}/rate: 2400 records\/s, record_size: 1 KiB, keys: {kind: uniform, count: 5000}/' \
+    "$tmp/resend-many.yaml"
+for sc in resend resend-many; do
+    "$kdsim" run "$tmp/$sc.yaml" --json >"$tmp/$sc.json" 2>"$tmp/err" ||
+        fail "$sc: kdsim run failed: $(cat "$tmp/err")"
+done
+python3 - "$tmp" <<'PY' || failed=$((failed + 1))
+import json, sys
+tmp = sys.argv[1]
+bad = []
+def check(cond, msg):
+    if not cond:
+        bad.append(msg)
+def resend_note(r):
+    return [a for a in r["assumptions"] if a["setting"] == "model" and "resend" in a["value"]]
+r = json.load(open(f"{tmp}/resend.json"))
+sh = {s["shard_id"]: s for s in r["stream"]["shards"]}
+p = r["producers"][0]
+check(p["write_throttled_records"] > 0 and p["records_retried"] > 0,
+      "resend: dev-4 at 1,500/s is not throttled and retried")
+check(sh["shardId-000000000003"]["records_in"] > 0 and sh["shardId-000000000002"]["records_in"] == 0,
+      f"resend: dev-4's records after the split are not all in child 3: "
+      f"child 2 {sh['shardId-000000000002']['records_in']}, child 3 {sh['shardId-000000000003']['records_in']}")
+check(not resend_note(r), "resend: one key's resends are listed as sent to the middle child")
+r = json.load(open(f"{tmp}/resend-many.json"))
+note = resend_note(r)
+check(len(note) == 1 and int(note[0]["value"].split()[0]) > 0,
+      f"resend-many: no assumption counting the resends sent to one child: {note}")
+p = r["producers"][0]
+check(p["records_attempted"] == p["records_written"] + p["records_given_up"] + p["records_in_flight"],
+      "resend-many: a producer record unaccounted for")
+for m in bad:
+    print("FAIL", m)
+sys.exit(1 if bad else 0)
+PY
+
 cli_finish cli_reshard_scenarios
