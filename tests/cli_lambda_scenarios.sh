@@ -3,8 +3,9 @@
 # JSON report: with default settings a poison record holds its shard (and only it) until
 # it expires a day later; with bisection, bounded retries and a failure queue only the
 # bad record reaches the queue and the shard keeps flowing. Then a mapping of each
-# retrieval across a split, reading each child once its parent is drained. Every run also
-# keeps the consumer conservation rule of docs/report-json.md.
+# retrieval across a split, reading each child once its parent is drained, and a maximum
+# record age cutting a merged span. Every run also keeps the consumer conservation rule of
+# docs/report-json.md.
 #
 # usage: bash tests/cli_lambda_scenarios.sh KDSIM SOURCE_DIR
 set -u
@@ -137,5 +138,30 @@ check split "a split: everything delivered but the last second, none later than 
 check split "a split: the children read to their ends" \
     '[.stream.shards[] | select(.parent_shard_id != null)
       | select(.records_out <= .records_in and .records_in - .records_out < 300)] | length == 2'
+
+# --- MaximumRecordAge cutting a merged span ------------------------------------------------
+# A mapping created at 10 minutes at TRIM_HORIZON finds the first minutes merged into
+# one-minute spans (the live reader passed them), and gives up what is older than its
+# 5-minute maximum age, the older part of the span the cut falls in too: no record it
+# hands to the function is 5 minutes old (a second of function time on top at most).
+cat >"$tmp/aged.yaml" <<'EOF'
+duration: 12m
+seed: 4
+stream: {shards: 1}
+producers:
+  - {name: p, rate: 100 records/s, record_size: 1 KiB}
+consumers:
+  - {name: live, kind: polling}
+  - {name: fn, kind: lambda, start: 10m, start_position: trim_horizon,
+     maximum_record_age: 5m, maximum_retry_attempts: 0}
+EOF
+run aged "$tmp/aged.yaml"
+check aged "maximum age: 5 minutes of records or a little more given up, the rest processed" \
+    '.consumers[1] | .figures.records_discarded >= 30000 and .figures.records_discarded <= 33000
+     and .figures.records_discarded + .figures.records_processed == .records_delivered'
+check aged "maximum age: a record older than 5 minutes handed to the function" \
+    '.consumers[1].latency_ms.max < 301000'
+check aged "conservation" '.stream.records_in == (.consumers[1] | .records_skipped_at_start
+    + .records_delivered + .records_unread + .records_expired_unread)'
 
 cli_finish cli_lambda_scenarios
