@@ -8,8 +8,8 @@
 # and KCL 3.x beside 2.x: a join balanced by the leader with graceful handoffs.
 # Also: the KCL keys of the JSON consumer object, the consumer conservation rule, the
 # KCL CSV files of --out, consumers_per_minute.csv adding up to records_delivered,
-# report.html's replay_expected total, determinism, and the loader's messages for bad
-# KCL keys.
+# report.html's replay_expected total, determinism, the loader's messages for bad KCL
+# keys, and an application starting at a timestamp.
 # usage: bash tests/cli_kcl_scenarios.sh KDSIM SRCDIR
 set -u
 . "$(dirname "$0")/testcli.sh"
@@ -313,5 +313,31 @@ expect_messages bad3 5 \
     "bad3.yaml:6:56: consumers\[2\].lease_assignment: expected one of taker, worker_utilization, lease_count" \
     "bad3.yaml:11:11: consumers\[3\].kcl3: the leader lock is heartbeaten every 120.000 s but lasts 120.000 s" \
     "consumers\[3\].kcl3.dampening"
+
+# --- an application that starts at a timestamp ------------------------------------------------
+# Its one worker starts at 3 minutes with start_position at_timestamp 1 minute: each new
+# lease starts at the first record written at 1 minute or later (kcl.md's
+# initialPositionInStream AT_TIMESTAMP), so the first minute is skipped and the rest read.
+cat >"$tmp/at-ts.yaml" <<'EOF'
+duration: 6m
+seed: 4
+stream: {shards: 2}
+producers:
+  - {name: p, rate: 100 records/s, record_size: 1 KiB}
+consumers:
+  - {name: app, kind: kcl, start_position: at_timestamp, start_timestamp: 1m,
+     workers: [{name: w1, start: 3m}]}
+EOF
+if "$kdsim" run "$tmp/at-ts.yaml" --json >"$tmp/at-ts.json" 2>"$tmp/err"; then
+    jq -e '.stream.records_in as $in | .consumers[0] | .records_skipped_at_start >= 5900
+        and .records_skipped_at_start <= 6100 and .records_expired_unread == 0
+        and .records_skipped_at_start + .records_delivered + .records_unread == $in' \
+        "$tmp/at-ts.json" >/dev/null ||
+        fail "at_timestamp 1m: not the first minute skipped and the rest read: $(jq -c \
+            '.consumers[0] | [.records_skipped_at_start, .records_delivered, .records_unread]' \
+            "$tmp/at-ts.json")"
+else
+    fail "at_timestamp: kdsim run failed: $(cat "$tmp/err")"
+fi
 
 cli_finish cli_kcl_scenarios
