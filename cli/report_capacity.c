@@ -152,10 +152,9 @@ json_t *kdsim_hot_json(const kds_world *w)
             kds_keys_name(&c->keys, 0, zipf, sizeof zipf);
             name = zipf;
             h = kds_hashkey_from_md5(name, strlen(name));
-            double total = 0;
-            for (uint64_t k = 1; k <= c->keys.count && k <= 1000000; k++)
-                total += pow((double)k, -c->keys.zipf_s);
-            share = 1.0 / total;
+            /* The model's own sum (the top key's term is 1): a sum of its own here
+             * once stopped at 10^6 keys and overstated the key's rate. */
+            share = 1.0 / kds_producer_keys(w->producers[i])->zipf_total;
         } else {
             continue;
         }

@@ -65,9 +65,40 @@ static int draw_tables(kds_keys *k)
     return 0;
 }
 
+double kds_keys_zipf_total(uint64_t count, double s)
+{
+    return kds__keys_zipf_total(count, s, 10000000);
+}
+
+double kds__keys_zipf_total(uint64_t count, double s, uint64_t exact)
+{
+    /* The generalised harmonic number H(count, s), summed smallest first for accuracy;
+     * beyond `exact` terms the tail is integrated from m + 1/2 (each term is nearly the
+     * integral over its unit interval around it: an error of about s / (24 m^(s+1)) in
+     * all, 4e-16 after 10^7 terms). */
+    uint64_t m = count < exact ? count : exact;
+    double total = 0;
+    for (uint64_t i = m; i >= 1; i--)
+        total += pow((double)i, -s);
+    if (count > m) {
+        double a = (double)m + 0.5, b = (double)count + 0.5;
+        total += s == 1.0 ? log(b / a) : (pow(b, 1 - s) - pow(a, 1 - s)) / (1 - s);
+    }
+    return total;
+}
+
 int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
 {
     free_tables(k);
+    /* The Zipf sum depends on the law alone: a rebuild for a new topology keeps it. */
+    if (cfg->kind != KDS_KEYS_ZIPF) {
+        k->zipf_total = 0;
+    } else if (!(k->zipf_total > 0) || k->zipf_count != cfg->count ||
+               k->zipf_s != cfg->zipf_s) {
+        k->zipf_total = kds_keys_zipf_total(cfg->count, cfg->zipf_s);
+        k->zipf_count = cfg->count;
+        k->zipf_s = cfg->zipf_s;
+    }
     k->cfg = cfg;
     k->n = st->n_open;
     k->version = st->topology_version;
@@ -127,19 +158,10 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
     case KDS_KEYS_ZIPF: {
         uint64_t exact = cfg->count < cfg->exact_keys ? cfg->count : cfg->exact_keys;
         double total = 0;
-        if (cfg->kind == KDS_KEYS_UNIFORM) {
+        if (cfg->kind == KDS_KEYS_UNIFORM)
             total = (double)cfg->count;
-        } else {
-            /* The generalised harmonic number H(count, s), summed smallest first for
-             * accuracy; beyond 10^7 terms the tail is integrated. */
-            uint64_t m = cfg->count < 10000000 ? cfg->count : 10000000;
-            for (uint64_t i = m; i >= 1; i--)
-                total += pow((double)i, -cfg->zipf_s);
-            if (cfg->count > m) {
-                double s = cfg->zipf_s, a = (double)m + 0.5, b = (double)cfg->count + 0.5;
-                total += s == 1.0 ? log(b / a) : (pow(b, 1 - s) - pow(a, 1 - s)) / (1 - s);
-            }
-        }
+        else
+            total = k->zipf_total;
         double covered = 0;
         for (uint64_t i = 0; i < exact; i++) {
             kds_keys_name(cfg, i, name, sizeof name);

@@ -66,6 +66,11 @@ typedef struct kds_keys {
     size_t *touched;         /* owned; scratch list of entries with a non-zero tally */
     gsl_ran_discrete_t *alias; /* owned; alias table over share */
     double key_bytes;        /* mean partition-key length in bytes (UTF-8) */
+    double zipf_total;       /* ZIPF: the law's normalising sum, kds_keys_zipf_total, for
+                                zipf_count keys of exponent zipf_s (kept for rebuilds of
+                                the same law); else 0 */
+    uint64_t zipf_count;
+    double zipf_s;
 } kds_keys;
 
 /* Zero *cfg and fill in the defaults: a fresh random key per record (prefix "k-", a
@@ -135,6 +140,15 @@ static inline void kds_keys_spread(kds_keys *k, const kds_stream *st, gsl_rng *r
 
 /* The share of records shard `shard` (an index) gets; 0 for shards not in the table. */
 double kds_keys_share_of(const kds_keys *k, uint32_t shard);
+
+/* The normalising sum of a Zipf law of `count` keys (>= 1) and exponent s > 0: the sum
+ * of (i + 1)^-s over the keys, key i's share being its term over the sum. Exact for the
+ * first 10^7 terms, the rest integrated. Costs up to 10^7 calls of pow. */
+double kds_keys_zipf_total(uint64_t count, double s);
+
+/* The same with the first `exact` terms summed (kds_keys_zipf_total: 10^7), for tests of
+ * the integrated tail. */
+double kds__keys_zipf_total(uint64_t count, double s, uint64_t exact);
 
 /* The hash key of every record when the keys are one key (kind fixed or explicit) and
  * the stream routes by key (not AUTO): true with it in *out; false otherwise. */

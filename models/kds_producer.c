@@ -773,6 +773,11 @@ const kds_producer_stats *kds_producer_stats_get(const kds_producer *p)
     return &p->stats;
 }
 
+const kds_keys *kds_producer_keys(const kds_producer *p)
+{
+    return &p->keys;
+}
+
 const kds_producer_cfg *kds_producer_cfg_get(const kds_producer *p)
 {
     return &p->cfg;

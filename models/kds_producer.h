@@ -116,6 +116,10 @@ void kds_producer_finish(kds_producer *p, sim_time end);
 const kds_producer_stats *kds_producer_stats_get(const kds_producer *p);
 const kds_producer_cfg *kds_producer_cfg_get(const kds_producer *p);
 
+/* The producer's key distribution as built over the stream (borrowed, valid until
+ * kds_producer_free): its Zipf sum, for the report's hot keys. */
+const kds_keys *kds_producer_keys(const kds_producer *p);
+
 /* Defaults for every field but name, rate and size. */
 void kds_producer_cfg_defaults(kds_producer_cfg *cfg);
 

@@ -5,7 +5,8 @@
 # drain, and an on-demand burst throttled until the stream grows; and a split rule and
 # an on-demand hot-shard split set from scenario keys, in the report's reshards and
 # capacity summary; a closed shard that expires, and readers of every kind that begin
-# after it did; and throttled records resent after their shard split.
+# after it did; the top key of a Zipf law of 10^9 keys; and throttled records resent
+# after their shard split.
 # usage: bash tests/cli_reshard_scenarios.sh KDSIM SRCDIR
 set -u
 . "$(dirname "$0")/testcli.sh"
@@ -219,6 +220,22 @@ PY
 else
     fail "expired-shard ending before its readers begin: kdsim run failed: $(cat "$tmp/err")"
 fi
+# The top key of a Zipf law of 10^9 keys (s = 1): its rate is the producer's over
+# H(10^9, 1) = ln 10^9 + Euler's gamma = 21.30, 14.08 of 300 records/s (the report once
+# summed 10^6 terms only and said 20.8).
+cat >"$tmp/zipf.yaml" <<'YAML'
+duration: 1m
+stream: {shards: 4}
+producers:
+  - {name: z, rate: 300 records/s, record_size: 1 KiB, keys: {kind: zipf, count: 1000000000}}
+YAML
+"$kdsim" run "$tmp/zipf.yaml" --json >"$tmp/zipf.json" 2>"$tmp/err" ||
+    fail "zipf: kdsim run failed: $(cat "$tmp/err")"
+jq -e '.stream.hot.hot_keys[0] | .key == "k-0" and .offered_records_per_s > 14.07
+    and .offered_records_per_s < 14.09' "$tmp/zipf.json" >/dev/null ||
+    fail "zipf: the top key of 10^9 is not offered 14.08 records/s: $(jq -c '.stream.hot.hot_keys' \
+        "$tmp/zipf.json")"
+
 # Resends across a split. dev-4's hash lies in the upper half of shard 0 (`kdsim route
 # --shards 2 dev-4`), so after shard 0 splits in the middle every dev-4 record belongs in
 # child 3: its throttled records resent after the split go there too, and child 2 (which
