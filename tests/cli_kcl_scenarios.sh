@@ -9,7 +9,8 @@
 # Also: the KCL keys of the JSON consumer object, the consumer conservation rule, the
 # KCL CSV files of --out, consumers_per_minute.csv adding up to records_delivered,
 # report.html's replay_expected total, determinism, the loader's messages for bad KCL
-# keys, and an application starting at a timestamp.
+# keys, an application starting at a timestamp, and one whose enhanced fan-out a slow
+# processor holds back.
 # usage: bash tests/cli_kcl_scenarios.sh KDSIM SRCDIR
 set -u
 . "$(dirname "$0")/testcli.sh"
@@ -338,6 +339,32 @@ if "$kdsim" run "$tmp/at-ts.yaml" --json >"$tmp/at-ts.json" 2>"$tmp/err"; then
             "$tmp/at-ts.json")"
 else
     fail "at_timestamp: kdsim run failed: $(cat "$tmp/err")"
+fi
+
+# --- enhanced fan-out held back by a slow processor ---------------------------------------
+# 500 records/s against a processor that takes 3 ms a record: the prefetch queue fills to
+# its 30,000 records or 8 MiB, the subscription pauses, and resumes as the processor
+# drains it, again and again. Without the resume the application would stop after the
+# first full queue; with it, it processes what its speed allows, about 300 records/s
+# from its start at 81 s.
+cat >"$tmp/bp.yaml" <<'EOF'
+duration: 5m
+seed: 4
+stream: {shards: 1}
+producers:
+  - {name: p, rate: 500 records/s, record_size: 1 KiB}
+consumers:
+  - {name: app, kind: kcl, retrieval: efo, start_position: trim_horizon,
+     processing: {per_batch: 100ms, per_record: 3ms}, workers: [{name: w1}]}
+EOF
+if "$kdsim" run "$tmp/bp.yaml" --json >"$tmp/bp.json" 2>"$tmp/err"; then
+    jq -e '.stream.records_in as $in | .consumers[0] | .records_delivered > 50000
+        and .records_delivered < 75000 and .records_skipped_at_start + .records_delivered
+        + .records_unread + .records_expired_unread == $in' "$tmp/bp.json" >/dev/null ||
+        fail "EFO back-pressure: the application does not keep processing at its own speed: \
+$(jq -c '.consumers[0] | [.records_delivered, .records_unread]' "$tmp/bp.json")"
+else
+    fail "EFO back-pressure: kdsim run failed: $(cat "$tmp/err")"
 fi
 
 cli_finish cli_kcl_scenarios
