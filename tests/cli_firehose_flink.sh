@@ -168,27 +168,16 @@ check straddle '.consumers[0] | .duplicates_delivered > 5000
     "replay inside a batch: duplicates != records processed since the last checkpoint"
 
 # --- firehose across a split: the parent read to its end, each child from its start -------
-cat >"$tmp/fhsplit.yaml" <<'EOF'
-duration: 15m
-seed: 5
-stream:
-  shards: 2
-  resharding: {events: [{at: 5m, split: 0}]}
-producers:
-  - {name: p, rate: 400 records/s, record_size: 1 KiB, keys: {kind: uniform, count: 5000}}
-consumers:
-  - {name: fh, kind: firehose, buffering: {size: 1 MiB, interval: 60s}}
-EOF
-run fhsplit "$tmp/fhsplit.yaml"
-check fhsplit '.stream.records_in as $in | .consumers[0] | .records_delivered + .records_unread
-    + .records_expired_unread + .records_skipped_at_start == $in and .records_expired_unread == 0' \
+run fhsplit tests/scenarios/readers-across-split.yaml
+fh='.consumers[] | select(.name == "fh")'
+check fhsplit ".stream.records_in as \$in | $fh | .records_delivered + .records_unread
+    + .records_expired_unread + .records_skipped_at_start == \$in
+    and .records_expired_unread == 0" \
     "firehose across a split: a record unaccounted for, or expired"
-check fhsplit '.stream.shards[0] | .state == "CLOSED" and .records_out == .records_in' \
-    "firehose across a split: the closed parent is not read to its end"
-check fhsplit '[.stream.shards[] | select(.parent_shard_id == "shardId-000000000000")
-    | select(.records_in - .records_out <= 300 and .read_calls >= 560)] | length == 2' \
-    "firehose across a split: a child is not read from its start, once a second, to near its end"
-check fhsplit '.consumers[0].latency_ms.max < 10000' \
+# Delivered: all but the last object's worth (1 MiB) and the last second of reads.
+check fhsplit ".stream.records_in as \$in | $fh | .records_delivered > \$in - 1500" \
+    "firehose across a split: the parent or a child is not read to near its end"
+check fhsplit "$fh | .latency_ms.max < 10000" \
     "firehose across a split: records wait more than 10 s at the split"
 
 # --- start positions of the firehose, efo and flink readers -------------------------------
@@ -202,19 +191,24 @@ stream: {shards: 2}
 producers:
   - {name: p, rate: 100 records/s, record_size: 1 KiB, keys: {kind: uniform, count: 1000}}
 consumers:
-  - {name: fh-at, kind: firehose, start: 1m, start_position: at_sequence_number, start_sequence: 100}
-  - {name: fh-after, kind: firehose, start: 1m, start_position: after_sequence_number, start_sequence: 100}
+  - {name: fh-at, kind: firehose, start: 1m,
+     start_position: at_sequence_number, start_sequence: 100}
+  - {name: fh-after, kind: firehose, start: 1m,
+     start_position: after_sequence_number, start_sequence: 100}
   - {name: fh-ts, kind: firehose, start: 1m, start_position: at_timestamp, start_timestamp: 30s}
-  - {name: efo-after, kind: efo, start: 1m, start_position: after_sequence_number, start_sequence: 100}
+  - {name: efo-after, kind: efo, start: 1m,
+     start_position: after_sequence_number, start_sequence: 100}
   - {name: efo-ts, kind: efo, start: 1m, start_position: at_timestamp, start_timestamp: 30s}
   - {name: efo-future, kind: efo, start_position: at_sequence_number, start_sequence: 100000}
-  - {name: fl-after, kind: flink, retrieval: efo, start: 1m, start_position: after_sequence_number, start_sequence: 100}
+  - {name: fl-after, kind: flink, retrieval: efo, start: 1m,
+     start_position: after_sequence_number, start_sequence: 100}
   - {name: fl-ts, kind: flink, start: 1m, start_position: at_timestamp, start_timestamp: 30s}
 EOF
 run start "$tmp/start.yaml"
 check start '.stream.records_in as $in | all(.consumers[];
     .records_skipped_at_start + .records_delivered + .records_unread
-    + .records_expired_unread == $in)' "start positions: a consumer does not account for every stored record"
+    + .records_expired_unread == $in)' \
+    "start positions: a consumer does not account for every stored record"
 check start '[.consumers[] | select(.name == "fh-at") | .records_skipped_at_start] == [200]' \
     "at_sequence_number 100 on 2 shards does not skip 200 records"
 check start '[.consumers[] | select(.name | endswith("-after")) | .records_skipped_at_start]
