@@ -3,8 +3,8 @@
 # JSON report: with default settings a poison record holds its shard (and only it) until
 # it expires a day later; with bisection, bounded retries and a failure queue only the
 # bad record reaches the queue and the shard keeps flowing. Then a mapping of each
-# retrieval across a split, reading each child once its parent is drained, and a maximum
-# record age cutting a merged span. Every run also keeps the consumer conservation rule of
+# retrieval across a split, reading each child once its parent is drained, a maximum
+# record age cutting a merged span, and records each above the 6 MB payload alone. Every run also keeps the consumer conservation rule of
 # docs/report-json.md.
 #
 # usage: bash tests/cli_lambda_scenarios.sh KDSIM SOURCE_DIR
@@ -149,5 +149,23 @@ check aged "maximum age: a record older than 5 minutes handed to the function" \
     '.consumers[1].latency_ms.max < 301000'
 check aged "conservation" '.stream.records_in == (.consumers[1] | .records_skipped_at_start
     + .records_delivered + .records_unread + .records_expired_unread)'
+
+# --- records above the payload limit alone ---------------------------------------------------
+# 6 MiB records (the stream raised to 10 MiB) are 8 MiB of base64 each, above the 6 MB
+# payload: each goes in a batch of its own, none is held back.
+cat >"$tmp/big.yaml" <<'EOF'
+duration: 2m
+seed: 2
+stream: {shards: 1, max_record_size: 10 MiB}
+producers:
+  - {name: p, rate: 6/min, record_size: 6 MiB, api: put_record}
+consumers:
+  - {name: fn, kind: lambda, start_position: trim_horizon}
+EOF
+run big "$tmp/big.yaml"
+check big "records above the payload limit: not one a batch, or held back" \
+    '.producers[0].records_written as $w | .consumers[0] | $w >= 10
+     and .records_delivered == $w and .figures.invocations == $w
+     and .figures.largest_batch == 1'
 
 cli_finish cli_lambda_scenarios
