@@ -1379,6 +1379,13 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
            "kdsim does not track partition keys inside a shard, so per-key order is assumed "
            "kept (AWS runs each key in one lane), not checked; a failed batch holds the whole "
            "shard, not only its lane");
+    /* A record of the stream's largest size, in base64 with its JSON, above the payload
+     * limit on its own (a stream raised above 4.5 MiB). */
+    uint64_t max = m->st->cfg.max_record_size;
+    if ((max * 4 + 2) / 3 + c->record_overhead > KDS_LAMBDA_PAYLOAD_LIMIT)
+        fn(arg, "payload_limit", "a record above it goes alone",
+           "a record whose event payload alone is above 6 MB is invoked in a batch of its "
+           "own; AWS does not say what a mapping does with one");
     if (c->report_item_failures)
         fn(arg, "report_batch_item_failures", "the first poison record",
            "the function reports its first poison record as the first failure; an error "

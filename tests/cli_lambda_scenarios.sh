@@ -167,5 +167,10 @@ check big "records above the payload limit: not one a batch, or held back" \
     '.producers[0].records_written as $w | .consumers[0] | $w >= 10
      and .records_delivered == $w and .figures.invocations == $w
      and .figures.largest_batch == 1'
+check big "records above the payload limit: the assumption not listed" \
+    '[.assumptions[] | select(.setting == "consumers[0].payload_limit")] | length == 1'
+run big1 "$tmp/big.yaml" --set stream.max_record_size=4MiB --set "producers[0].record_size=4MiB"
+check big1 "records within the payload limit: the assumption listed" \
+    '[.assumptions[] | select(.setting == "consumers[0].payload_limit")] | length == 0'
 
 cli_finish cli_lambda_scenarios
