@@ -918,6 +918,41 @@ START_TEST(kcl3_leader_failover)
 }
 END_TEST
 
+/* The leader gives its lock up after failed_runs_to_resign (3) failed LAM runs in a row
+ * (kcl.md 7.1): 200 leases (7.5 read units a scan) on a 1 RCU table with no saved
+ * capacity throttle most scans, so leaders resign, and a worker takes the lock again at
+ * its next check. A leader holds the lock for its 3 runs at least (40 s), and giving it
+ * up after 1 failed run instead makes more leaders in the same 5 minutes. */
+static const kds_kcl_summary *starved_leaders(fixture *f, uint32_t resign_after)
+{
+    fx_defaults(f, 200, SIM_MIN(5), 2000, SIM_S(30), 1, 3);
+    f->kcl[0].assignment = KDS_KCL_WORKER_UTILIZATION;
+    f->kcl[0].lam.failed_runs_to_resign = resign_after;
+    f->kcl[0].table.billing = KDS_LEASE_PROVISIONED;
+    f->kcl[0].table.rcu = 1;
+    f->kcl[0].table.wcu = 1000;
+    f->kcl[0].table.burst_s = 0;
+    fx_run(f);
+    check_conservation(f);
+    return sum(f, 0);
+}
+
+START_TEST(kcl3_leader_resigns)
+{
+    fixture f;
+    const kds_kcl_summary *s = starved_leaders(&f, 3);
+    ck_assert_uint_gt(s->table->st.throttled[KDS_DDB_SCAN], 0);
+    ck_assert_uint_ge(s->n_leaders, 3);
+    for (size_t i = 1; i < s->n_leaders; i++)
+        ck_assert_int_gt(s->leaders[i].at - s->leaders[i - 1].at, 2 * LAM_PERIOD);
+    size_t leaders3 = s->n_leaders;
+    fx_fini(&f);
+    s = starved_leaders(&f, 1);
+    ck_assert_uint_gt(s->n_leaders, leaders3);
+    fx_fini(&f);
+}
+END_TEST
+
 /* A non-leader crashes (kcl.md 7.2): the leader finds a lease expired at its second
  * run after the lease's last renewal L (the first stamps the last counter change), so
  * at L + 20 s to L + 40 s, assigns it at once, and the new owner starts it at its
@@ -1390,6 +1425,7 @@ Suite *kcl_suite(void)
     suite_add_tcase(s, tc);
     TCase *t3 = tcase_create("kcl3");
     tcase_add_loop_test(t3, kcl3_leader_failover, 0, 2);
+    tcase_add_test(t3, kcl3_leader_resigns);
     tcase_add_test(t3, kcl3_crash_failover);
     tcase_add_test(t3, kcl3_second_worker_balances);
     tcase_add_test(t3, kcl3_handoff_no_duplicates);
