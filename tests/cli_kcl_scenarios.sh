@@ -343,10 +343,10 @@ fi
 
 # --- enhanced fan-out held back by a slow processor ---------------------------------------
 # 500 records/s against a processor that takes 3 ms a record: the prefetch queue fills to
-# its 30,000 records or 8 MiB, the subscription pauses, and resumes as the processor
-# drains it, again and again. Without the resume the application would stop after the
-# first full queue; with it, it processes what its speed allows, about 300 records/s
-# from its start at 81 s.
+# its 8 MiB (8,192 records of 1 KiB, before its 30,000-record limit), the subscription
+# pauses, and resumes as the processor drains it, again and again. Without the resume
+# the application would stop after the first full queue; with it, it processes what its
+# speed allows, about 300 records/s from its start at 81 s.
 cat >"$tmp/bp.yaml" <<'EOF'
 duration: 5m
 seed: 4
