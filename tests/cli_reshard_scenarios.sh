@@ -5,8 +5,8 @@
 # drain, and an on-demand burst throttled until the stream grows; and a split rule and
 # an on-demand hot-shard split set from scenario keys, in the report's reshards and
 # capacity summary; a closed shard that expires, and readers of every kind that begin
-# after it did; the top key of a Zipf law of 10^9 keys; and throttled records resent
-# after their shard split.
+# after it did; the top key of a Zipf law of 10^9 keys; a mode switch refused while a
+# split updates the stream; and throttled records resent after their shard split.
 # usage: bash tests/cli_reshard_scenarios.sh KDSIM SRCDIR
 set -u
 . "$(dirname "$0")/testcli.sh"
@@ -235,6 +235,30 @@ jq -e '.stream.hot.hot_keys[0] | .key == "k-0" and .offered_records_per_s > 14.0
     and .offered_records_per_s < 14.09' "$tmp/zipf.json" >/dev/null ||
     fail "zipf: the top key of 10^9 is not offered 14.08 records/s: $(jq -c '.stream.hot.hot_keys' \
         "$tmp/zipf.json")"
+
+# A mode switch while a split is still UPDATING the stream (its 30 s) is refused with
+# ResourceInUseException, as every request that needs an ACTIVE stream; once it is ACTIVE
+# again the same switch goes through.
+cat >"$tmp/busy.yaml" <<'YAML'
+duration: 3m
+stream:
+  name: s
+  shards: 2
+  resharding:
+    events:
+      - {at: 1m, split: 0}
+      - {at: 70s, switch_mode: on_demand_standard}
+      - {at: 2m, switch_mode: on_demand_standard}
+producers:
+  - {name: p, rate: 10 records/s, record_size: 1 KiB}
+YAML
+"$kdsim" run "$tmp/busy.yaml" --json >"$tmp/busy.json" 2>"$tmp/err" ||
+    fail "busy: kdsim run failed: $(cat "$tmp/err")"
+jq -e '[.stream.reshards[] | .status] == ["OK", "ResourceInUseException", "OK"]
+    and .stream.reshards[1].message == "stream s is UPDATING" and .stream.mode != "provisioned"' \
+    "$tmp/busy.json" >/dev/null ||
+    fail "busy: a mode switch during a split is not refused, or the next not applied: $(jq -c \
+        '[.stream.mode, [.stream.reshards[] | .status]]' "$tmp/busy.json")"
 
 # Resends across a split. dev-4's hash lies in the upper half of shard 0 (`kdsim route
 # --shards 2 dev-4`), so after shard 0 splits in the middle every dev-4 record belongs in
