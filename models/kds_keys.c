@@ -104,8 +104,8 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
     k->version = st->topology_version;
     /* One key, one shard: a table over every open shard would cost O(shards) memory per
      * producer (10,000 producers on 10,000 shards: gigabytes) for a single entry. */
-    bool single = !st->cfg.auto_distribution &&
-                  (cfg->kind == KDS_KEYS_FIXED || cfg->kind == KDS_KEYS_EXPLICIT);
+    kds_hashkey one;
+    bool single = kds_keys_single_hash(k, st, &one);
     if (single)
         k->n = 1;
     k->share = calloc(k->n, sizeof *k->share);
@@ -118,10 +118,7 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
         return SIM_ENOMEM;
     }
     if (single) {
-        kds_hashkey h = cfg->kind == KDS_KEYS_FIXED
-                            ? kds_hashkey_from_md5(cfg->fixed, strlen(cfg->fixed))
-                            : cfg->explicit_key;
-        k->shard[0] = kds_stream_route(st, h)->index;
+        k->shard[0] = kds_stream_route(st, one)->index;
         k->share[0] = 1.0;
         k->cond[0] = 1.0;
         /* An explicit hash key still needs a partition key; its content is ignored. */

@@ -143,12 +143,17 @@ static bool failing(const reader *rd)
 
 /* ---- slices and the payload limit ------------------------------------------------ */
 
-/* Event payload of one record of slice s: its data in base64 plus the event's JSON
+/* Event payload of one record of `bytes`: its data in base64 plus the event's JSON
  * around it (record_overhead). */
+static uint64_t payload_of(const kds_lambda *m, uint64_t bytes)
+{
+    return (bytes * 4 + 2) / 3 + m->cfg.record_overhead;
+}
+
+/* The same for one record of slice s (of its average size, rounded up). */
 static uint64_t record_payload(const kds_lambda *m, const kds_slice *s)
 {
-    uint64_t per = s->count ? (s->bytes + s->count - 1) / s->count : 0;
-    return (per * 4 + 2) / 3 + m->cfg.record_overhead;
+    return payload_of(m, s->count ? (s->bytes + s->count - 1) / s->count : 0);
 }
 
 /* ---- batches ---------------------------------------------------------------------- */
@@ -1381,8 +1386,7 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
            "shard, not only its lane");
     /* A record of the stream's largest size, in base64 with its JSON, above the payload
      * limit on its own (a stream raised above 4.5 MiB). */
-    uint64_t max = m->st->cfg.max_record_size;
-    if ((max * 4 + 2) / 3 + c->record_overhead > KDS_LAMBDA_PAYLOAD_LIMIT)
+    if (payload_of(m, m->st->cfg.max_record_size) > KDS_LAMBDA_PAYLOAD_LIMIT)
         fn(arg, "payload_limit", "a record above it goes alone",
            "a record whose event payload alone is above 6 MB is invoked in a batch of its "
            "own; AWS does not say what a mapping does with one");
