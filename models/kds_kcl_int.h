@@ -122,6 +122,7 @@ struct worker {
     bool leader;                   /* holds the leader lock, as far as it knows */
     uint32_t lam_runs_led;         /* successful LAM runs since it became leader */
     uint32_t lam_failures;         /* consecutive failed LAM runs */
+    bool lock_recheck;             /* gave the lock up: checks it again at its next LAM run */
     double m_hist[KDS_KCL_METRICS_KEEP_MAX]; /* its metrics reports, oldest first */
     size_t m_n;
     sim_time m_busy;               /* processing time booked since the last report, ns */

@@ -498,6 +498,7 @@ static void lam_run(worker *w, sim_time now)
         if (++w->lam_failures >= c->failed_runs_to_resign) {
             kds_lease_unlock(t, w->owner);
             w->leader = false;
+            w->lock_recheck = true;
             if (KDS_TRACING(a->st->trace, "lease", w->label, -1))
                 kds_trace_emit(a->st->trace, now, "lease", w->label, -1,
                                "gave the leader lock up: %" PRIu32 " lease assignment runs in "
@@ -544,6 +545,16 @@ static void lam_event(sim *s, void *ctx)
     sim_time now = sim_now(s);
     if (!task_due(w, &w->ev_lam, lam_event, now))
         return;
+    if (w->lock_recheck) {
+        /* The KCL's leader decider caches only a "not leader" answer, for a heartbeat
+         * period; its last answer here was "leader", so this run's check reads the lock
+         * (DynamoDBLockBasedLeaderDecider.isLeader) and takes it if still free. */
+        w->lock_recheck = false;
+        if (!w->leader && kds_lease_lock(w->app->table, w->owner, w->app->cfg.lam.lock_lease)) {
+            w->leader = true;
+            became_leader(w, now);
+        }
+    }
     if (w->leader)
         lam_run(w, now);
     if (w->state == W_RUNNING)
@@ -576,4 +587,5 @@ void kds_kcl_lam_stop(worker *w, bool graceful)
     if (graceful)
         kds_lease_unlock(w->app->table, w->owner);
     w->leader = false;
+    w->lock_recheck = false;
 }

@@ -923,11 +923,13 @@ END_TEST
  * capacity throttle most scans, so leaders resign, and a worker takes the lock again at
  * its next check. A leader holds the lock for its 3 runs at least (40 s), and giving it
  * up after 1 failed run instead makes more leaders in the same 5 minutes. */
-static const kds_kcl_summary *starved_leaders(fixture *f, uint32_t resign_after)
+static const kds_kcl_summary *starved_leaders(fixture *f, uint32_t resign_after,
+                                              sim_time heartbeat)
 {
     fx_defaults(f, 200, SIM_MIN(5), 2000, SIM_S(30), 1, 3);
     f->kcl[0].assignment = KDS_KCL_WORKER_UTILIZATION;
     f->kcl[0].lam.failed_runs_to_resign = resign_after;
+    f->kcl[0].lam.lock_heartbeat = heartbeat;
     f->kcl[0].table.billing = KDS_LEASE_PROVISIONED;
     f->kcl[0].table.rcu = 1;
     f->kcl[0].table.wcu = 1000;
@@ -940,15 +942,37 @@ static const kds_kcl_summary *starved_leaders(fixture *f, uint32_t resign_after)
 START_TEST(kcl3_leader_resigns)
 {
     fixture f;
-    const kds_kcl_summary *s = starved_leaders(&f, 3);
+    const kds_kcl_summary *s = starved_leaders(&f, 3, SIM_S(30));
     ck_assert_uint_gt(s->table->st.throttled[KDS_DDB_SCAN], 0);
     ck_assert_uint_ge(s->n_leaders, 3);
     for (size_t i = 1; i < s->n_leaders; i++)
         ck_assert_int_gt(s->leaders[i].at - s->leaders[i - 1].at, 2 * LAM_PERIOD);
     size_t leaders3 = s->n_leaders;
     fx_fini(&f);
-    s = starved_leaders(&f, 1);
+    s = starved_leaders(&f, 1, SIM_S(30));
     ck_assert_uint_gt(s->n_leaders, leaders3);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A leader that gave the lock up checks it again at its next LAM run, not at its next
+ * heartbeat: the KCL's leader decider (DynamoDBLockBasedLeaderDecider.isLeader) caches
+ * only a "not leader" answer, and the last answer was "leader". With the heartbeat at
+ * 100 s, the lock is free 20 s after the resignation: the same worker takes it back
+ * then, and gives it up again three failed runs later, so its leaderships follow each
+ * other by exactly three LAM periods (at its heartbeat they would be 100 s apart). */
+START_TEST(kcl3_resigned_leader_rechecks)
+{
+    fixture f;
+    const kds_kcl_summary *s = starved_leaders(&f, 3, SIM_S(100));
+    ck_assert_uint_ge(s->n_leaders, 3);
+    size_t retakes = 0;
+    for (size_t i = 2; i < s->n_leaders; i++) {
+        ck_assert_str_eq(s->leaders[i].worker, s->leaders[i - 1].worker);
+        ck_assert_int_eq(s->leaders[i].at - s->leaders[i - 1].at, 3 * LAM_PERIOD);
+        retakes++;
+    }
+    ck_assert_uint_ge(retakes, 1);
     fx_fini(&f);
 }
 END_TEST
@@ -1426,6 +1450,7 @@ Suite *kcl_suite(void)
     TCase *t3 = tcase_create("kcl3");
     tcase_add_loop_test(t3, kcl3_leader_failover, 0, 2);
     tcase_add_test(t3, kcl3_leader_resigns);
+    tcase_add_test(t3, kcl3_resigned_leader_rechecks);
     tcase_add_test(t3, kcl3_crash_failover);
     tcase_add_test(t3, kcl3_second_worker_balances);
     tcase_add_test(t3, kcl3_handoff_no_duplicates);
