@@ -544,6 +544,31 @@ static void finish(kds_consumer *base, sim_time end)
         kds_efo_sub *sub = c->subs[i];
         kds_consumer_settle(cs, &sub->sh->log, &sub->cur, sub->start_pos);
     }
+    /* A child still waiting for its parents has no subscription yet: its records are
+     * unread (or expired while it waited), but for those before the position it is to
+     * start at, which its start skips. */
+    for (size_t i = 0; i < c->n_waits; i++) {
+        const child_wait *cw = c->waits[i];
+        if (cw->started)
+            continue;
+        const kds_log *l = &cw->sh->log;
+        kds_cursor cur = {0, 0};
+        switch (cw->start) {
+        case KDS_START_TRIM_HORIZON:
+        case KDS_START_LATEST: /* a wait from LATEST is AT_SEQUENCE_NUMBER (begin) */
+            break;
+        case KDS_START_AT_TIMESTAMP:
+            kds_log_seek_time(l, &cur, c->cfg.start_time);
+            break;
+        case KDS_START_AT_SEQUENCE_NUMBER:
+            cur.pos = cw->start_pos < l->end_pos ? cw->start_pos : l->end_pos;
+            break;
+        case KDS_START_AFTER_SEQUENCE_NUMBER:
+            cur.pos = cw->start_pos < l->end_pos ? cw->start_pos + 1 : l->end_pos;
+            break;
+        }
+        kds_consumer_settle(cs, l, &cur, cur.pos);
+    }
     if (!c->begun)
         kds_consumer_not_begun(cs, c->st); /* subscriptions are made at the start */
     kds_consumer_efo_registered(cs, c->st, c->begin, end); /* from its start */

@@ -332,6 +332,53 @@ START_TEST(test_paused_consumer_grandchildren_wait)
 }
 END_TEST
 
+/* The run ends while children still wait for their parents: shard 0 split at 10 s
+ * (children at 40 s) and the consumer paused for the rest of the run. Their records
+ * count as unread (none expired in 80 s) and the record conservation invariant holds:
+ * it once stopped the run, as the children, with no subscription yet, were left out of
+ * the count. Paused at 30 s from TRIM_HORIZON, shard 0's last 10 s are unread as well
+ * and nothing is skipped. Registered (and paused at once) at 50 s from LATEST, the
+ * children wait at the position of 50 s: all of shard 0 and their first 10 s are
+ * skipped, the rest is unread. */
+START_TEST(test_run_ends_with_children_waiting)
+{
+    bool latest = _i;
+    fixture f;
+    fx_defaults(&f, 1, SIM_S(80), 100, 1024, 1);
+    f.efo[0].start = latest ? KDS_START_LATEST : KDS_START_TRIM_HORIZON;
+    f.efo[0].begin = latest ? SIM_S(50) : 0;
+    f.efo[0].pause_at = latest ? SIM_S(50) : SIM_S(30);
+    f.efo[0].pause_for = SIM_HOUR(1);
+    f.ev[0] = (kds_capacity_event){.at = SIM_S(10), .kind = KDS_OP_SPLIT, .shard = 0};
+    fx_reshard(&f, 1);
+    fx_init(&f);
+    kds_world_run(&f.w);
+    ck_assert_int_eq(f.w.violated, 0);
+    ck_assert_uint_eq(f.w.stream.n_shards, 3);
+    const kds_consumer_stats *cs = cst(&f, 0);
+    ck_assert_uint_eq(cs->children_started, 0);
+    uint64_t parent = f.w.stream.shards[0]->log.end_pos, children = 0;
+    for (uint32_t i = 1; i < 3; i++)
+        children += f.w.stream.shards[i]->log.end_pos;
+    ck_assert_uint_gt(children, 0);
+    ck_assert_uint_eq(cs->records_expired_unread, 0);
+    if (latest) {
+        ck_assert_uint_eq(cs->records_delivered, 0);
+        uint64_t before = cs->records_skipped_at_start - parent; /* about 10 s of 100/s */
+        ck_assert_uint_ge(before, 900);
+        ck_assert_uint_le(before, 1100);
+        ck_assert_uint_eq(cs->records_unread, children - before);
+    } else {
+        ck_assert_uint_eq(cs->records_skipped_at_start, 0);
+        uint64_t parent_unread = cs->records_unread - children; /* about 10 s of 100/s */
+        ck_assert_uint_ge(parent_unread, 900);
+        ck_assert_uint_le(parent_unread, 1100);
+        ck_assert_uint_eq(cs->records_delivered + parent_unread, parent);
+    }
+    kds_world_fini(&f.w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kds_efo");
@@ -347,6 +394,7 @@ int main(void)
     TCase *order = tcase_create("parents before children");
     tcase_set_timeout(order, 120);
     tcase_add_loop_test(order, test_live_reshard_children_after_parents, 0, 8);
+    tcase_add_loop_test(order, test_run_ends_with_children_waiting, 0, 2);
     tcase_add_loop_test(order, test_late_consumer_reads_parent_first, 0, 2);
     tcase_add_test(order, test_paused_consumer_grandchildren_wait);
     suite_add_tcase(s, order);
