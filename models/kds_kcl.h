@@ -290,7 +290,8 @@ typedef struct kds_kcl_worker_summary {
     const char *name;            /* borrowed */
     const char *state;           /* at the end: "running", "paused", "stopped",
                                     "crashed", "not started" */
-    uint32_t leases_held_end;    /* leases it held at the end (0 unless running) */
+    uint32_t leases_held_end;    /* leases it held at the end (0 unless running or
+                                    paused) */
     uint64_t records_processed;  /* records its processors finished (replays included) */
     uint64_t records_reprocessed;/* of which delivered before (by any worker) */
     uint32_t incarnations;       /* starts */
@@ -335,7 +336,7 @@ typedef struct kds_kcl_summary {
                                       a restart at LATEST, or a checkpoint written by
                                       another application sharing the table */
     uint32_t idle_workers_end;   /* running workers holding no lease at the end */
-    uint32_t running_workers_end;
+    uint32_t running_workers_end; /* workers running or paused at the end */
     uint64_t checkpoints, checkpoints_throttled;
     kds_kcl_assignment assignment;
     const kds_kcl_leader *leaders; /* 3.x: every taking of the leader lock, in time order */
