@@ -194,6 +194,9 @@ static void load_events(kdsim_scenario *sc, ywalk *w, yaml_node_t *wm, const cha
     kds_kcl_event *ev = kdsim_keep(sc, k ? k : 1, sizeof *ev);
     wc->events = ev;
     wc->n_events = k;
+    bool timed[MAX_WORKER_EVENTS];  /* its `at` is valid */
+    sim_time first = wc->start;     /* the worker's first start; -1: none yet */
+    yaml_node_t *first_at = yw_get(w, wm, "start"); /* where `first` was written */
     for (size_t i = 0; i < k; i++) {
         yaml_node_t *e = yw_seq_item(w, n, i);
         yw_index(ip, sizeof ip, kp, i);
@@ -202,7 +205,7 @@ static void load_events(kdsim_scenario *sc, ywalk *w, yaml_node_t *wm, const cha
             continue;
         static const char *const keys[] = {"at", "action", "for", "restart_after", NULL};
         yw_check_keys(w, e, ip, keys);
-        yw_duration(w, e, ip, "at", true, 0, MAX_DURATION, &ev[i].at);
+        bool at_ok = yw_duration(w, e, ip, "at", true, 0, MAX_DURATION, &ev[i].at);
         int a = 0;
         if (!yw_enum(w, e, ip, "action", true, ACTIONS, &a))
             continue;
@@ -220,6 +223,30 @@ static void load_events(kdsim_scenario *sc, ywalk *w, yaml_node_t *wm, const cha
         else if (r)
             yw_error(w, r, yw_path(vp, sizeof vp, ip, "restart_after"),
                      "applies to action: stop or crash only");
+        timed[i] = at_ok;
+        if (at_ok && ev[i].kind == KDS_KCL_EV_START && (first < 0 || ev[i].at < first)) {
+            first = ev[i].at;
+            first_at = yw_get(w, e, "at");
+        }
+    }
+    /* Before the worker's first start there is nothing to stop, crash or pause: such an
+     * event would be skipped without a word, so it is refused. (Later events that find
+     * the worker down are skipped at run time: whether they do depends on the run.) */
+    for (size_t i = 0; i < k; i++) {
+        if (!timed[i] || ev[i].kind == KDS_KCL_EV_START || (first >= 0 && ev[i].at >= first))
+            continue;
+        char ip2[PATH], vp[PATH];
+        yw_index(ip2, sizeof ip2, kp, i);
+        yaml_node_t *at = yw_get(w, yw_seq_item(w, n, i), "at");
+        if (first < 0)
+            yw_error(w, at, yw_path(vp, sizeof vp, ip2, "at"),
+                     "a %s of a worker that never starts would do nothing: give the worker a "
+                     "start, or a start event before it", ACTIONS[ev[i].kind]);
+        else
+            yw_error(w, at, yw_path(vp, sizeof vp, ip2, "at"),
+                     "a %s at %s comes before the worker's first start, at %s, and would do "
+                     "nothing: move it after the start, or start the worker earlier",
+                     ACTIONS[ev[i].kind], yw_scalar(w, at, vp), yw_scalar(w, first_at, vp));
     }
 }
 
