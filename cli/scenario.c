@@ -17,6 +17,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "kds_bucket.h"
 #include "kds_hashkey.h"
 #include "sim_err.h"
 #include "sim_rng.h"
@@ -71,6 +72,23 @@ gsl_rng *kdsim_load_rng_new(kdsim_scenario *sc, const char *name)
 static const char *const MODES[] = {"provisioned", "on_demand_standard", "on_demand_advantage",
                                     NULL};
 
+/* A shard's token bucket holds at most KDS_BUCKET_MAX units: refuse a rate times its
+ * burst above that, at the burst (with the default burst of 1 s, every rate allowed
+ * fits). */
+static void check_depth(ywalk *w, yaml_node_t *m, const char *path, const char *rate_key,
+                        uint64_t rate, const char *burst_key, double burst_s, const char *unit)
+{
+    double depth = (double)rate * burst_s;
+    if (depth + 0.5 < (double)KDS_BUCKET_MAX)
+        return;
+    yaml_node_t *at = yw_get(w, m, burst_key);
+    char kp[PATH];
+    yw_error(w, at ? at : m, yw_path(kp, sizeof kp, path, burst_key),
+             "%s x %s is %.4g %s, above the %.4g %s a token bucket holds (a limit of "
+             "kdsim's, not of AWS); set a shorter %s or a lower %s",
+             rate_key, burst_key, depth, unit, (double)KDS_BUCKET_MAX, unit, burst_key, rate_key);
+}
+
 static void load_limits(ywalk *w, yaml_node_t *m, const char *path, kds_stream_cfg *c)
 {
     static const char *const keys[] = {
@@ -83,7 +101,10 @@ static void load_limits(ywalk *w, yaml_node_t *m, const char *path, kds_stream_c
         return;
     yw_check_keys(w, m, path, keys);
     double v;
-    if (yw_byte_rate(w, m, path, "write_bytes", false, 1, 1e12, &v))
+    /* Byte rates and the tank up to 8 GiB(/s), under KDS_BUCKET_MAX: far above any
+     * shard's, and a bucket's levels stay exact integers. */
+    const double max_rate = (double)(UINT64_C(8) << 30);
+    if (yw_byte_rate(w, m, path, "write_bytes", false, 1, max_rate, &v))
         c->write_bytes_per_s = (uint64_t)llround(v);
     if (yw_count_rate(w, m, path, "write_records", false, "records", 1, 1e9, &v))
         c->write_records_per_s = (uint64_t)llround(v);
@@ -91,13 +112,13 @@ static void load_limits(ywalk *w, yaml_node_t *m, const char *path, kds_stream_c
     if (yw_duration(w, m, path, "write_burst", false, SIM_MS(1), SIM_S(3600), &t))
         c->write_burst_s = sim_to_s(t);
     uint64_t b;
-    if (yw_bytes(w, m, path, "large_record_tank", false, 1, 1ULL << 40, &b))
+    if (yw_bytes(w, m, path, "large_record_tank", false, 1, UINT64_C(8) << 30, &b))
         c->large_record_tank = b;
-    if (yw_byte_rate(w, m, path, "large_record_refill", false, 1, 1e12, &v))
+    if (yw_byte_rate(w, m, path, "large_record_refill", false, 1, max_rate, &v))
         c->large_record_refill = (uint64_t)llround(v);
     if (yw_count_rate(w, m, path, "read_calls", false, "calls", 1, 1e6, &v))
         c->read_calls_per_s = (uint64_t)llround(v);
-    if (yw_byte_rate(w, m, path, "read_bytes", false, 1, 1e12, &v))
+    if (yw_byte_rate(w, m, path, "read_bytes", false, 1, max_rate, &v))
         c->read_bytes_per_s = (uint64_t)llround(v);
     if (yw_count_rate(w, m, path, "read_records", false, "records", 1, 1e9, &v))
         c->read_records_per_s = (uint64_t)llround(v);
@@ -116,6 +137,16 @@ static void load_limits(ywalk *w, yaml_node_t *m, const char *path, kds_stream_c
         c->short_read_penalty = t;
     if (yw_duration(w, m, path, "iterator_ttl", false, SIM_S(1), SIM_DAY(1), &t))
         c->iterator_ttl = t;
+    check_depth(w, m, path, "write_bytes", c->write_bytes_per_s, "write_burst", c->write_burst_s,
+                "B");
+    check_depth(w, m, path, "write_records", c->write_records_per_s, "write_burst",
+                c->write_burst_s, "records");
+    check_depth(w, m, path, "read_calls", c->read_calls_per_s, "read_burst", c->read_burst_s,
+                "calls");
+    check_depth(w, m, path, "read_bytes", c->read_bytes_per_s, "read_burst", c->read_burst_s,
+                "B");
+    check_depth(w, m, path, "read_records", c->read_records_per_s, "read_burst",
+                c->read_burst_s, "records");
 }
 
 static void load_stream(kdsim_scenario *sc, ywalk *w, yaml_node_t *m)

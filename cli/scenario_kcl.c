@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kds_kcl.h"
+#include "kds_lease.h"
 #include "scenario_int.h"
 
 static const char *const RETRIEVALS[] = {"polling", "efo", NULL};
@@ -164,12 +165,12 @@ static void load_table(ywalk *w, yaml_node_t *cm, const char *path, kds_lease_ta
         t->billing = (kds_lease_billing)e;
     uint64_t u;
     /* DynamoDB's default table quota: 40,000 read and write units. */
-    if (yw_u64(w, n, kp, "read_capacity", false, 1, 40000, &u))
+    if (yw_u64(w, n, kp, "read_capacity", false, 1, KDS_LEASE_MAX_UNITS, &u))
         t->rcu = (uint32_t)u;
-    if (yw_u64(w, n, kp, "write_capacity", false, 1, 40000, &u))
+    if (yw_u64(w, n, kp, "write_capacity", false, 1, KDS_LEASE_MAX_UNITS, &u))
         t->wcu = (uint32_t)u;
     sim_time b;
-    if (yw_duration(w, n, kp, "burst", false, 0, SIM_MIN(5), &b))
+    if (yw_duration(w, n, kp, "burst", false, 0, SIM_S(KDS_LEASE_MAX_BURST_S), &b))
         t->burst_s = sim_to_s(b);
     if (yw_bytes(w, n, kp, "item_size", false, 1, 400 * 1024, &u)) /* DynamoDB: 400 KB */
         t->item_bytes = (uint32_t)u;

@@ -17,6 +17,11 @@
 
 #define KDS_NANO INT64_C(1000000000)
 
+/* The most units a bucket holds, and the highest rate it refills at, in units (per
+ * second): its nano-units must fit in int64 (9,223,372,036). The loader refuses limits
+ * above it with a message; the model asserts it. */
+#define KDS_BUCKET_MAX ((uint64_t)(INT64_MAX / KDS_NANO))
+
 typedef struct kds_bucket {
     int64_t level; /* nano-units available; negative = debt */
     int64_t depth; /* nano-units at most (the burst) */
@@ -25,7 +30,7 @@ typedef struct kds_bucket {
 } kds_bucket;
 
 /* A full bucket refilled at `rate` units/s, `depth` units deep (depth >= 1), at time
- * `now`. rate * 1e9 and depth * 1e9 must fit in int64 (rates up to ~9e9/s: asserted). */
+ * `now`. rate and depth at most KDS_BUCKET_MAX (asserted). */
 void kds_bucket_init(kds_bucket *b, uint64_t rate, uint64_t depth, sim_time now);
 
 /* Bring the level up to date at `now` (>= last). Inline, with the budgets' checks: they

@@ -34,15 +34,26 @@ const char *kds_ddb_op_name(kds_ddb_op op)
     return (unsigned)op < sizeof names / sizeof names[0] ? names[op] : "?";
 }
 
-/* One capacity unit in the buckets' milli-units. */
+/* One capacity unit in milli-units, the unit of the counts and of every charge (all of
+ * them whole halves of a unit). */
 #define MILLI UINT64_C(1000)
+
+/* The buckets count in two-thousandths of a unit (a charge of `milli` is milli / 2 of
+ * them), so that DynamoDB's largest table, 40,000 units with 300 s of burst, fits in a
+ * bucket (KDS_BUCKET_MAX). A request is admitted while the bucket holds at least one:
+ * "any capacity left", to 0.002 of a unit. */
+#define PER_UNIT UINT64_C(500)
+
+_Static_assert((uint64_t)KDS_LEASE_MAX_UNITS * PER_UNIT * KDS_LEASE_MAX_BURST_S <=
+                   KDS_BUCKET_MAX,
+               "the largest table's burst must fit in a bucket");
 
 /* A bucket one second of capacity deep, or `burst_s` seconds when more. */
 static void bucket_init(kds_bucket *b, uint32_t units_per_s, double burst_s, sim_time now)
 {
-    uint64_t rate = (uint64_t)units_per_s * MILLI;
+    uint64_t rate = (uint64_t)units_per_s * PER_UNIT;
     double d = floor((double)rate * (burst_s > 1.0 ? burst_s : 1.0));
-    uint64_t depth = d < (double)MILLI ? MILLI : (uint64_t)d;
+    uint64_t depth = d < (double)PER_UNIT ? PER_UNIT : (uint64_t)d;
     kds_bucket_init(b, rate, depth, now);
 }
 
@@ -112,7 +123,7 @@ static bool admit(kds_lease_table *t, kds_ddb_op op, bool write, uint64_t milli)
             sim_series_add(&t->st.throttled_min, now, 1);
             return false;
         }
-        kds_bucket_charge(b, now, milli);
+        kds_bucket_charge(b, now, milli * PER_UNIT / MILLI);
     }
     if (write) {
         t->st.write_milli += milli;

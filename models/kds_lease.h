@@ -63,6 +63,11 @@ typedef struct kds_lease_table_cfg {
  * the KCL's 10 read and 10 write units if provisioned). Never fails. */
 void kds_lease_table_cfg_defaults(kds_lease_table_cfg *cfg);
 
+/* The largest provisioned table kds_lease_table_new takes: DynamoDB's default quota of
+ * 40,000 read and write units, and its 300 s of burst. */
+#define KDS_LEASE_MAX_UNITS 40000
+#define KDS_LEASE_MAX_BURST_S 300
+
 /* What a lease's checkpoint holds: a sentinel or a position. */
 typedef enum {
     KDS_CKPT_TRIM_HORIZON,
@@ -186,8 +191,10 @@ typedef struct kds_lease_table {
     kds_lease_table_stats st;
 } kds_lease_table;
 
-/* A new empty table for application `name` (borrowed), with one reference. Returns
- * NULL when out of memory. */
+/* A new empty table for application `name` (borrowed), with one reference. The
+ * capacities must be 1 to KDS_LEASE_MAX_UNITS and the burst at most
+ * KDS_LEASE_MAX_BURST_S (asserted; the loader checks them). Returns NULL when out of
+ * memory. */
 kds_lease_table *kds_lease_table_new(sim *s, const char *name, const kds_lease_table_cfg *cfg);
 
 /* Take one more reference (a second application with the same name). */

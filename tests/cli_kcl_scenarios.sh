@@ -367,4 +367,16 @@ else
     fail "EFO back-pressure: kdsim run failed: $(cat "$tmp/err")"
 fi
 
+# DynamoDB's largest provisioned table (40,000 read and write units, 300 s of burst)
+# runs: its buckets once overflowed their integer range and stopped the run on an
+# assertion. Nothing throttles on such a table.
+run kcl-small-lease-table "$tmp/big" --duration 2m \
+    --set consumers[0].lease_table.read_capacity=40000 \
+    --set consumers[0].lease_table.write_capacity=40000 \
+    --set consumers[0].lease_table.burst=5m
+jq -e '[.consumers[0].lease_table | .throttled_reads, .throttled_writes] == [0, 0]' \
+    "$tmp/big.json" >/dev/null ||
+    fail "the largest lease table throttled: $(jq -c '.consumers[0].lease_table
+        | [.throttled_reads, .throttled_writes]' "$tmp/big.json" 2>&1)"
+
 cli_finish cli_kcl_scenarios

@@ -97,4 +97,28 @@ else
     fail "depths: kdsim run failed: $(cat "$tmp/err")"
 fi
 
+# A token bucket holds at most about 9.2e9 units (kds_bucket.h): limits whose rate or
+# rate x burst goes past it are refused with the keys and the fix (they once stopped the
+# run on an assertion), at the burst. The largest rates accepted run.
+refused() { # NAME MESSAGE SETTINGS...
+    local name=$1 msg=$2
+    shift 2
+    local sets=()
+    for s in "$@"; do sets+=(--set "$s"); done
+    k "$name" 2 validate "$tmp/base.yaml" "${sets[@]}" || return
+    grep -qF -- "$msg" "$tmp/$name.err" || fail "$name: no '$msg' in: $(cat "$tmp/$name.err")"
+}
+refused burst "stream.limits.read_burst: read_bytes x read_burst is 3.775e+10 B, above the \
+9.223e+09 B a token bucket holds (a limit of kdsim's, not of AWS); set a shorter read_burst \
+or a lower read_bytes" "stream.limits.read_bytes=10 MiB/s" "stream.limits.read_burst=1h"
+refused records "stream.limits.write_burst: write_records x write_burst is 1e+10 records" \
+    "stream.limits.write_records=10000000 records/s" "stream.limits.write_burst=1000s"
+refused bytes "stream.limits.write_bytes: must be between 1 B/s and 8 GiB/s, got 9 GiB/s" \
+    "stream.limits.write_bytes=9 GiB/s"
+refused tank "stream.limits.large_record_tank: must be between 1 B and 8 GiB, got 9 GiB" \
+    "stream.limits.large_record_tank=9 GiB"
+run largest "$tmp/base.yaml" --duration 10s --set "stream.limits.write_bytes=8 GiB/s" \
+    --set "stream.limits.read_bytes=8 GiB/s" --set "stream.limits.large_record_tank=8 GiB" \
+    --set "stream.limits.large_record_refill=8 GiB/s" --set "stream.limits.read_burst=1s"
+
 cli_finish cli_stream_limits
