@@ -716,6 +716,12 @@ kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *c
         c->p = p;
         c->id = i;
         c->last = cfg->start;
+        /* Evenly spaced arrivals are the producer's: record k arrives at k / rate, and
+         * client i holds records i + 1, i + 1 + clients, ..., so its first is owed when
+         * its carry, which grows by rate / clients a second, reaches 1 at (i + 1) / rate.
+         * (Started at 0, every client's first record came after clients / rate, and a
+         * slow producer of many clients wrote nothing for that long.) */
+        c->carry = 1.0 - (double)(i + 1) / p->cfg.clients;
         /* Clients start spread over one flush interval, so that several clients do
          * not all send at the same instant. */
         sim_time first = cfg->start + next_flush_in(p, cfg->start) * (i + 1) / p->cfg.clients;

@@ -671,6 +671,35 @@ START_TEST(test_even_arrivals_exact)
 }
 END_TEST
 
+/* Evenly spaced arrivals are the producer's, shared by its clients: rate x time records
+ * in all, however many clients share them. Each client's first record once came only
+ * after clients / rate, so 100 clients at 7 records/s wrote nothing in 10 s, and 50 at
+ * 0.25/s nothing in 2 minutes. */
+START_TEST(test_even_arrivals_many_clients)
+{
+    static const struct {
+        double rate;
+        uint32_t clients;
+        sim_time stop;
+        uint64_t want;
+    } cases[] = {
+        {7, 100, SIM_S(10), 70}, {0.25, 50, SIM_S(118), 29}, {1000, 3, SIM_S(10), 10000}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fixture f;
+        fx_defaults(&f, 2, cases[i].stop + SIM_S(5));
+        f.prod[0].rate = kds_rate_constant(cases[i].rate);
+        f.prod[0].clients = cases[i].clients;
+        f.prod[0].stop = cases[i].stop;
+        fx_run(&f);
+        ck_assert_msg(pst(&f, 0)->records_attempted == cases[i].want,
+                      "%g/s over %u clients: %llu records, not %llu", cases[i].rate,
+                      cases[i].clients, (unsigned long long)pst(&f, 0)->records_attempted,
+                      (unsigned long long)cases[i].want);
+        kds_world_fini(&f.w);
+    }
+}
+END_TEST
+
 /* ---- determinism ---------------------------------------------------------------------- */
 
 static void random_world(fixture *f, uint64_t seed)
@@ -750,6 +779,7 @@ static Suite *producer_suite(void)
     tcase_add_test(shape, test_clients_and_producers);
     tcase_add_test(shape, test_start_stop);
     tcase_add_test(shape, test_even_arrivals_exact);
+    tcase_add_test(shape, test_even_arrivals_many_clients);
     suite_add_tcase(s, shape);
 
     TCase *det = tcase_create("determinism");
