@@ -44,6 +44,11 @@ const char *kdsim_opt_value(int argc, char **argv, int *i, FILE *err)
         fprintf(err, "kdsim: %s needs a value\n", argv[*i]);
         return NULL;
     }
+    if (!argv[*i + 1][0]) {
+        /* An empty value (--out "") names nothing: refused before any run. */
+        fprintf(err, "kdsim: %s needs a value, got an empty one\n", argv[*i]);
+        return NULL;
+    }
     return argv[++*i];
 }
 

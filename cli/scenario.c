@@ -631,8 +631,7 @@ size_t kdsim_utf8_chars(const char *s)
     return n;
 }
 
-/* Whether `name` is one AWS takes for a stream or a consumer. */
-static bool name_ok(const char *name)
+bool kdsim_name_ok(const char *name)
 {
     size_t n = strlen(name);
     bool ok = n >= 1 && n <= 128;
@@ -646,7 +645,7 @@ static bool name_ok(const char *name)
 
 bool kdsim_check_name(ywalk *w, yaml_node_t *map, const char *path, const char *name)
 {
-    bool ok = name_ok(name);
+    bool ok = kdsim_name_ok(name);
     if (!ok) {
         char kp[PATH];
         yw_error(w, yw_get(w, map, "name"), yw_path(kp, sizeof kp, path, "name"),
@@ -812,7 +811,7 @@ static int load_any(kdsim_scenario *sc, const char *path, const char *text, size
          * name AWS takes too. */
         wc->stream.name = sc->name;
         yaml_node_t *nn = yw_get(&w, root, "name");
-        if (!name_ok(sc->name))
+        if (!kdsim_name_ok(sc->name))
             yw_error(&w, nn ? nn : root, nn ? "name" : "",
                      "the stream takes its name from the %s when stream.name is not given, "
                      "and a stream name has 1 to 128 letters, digits, '_', '.' or '-', got "

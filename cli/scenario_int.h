@@ -57,6 +57,10 @@ size_t kdsim_utf8_chars(const char *s);
  * CSV files and random-stream names); reports at map.name. Returns whether it is ok. */
 bool kdsim_check_name(ywalk *w, yaml_node_t *map, const char *path, const char *name);
 
+/* Whether `name` is one AWS takes for a stream or a consumer: 1 to 128 letters, digits,
+ * '_', '.' or '-'. */
+bool kdsim_name_ok(const char *name);
+
 /* stream.record_distribution, stream.resharding and stream.on_demand, into the
  * world's stream and capacity configs (after the stream's own keys are read). */
 void kdsim_load_capacity(kdsim_scenario *sc, ywalk *w, yaml_node_t *stream);

@@ -24,6 +24,7 @@
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"
+#include "scenario_int.h"
 #include "sim_err.h"
 #include "sim_mem.h"
 #include "sim_units.h"
@@ -190,7 +191,12 @@ static int sweep_load(sweep *s, const char *file, ydiag *g)
     static const char *const keys[] = {"name",   "scenario", "replications", "seed",
                                        "warmup", "set",      "parameters",   NULL};
     yw_check_keys(&w, root, "", keys);
-    yw_str(&w, root, "", "name", false, &s->name);
+    if (yw_str(&w, root, "", "name", false, &s->name) &&
+        (!kdsim_name_ok(s->name) || !strcmp(s->name, ".") || !strcmp(s->name, "..")))
+        /* It names the default output folder, out/NAME: no way out of out/. */
+        yw_error(&w, yw_get(&w, root, "name"), "name",
+                 "a sweep's name is the folder of its results (out/NAME): 1 to 128 letters, "
+                 "digits, '_', '.' or '-', not . or .., got \"%s\"", s->name);
     if (yw_str(&w, root, "", "scenario", true, &s->scenario_rel))
         s->scenario = beside(file, s->scenario_rel);
     uint64_t u;
@@ -559,8 +565,10 @@ static const char *in_file_instead(const char *opt)
     return "";
 }
 
+/* Make folder `dir` (not empty: the options refuse an empty --out) and its parents. */
 static int make_dirs(const char *dir, FILE *err)
 {
+    SIM_ASSERT(dir[0] != '\0');
     char *p = kdsim_strdupf("%s", dir);
     for (char *q = p + 1; *q; q++) {
         if (*q != '/')
@@ -591,8 +599,9 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
             return KDSIM_EXIT_OK;
         }
         bool takes = !strcmp(s, "--jobs") || !strcmp(s, "--out") || !strcmp(s, "--part");
-        if (takes && i + 1 >= argc) {
-            fprintf(err, "kdsim: %s needs a value\n%s", s, SWEEP_USAGE);
+        if (takes && (i + 1 >= argc || !argv[i + 1][0])) {
+            fprintf(err, "kdsim: %s needs a value%s\n%s", s,
+                    i + 1 < argc ? ", got an empty one" : "", SWEEP_USAGE);
             return KDSIM_EXIT_USAGE;
         }
         if (!strcmp(s, "--jobs")) {
@@ -852,8 +861,9 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
         if (!strcmp(argv[i], "--no-plots")) {
             plots = false;
         } else if (!strcmp(argv[i], "--out")) {
-            if (i + 1 >= argc) {
-                fprintf(err, "kdsim: --out needs a value\n%s", SWEEP_USAGE);
+            if (i + 1 >= argc || !argv[i + 1][0]) {
+                fprintf(err, "kdsim: --out needs a value%s\n%s",
+                        i + 1 < argc ? ", got an empty one" : "", SWEEP_USAGE);
                 free(files);
                 return KDSIM_EXIT_USAGE;
             }

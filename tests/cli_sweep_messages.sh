@@ -85,4 +85,22 @@ assert one["seed"] == reps["runs"][0]["seed"] == 2**63 - 1, one["seed"]
 assert one["stream"]["records_in"] == reps["runs"][0]["figures"]["stream.records_in"]
 EOF
 
+# An empty --out names nothing: refused before any run by every command (a sweep's and a
+# merge's once read past the end of the copied name; run's ran, then failed to write).
+for cmd in "sweep tests/sweeps/shards.yaml" "merge $tmp/part-1-of-2.json" \
+    "run $sc --duration 10s" "run $sc --replications 2" "plan $sc --slo lost=0"; do
+    # shellcheck disable=SC2086 # the command's words
+    k emptyout 2 $cmd --out "" && has emptyout "kdsim: --out needs a value, got an empty one"
+done
+
+# A sweep's name is the folder of its results, out/NAME: one that would leave out/ (or
+# is empty) is refused before any run.
+for name in '"../escape"' '""' '".."' '"a/b"'; do
+    printf 'name: %s\nscenario: %s\nparameters:\n  stream.shards: [1]\n' "$name" "$PWD/$sc" \
+        >"$tmp/named.yaml"
+    k named 2 sweep "$tmp/named.yaml" --out "$tmp/named" &&
+        has named "named.yaml:1:7: name: a sweep's name is the folder of its results (out/NAME)"
+    [ -e "$tmp/named" ] && fail "the sweep named $name ran"
+done
+
 cli_finish cli_sweep_messages
