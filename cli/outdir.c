@@ -113,14 +113,45 @@ int kdsim_outdir_begin(kdsim_outdir *o, const char *dir, FILE *err)
         o->staging = NULL;
         return KDSIM_EXIT_USAGE;
     }
+    if (!o->existed) {
+        /* mkdtemp makes the folder 0700; renamed into place, it becomes DIR, which
+         * should have the mode any new folder gets (0777 less the umask). */
+        mode_t mask = umask(0);
+        umask(mask);
+        chmod(o->staging, 0777 & ~mask);
+    }
     o->dir = kdsim_strdupf("%s", dir);
     active = o;
     return 0;
 }
 
+/* Undo a commit_into that failed: the new outputs moved in so far go back to the
+ * staging folder (removed with it), and the previous run's come back from the trash, so
+ * that DIR is as it was. Best effort: a rename that fails again leaves that file where
+ * it is, with a message. */
+static void roll_back(kdsim_outdir *o, const char *trash, const bool *moved_in, FILE *err)
+{
+    for (size_t i = 0; kdsim_outdir_names[i]; i++) {
+        const char *name = kdsim_outdir_names[i];
+        char *cur = kdsim_strdupf("%s/%s", o->dir, name);
+        char *neu = kdsim_strdupf("%s/%s", o->staging, name);
+        char *old = kdsim_strdupf("%s/%s", trash, name);
+        struct stat sb;
+        if (moved_in[i])
+            rename(cur, neu);
+        if (lstat(old, &sb) == 0 && rename(old, cur) != 0)
+            fprintf(err, "kdsim: cannot put %s back from %s: %s\n", name, trash,
+                    strerror(errno));
+        free(cur);
+        free(neu);
+        free(old);
+    }
+}
+
 /* Into an existing DIR: the previous run's outputs go to a hidden trash folder (renames
  * within DIR, so nothing is half-moved), the new ones take their place, and the trash
- * is removed. Files kdsim does not write are not touched. */
+ * is removed; a rename that fails puts everything back (roll_back). Files kdsim does
+ * not write are not touched. */
 static int commit_into(kdsim_outdir *o, FILE *err)
 {
     char *trash = kdsim_strdupf("%s/.kdsim-old-XXXXXX", o->dir);
@@ -148,6 +179,7 @@ static int commit_into(kdsim_outdir *o, FILE *err)
         rc = SIM_EIO;
     }
     struct dirent *e;
+    bool moved_in[sizeof kdsim_outdir_names / sizeof *kdsim_outdir_names] = {false};
     while (d && !rc && (e = readdir(d)) != NULL) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
@@ -157,12 +189,18 @@ static int commit_into(kdsim_outdir *o, FILE *err)
             fprintf(err, "kdsim: cannot move %s into %s: %s\n", e->d_name, o->dir,
                     strerror(errno));
             rc = SIM_EIO;
+        } else {
+            for (size_t i = 0; kdsim_outdir_names[i]; i++)
+                if (!strcmp(e->d_name, kdsim_outdir_names[i]))
+                    moved_in[i] = true; /* every name is one of them (commit asserts) */
         }
         free(from);
         free(to);
     }
     if (d)
         closedir(d);
+    if (rc)
+        roll_back(o, trash, moved_in, err);
     remove_tree(trash);
     free(trash);
     return rc;

@@ -24,6 +24,8 @@ packages=(gcc make cmake pkg-config libgsl-dev libyaml-dev check libsubunit-dev
 [ "$mode" = test ] && packages+=(locales)
 # The tests also fuzz with clang's libFuzzer.
 [ "$mode" = test ] && packages+=(clang libclang-rt-14-dev valgrind)
+# tests/cli_out_dir.sh makes a rename fail on purpose with strace's fault injection.
+[ "$mode" = test ] && packages+=(strace)
 # The cluster recipes run for real in the tests: a one-node Slurm (its daemons started by
 # tests/cli_cluster_slurm.sh itself, no systemd needed) and GNU parallel.
 [ "$mode" = test ] && packages+=(parallel slurm-wlm munge)

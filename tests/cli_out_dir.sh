@@ -79,4 +79,28 @@ diff -r "$tmp/before" "$tmp/out" >/dev/null || fail "a failed run changed DIR: $
 [ -e "$tmp/new" ] && fail "a failed run into a new DIR left it: $(ls -A "$tmp/new")"
 no_hidden "$tmp/out" "$tmp"
 
+# A rename that fails while the new outputs move in (injected with strace: the first
+# move of a CSV file into DIR) puts everything back: DIR as it was, the new outputs gone.
+# (It once left DIR with the new plots and report.html and without the old reports.)
+if command -v strace >/dev/null; then
+    k inject-base 0 run "$base" --out "$tmp/inj"
+    cp -r "$tmp/inj" "$tmp/inj-before"
+    strace -o /dev/null -e trace=rename \
+        -e 'inject=rename:error=EXDEV:when=1+' -P "$tmp/inj/stream_per_second.csv" \
+        "$kdsim" run "$tmp/renamed.yaml" --out "$tmp/inj" >/dev/null 2>"$tmp/inj.err"
+    rc=$?
+    [ $rc -eq 1 ] || fail "an injected rename failure: exit $rc"
+    grep -q "cannot" "$tmp/inj.err" || fail "an injected rename failure said nothing"
+    diff -r "$tmp/inj-before" "$tmp/inj" >/dev/null ||
+        fail "a failed move into DIR changed it: $(diff -rq "$tmp/inj-before" "$tmp/inj" | head -3)"
+    no_hidden "$tmp/inj" "$tmp"
+else
+    echo "strace not found: the rename-failure check is skipped"
+fi
+
+# A new DIR gets the mode of any new folder (0777 less the umask), not mkdtemp's 0700.
+(umask 022 && "$kdsim" run "$base" --out "$tmp/moded" >/dev/null 2>&1)
+[ "$(stat -c %a "$tmp/moded" 2>/dev/null)" = 755 ] ||
+    fail "a new DIR has mode $(stat -c %a "$tmp/moded" 2>/dev/null), not 755 under umask 022"
+
 cli_finish cli_out_dir
