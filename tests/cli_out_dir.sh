@@ -82,7 +82,7 @@ no_hidden "$tmp/out" "$tmp"
 # A rename that fails while the new outputs move in (injected with strace: the first
 # move of a CSV file into DIR) puts everything back: DIR as it was, the new outputs gone.
 # (It once left DIR with the new plots and report.html and without the old reports.)
-if command -v strace >/dev/null; then
+if command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null; then
     k inject-base 0 run "$base" --out "$tmp/inj"
     cp -r "$tmp/inj" "$tmp/inj-before"
     strace -o /dev/null -e trace=rename \
@@ -95,7 +95,7 @@ if command -v strace >/dev/null; then
         fail "a failed move into DIR changed it: $(diff -rq "$tmp/inj-before" "$tmp/inj" | head -3)"
     no_hidden "$tmp/inj" "$tmp"
 else
-    echo "strace not found: the rename-failure check is skipped"
+    echo "strace not found, or not allowed to trace here: the rename-failure check is skipped"
 fi
 
 # A new DIR gets the mode of any new folder (0777 less the umask), not mkdtemp's 0700.
