@@ -667,6 +667,10 @@ static int cmd_run(args *a, FILE *out, FILE *err)
     }
     json_t *report = kdsim_report_json(&sc, &w);
     status = KDSIM_EXIT_FAIL;
+    if (!report && kdsim_cost_error) {
+        fprintf(err, "kdsim: %s; nothing was written\n", kdsim_cost_error);
+        status = KDSIM_EXIT_USAGE;
+    }
     if (report) {
         status = trace_bad ? KDSIM_EXIT_FAIL : KDSIM_EXIT_OK;
         /* Every output into the hidden folder, then all of them into DIR at once. */
@@ -736,6 +740,10 @@ static int cmd_cost(args *a, FILE *out, FILE *err)
     json_t *report = kdsim_report_json(&sc, &w);
     const json_t *cost = report ? json_object_get(report, "cost") : NULL;
     status = KDSIM_EXIT_FAIL;
+    if (!report && kdsim_cost_error) {
+        fprintf(err, "kdsim: %s\n", kdsim_cost_error);
+        status = KDSIM_EXIT_USAGE;
+    }
     if (cost) {
         status = KDSIM_EXIT_OK;
         if (a->json) {

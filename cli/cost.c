@@ -12,6 +12,12 @@
 #include "report_int.h"
 #include "sim_units.h"
 
+/* Why kdsim_cost_json failed when a bill passed what kdsim counts. */
+#define OVERFLOW_MSG                                                                       \
+    "a cost passes $9.2 billion, more than kdsim counts (nano-dollars in 64 bits): the "  \
+    "prices in billing.overrides or the price file, or billing.month_hours, are far too " \
+    "high for this traffic"
+
 /* ---- JSON -------------------------------------------------------------------------- */
 
 static json_t *usd_of_cents(int64_t cents)
@@ -169,12 +175,19 @@ static json_t *assumptions_json(const kds_meters *m, const kds_bill *b, const kd
     return a;
 }
 
+const char *kdsim_cost_error;
+
 json_t *kdsim_cost_json(const kdsim_scenario *sc, const kds_world *w)
 {
     kds_meters m;
     kds_billing_meters(w, &m);
     kds_bill b;
     kds_billing_compute(&m, &sc->billing.prices, &sc->billing.settings, &b);
+    kdsim_cost_error = NULL;
+    if (b.overflow) {
+        kdsim_cost_error = OVERFLOW_MSG;
+        return NULL;
+    }
     json_t *as_run = NULL;
     if (w->n_switches > 0) {
         kds_meters *segs = calloc(w->n_switches + 1, sizeof *segs);
@@ -186,6 +199,11 @@ json_t *kdsim_cost_json(const kdsim_scenario *sc, const kds_world *w)
         free(segs);
         if (rc)
             return NULL;
+        if (ar.overflow) {
+            kds_bill_as_run_fini(&ar);
+            kdsim_cost_error = OVERFLOW_MSG;
+            return NULL;
+        }
         as_run = as_run_json(&ar, w->n_switches);
         kds_bill_as_run_fini(&ar);
     }

@@ -17,8 +17,13 @@
 #include "scenario.h"
 
 /* The `cost` object of a finished world at the scenario's prices and settings. Returns
- * a new reference, or NULL when out of memory. */
+ * a new reference, or NULL when out of memory or when a bill passes what kdsim counts
+ * (then kdsim_cost_error says so). */
 json_t *kdsim_cost_json(const kdsim_scenario *sc, const kds_world *w);
+
+/* Set when kdsim_cost_json (and so kdsim_report_json) returned NULL because a bill
+ * passed what kdsim counts: the message to show; NULL otherwise (out of memory). */
+extern const char *kdsim_cost_error;
 
 /* The run report's cost section: one line per mode (period and month) and the
  * cheapest mode. `cost` is the object made by kdsim_cost_json(). */

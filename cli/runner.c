@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cost.h"
 #include "figures.h"
 #include "kds_world.h"
 #include "provenance.h"
@@ -178,7 +179,8 @@ json_t *kdsim_run_once(const kdsim_runspec *rs, FILE *err, int *status)
     *status = 0;
 done:
     if (*status == 1 && !result)
-        fprintf(err, "kdsim: a run of %s (seed %" PRIu64 ") failed\n", rs->scenario, rs->seed);
+        fprintf(err, "kdsim: a run of %s (seed %" PRIu64 ") failed%s%s\n", rs->scenario, rs->seed,
+                kdsim_cost_error ? ": " : "", kdsim_cost_error ? kdsim_cost_error : "");
     kdsim_figs_fini(&figs);
     json_decref(report);
     json_decref(wu_report);

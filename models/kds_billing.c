@@ -267,11 +267,15 @@ static kds_u128 scale(const ctx *c, kds_u128 base)
     return c->m->duration > 0 ? kds_billing_muldiv(base, c->month_ns, (uint64_t)c->m->duration) : 0;
 }
 
-static kds_nano amount(kds_billing_qty q, kds_nano price)
+/* q x price, capped at KDS_BILLING_MAX_NANO with *overflow set. */
+static kds_nano amount(kds_billing_qty q, kds_nano price, bool *overflow)
 {
     SIM_ASSERT(price >= 0);
     kds_u128 v = kds_billing_muldiv(q.base, (uint64_t)price, q.div);
-    SIM_ASSERT(v <= (kds_u128)INT64_MAX);
+    if (v > (kds_u128)KDS_BILLING_MAX_NANO) {
+        *overflow = true;
+        return KDS_BILLING_MAX_NANO;
+    }
     return (kds_nano)v;
 }
 
@@ -286,8 +290,8 @@ static void add(kds_billing_mode *md, const char *item, const char *price_key, c
     it->unit_price = price;
     it->period = period;
     it->monthly = monthly;
-    it->period_exact = amount(period, price);
-    it->monthly_exact = amount(monthly, price);
+    it->period_exact = amount(period, price, &md->overflow);
+    it->monthly_exact = amount(monthly, price, &md->overflow);
     it->period_cents = kds_billing_cents(it->period_exact);
     it->monthly_cents = kds_billing_cents(it->monthly_exact);
     md->period_cents += it->period_cents;
@@ -439,6 +443,8 @@ void kds_billing_compute(const kds_meters *m, const kds_prices *p, const kds_bil
     on_demand_standard(&c, &out->modes[KDS_BILL_ON_DEMAND_STANDARD]);
     on_demand_advantage(&c, &out->modes[KDS_BILL_ON_DEMAND_ADVANTAGE]);
 
+    for (int i = 0; i < KDS_BILL_MODES; i++)
+        out->overflow = out->overflow || out->modes[i].overflow;
     out->cheapest = KDS_BILL_PROVISIONED;
     for (int i = 1; i < KDS_BILL_MODES; i++)
         if (out->modes[i].monthly_cents < out->modes[out->cheapest].monthly_cents)
@@ -488,6 +494,7 @@ int kds_billing_as_run(const kds_meters *total, const kds_meters *segs, size_t n
         }
         out->period_cents += md->period_cents;
         out->monthly_cents += md->monthly_cents;
+        out->overflow = out->overflow || md->overflow;
     }
     return 0;
 }

@@ -196,7 +196,14 @@ typedef struct kds_billing_mode {
     size_t n_items;
     int64_t period_cents;  /* sum of the items' period_cents */
     int64_t monthly_cents; /* sum of the items' monthly_cents */
+    bool overflow;         /* an amount passed KDS_BILLING_MAX_NANO: the figures are capped
+                              there and must not be reported */
 } kds_billing_mode;
+
+/* The largest amount a line item holds, in nano-dollars ($9.2 billion): kds_nano is
+ * int64. A bill past it (absurd prices, or a month of thousands of hours of an immense
+ * stream) is flagged, not wrapped. */
+#define KDS_BILLING_MAX_NANO INT64_MAX
 
 /* AWS's sizing rule (model.md section 7) applied to the busiest minutes. */
 typedef struct kds_billing_sizing {
@@ -214,6 +221,7 @@ typedef struct kds_bill {
     kds_billing_sizing sizing;
     kds_billing_mode modes[KDS_BILL_MODES];
     kds_bill_mode cheapest; /* lowest monthly total (the first on a tie) */
+    bool overflow;          /* a mode's overflow (kds_billing_mode) */
 } kds_bill;
 
 /* The bill as run: each stretch of the run in one mode billed at that mode's prices
@@ -229,6 +237,7 @@ typedef struct kds_bill_as_run {
     size_t n;
     int64_t period_cents;  /* sum of the segments' period_cents */
     int64_t monthly_cents; /* sum of the segments' monthly_cents */
+    bool overflow;         /* a segment's overflow (kds_billing_mode) */
 } kds_bill_as_run;
 
 /* Bill segments segs[0..n) (kds_billing_segments) of the run whose meters are `total`

@@ -197,4 +197,24 @@ bad noscen "cost needs a scenario file" cost
 bad out "cost does not take --out" cost "$scenario" --out "$tmp/o"
 [ -e "$tmp/o" ] && fail "cost --out created a folder"
 
+# Prices and a month within their bounds whose bill passes what kdsim counts ($9.2
+# billion a line, nano-dollars in 64 bits) are refused with a message, by run and cost
+# alike, and nothing is written (it once stopped on an assertion).
+cat >"$tmp/dear.yaml" <<'EOF'
+name: dear
+duration: 1m
+stream: {mode: on_demand_advantage}
+producers:
+  - {name: p, rate: 1 records/s, record_size: 1 KiB}
+billing:
+  month_hours: 2624
+  overrides: {on_demand_advantage: {commitment_written: 1000, data_written: 1000}}
+EOF
+for cmd in cost run; do
+    k dear 2 $cmd "$tmp/dear.yaml" --json &&
+        { grep -qF "kdsim: a cost passes \$9.2 billion, more than kdsim counts" "$tmp/dear.err" ||
+            fail "$cmd of a bill past \$9.2 billion: $(cat "$tmp/dear.err")"; }
+    [ -s "$tmp/dear.out" ] && fail "$cmd of a bill past \$9.2 billion printed a report"
+done
+
 cli_finish cli_cost
