@@ -35,12 +35,15 @@ static const char *scripts_dir(void)
     return d && *d ? d : KDSIM_PLOTS_DIR;
 }
 
-/* Text without quotes or backslashes, for a gnuplot string in -e. */
+/* Text for a gnuplot string in -e and a field of the plots' CSV files: quotes,
+ * backslashes and line breaks become blanks, commas (the field separator) semicolons. */
 static void clean(char *dst, size_t n, const char *src)
 {
     size_t k = 0;
-    for (; *src && k + 1 < n; src++)
-        dst[k++] = *src == '\'' || *src == '"' || *src == '\\' ? ' ' : *src;
+    for (; *src && k + 1 < n; src++) {
+        char ch = *src;
+        dst[k++] = ch == ',' ? ';' : strchr("'\"\\\n\r", ch) ? ' ' : ch;
+    }
     dst[k] = 0;
 }
 

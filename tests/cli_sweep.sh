@@ -230,4 +230,19 @@ grep -q "4 errors in" "$tmp/badboth.err" ||
 k badpart 2 sweep "$sweep" --part 4/3
 k nofile 2 sweep
 
+# A parameter value holding a comma: the sweep plots' CSV files keep one field per
+# column (the label once spilled into the next field, and gnuplot lost the point).
+cat >"$tmp/comma.yaml" <<EOF
+scenario: $PWD/scenarios/latency-one-poller.yaml
+set: {duration: 2s}
+parameters:
+  producers[0].keys.prefix: ["a,b", "c"]
+EOF
+k comma 0 sweep "$tmp/comma.yaml" --jobs 1 --out "$tmp/comma"
+for f in "$tmp"/comma/plots/*.csv; do
+    [ -e "$f" ] || { fail "the comma sweep wrote no plot data"; break; }
+    awk -F, 'NF && !/^x,/ && NF != 6 { bad = 1 } END { exit bad }' "$f" ||
+        fail "$(basename "$f"): a row without 6 fields: $(grep -v '^x,' "$f" | head -2)"
+done
+
 cli_finish cli_sweep
