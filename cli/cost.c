@@ -72,6 +72,7 @@ static json_t *prices_json(const kdsim_billing *b)
         json_t *e = json_object();
         json_object_set_new(e, "price", json_string(key));
         json_object_set_new(e, "value", usd_of_nano(*kds_price_ref((kds_prices *)&b->prices, d)));
+        json_object_set_new(e, "unit", json_string(d->unit));
         json_array_append_new(ov, e);
     }
     json_object_set_new(o, "overrides", ov);
@@ -388,8 +389,14 @@ static void prices_line(const json_t *cost, FILE *out)
     json_array_foreach(ov, i, e)
     {
         char up[48];
-        fprintf(out, "%s%s = %s", i ? ", " : "; overridden: ", js(e, "price"),
-                unit_price(up, sizeof up, jr(e, "value")));
+        /* A price in dollars, or a setting in its own unit (an Advantage commitment). */
+        const char *unit = js(e, "unit");
+        if (!strncmp(unit, "USD", 3))
+            fprintf(out, "%s%s = %s", i ? ", " : "; overridden: ", js(e, "price"),
+                    unit_price(up, sizeof up, jr(e, "value")));
+        else
+            fprintf(out, "%s%s = %.6g %s", i ? ", " : "; overridden: ", js(e, "price"),
+                    jr(e, "value"), unit);
     }
 }
 

@@ -217,4 +217,18 @@ for cmd in cost run; do
     [ -s "$tmp/dear.out" ] && fail "$cmd of a bill past \$9.2 billion printed a report"
 done
 
+# An overridden Advantage commitment is a rate, not a price: the text shows it in MiB/s
+# (it showed "$3.00"), the JSON gives each override its unit.
+sed 's/month_hours: 2624/month_hours: 720/; s/{commitment_written: 1000, data_written: 1000}/{commitment_written: 3}/' \
+    "$tmp/dear.yaml" >"$tmp/commit.yaml"
+k commit 0 cost "$tmp/commit.yaml" &&
+    { grep -qF "overridden: on_demand_advantage.commitment_written = 3 MiB/s of writes committed" \
+        "$tmp/commit.out" || fail "the commitment override as shown: $(grep overridden "$tmp/commit.out")"; }
+k commitjson 0 cost "$tmp/commit.yaml" --json &&
+    { python3 -c 'import json, sys
+o = json.load(open(sys.argv[1]))["prices"]["overrides"]
+assert o == [{"price": "on_demand_advantage.commitment_written", "value": 3.0,
+              "unit": "MiB/s of writes committed"}], o' "$tmp/commitjson.out" ||
+        fail "the commitment override in the JSON"; }
+
 cli_finish cli_cost
