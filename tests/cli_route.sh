@@ -98,9 +98,10 @@ bad_usage() {
     [ -s "$tmp/out" ] && fail "route $what: printed on stdout: $(head -c 300 "$tmp/out")"
 }
 shards_msg='^kdsim: --shards: expected a whole number from 1 to 10000, got'
-for v in 0 10001 -1 abc 4x "" " 4" 1e3 99999999999999999999999; do
+for v in 0 10001 -1 abc 4x " 4" 1e3 99999999999999999999999; do
     bad_usage "--shards '$v'" "$shards_msg \"$v\"\$" --shards "$v" s-41
 done
+bad_usage "--shards ''" '^kdsim: --shards needs a value, got an empty one' --shards "" s-41
 bad_usage "--shards (no value)" '^kdsim: --shards needs a value' s-41 --shards
 bad_usage "(no key)" '^kdsim: route needs at least one partition key' --shards 4
 bad_usage "--shardz 4" '^kdsim: unknown option --shardz' --shardz 4 s-41
