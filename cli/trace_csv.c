@@ -79,9 +79,10 @@ bool kdsim_parse_utc(const char *s, int64_t *unix_s)
         p++;
         if (!digits(&p, 2, &sec))
             return false;
-        if (*p == '.') /* fractions of a second: CloudWatch's are .000 */
+        if (*p == '.') /* fractions of a second: CloudWatch's are .000, and only those */
             for (p++; isdigit((unsigned char)*p); p++)
-                ;
+                if (*p != '0')
+                    return false; /* a time off the whole second: rows are whole minutes */
     }
     if (*p == 'Z')
         p++;
@@ -276,7 +277,8 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
         bool time_ok = kdsim_parse_utc(buf, &r.t);
         if (!time_ok)
             err_at(g, name, line_no, tc->col,
-                   "expected a UTC time like 2026-09-14T08:05:00Z or Unix seconds, got \"%s\"",
+                   "expected a UTC time on a whole second, like 2026-09-14T08:05:00Z (or "
+                   ".000Z) or Unix seconds, got \"%s\"",
                    buf);
         if (!read_count(&cells[rcol], &r.records)) {
             cell_text(&cells[rcol], buf, sizeof buf);

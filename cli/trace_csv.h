@@ -48,8 +48,9 @@ int kdsim_trace_parse(const char *name, const char *text, size_t len, kdsim_trac
 
 void kdsim_trace_fini(kdsim_trace *t); /* NULL-safe */
 
-/* Parse a UTC time: ISO 8601 `YYYY-MM-DD[T ]HH:MM[:SS[.fff]][Z|+00:00]` or Unix seconds.
- * Returns true and *unix_s, or false. Only the UTC offset is accepted. */
+/* Parse a UTC time: ISO 8601 `YYYY-MM-DD[T ]HH:MM[:SS[.000]][Z|+00:00]` or Unix seconds.
+ * Returns true and *unix_s, or false. Only the UTC offset is accepted, and a fraction of
+ * a second only if it is zero (a replayed trace's rows fall on whole minutes). */
 bool kdsim_parse_utc(const char *s, int64_t *unix_s);
 
 #endif

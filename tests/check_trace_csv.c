@@ -63,6 +63,11 @@ START_TEST(test_times)
     ck_assert(kdsim_parse_utc("1789373100", &u));
     ck_assert_int_eq(u, 1789373100);
     ck_assert(!kdsim_parse_utc("2026-09-14T08:05:00+02:00", &u)); /* UTC only */
+    /* A fraction of a second other than zero: its row would not fall on a whole minute
+     * (a row at 00:01:00.999 was taken as 00:01:00). */
+    ck_assert(!kdsim_parse_utc("2026-09-14T08:05:00.999Z", &u));
+    ck_assert(!kdsim_parse_utc("2026-09-14T08:04:59.5Z", &u));
+    ck_assert(kdsim_parse_utc("2026-09-14T08:05:00.000000Z", &u));
     ck_assert(!kdsim_parse_utc("2026-13-01T00:00Z", &u));
     ck_assert(!kdsim_parse_utc("14/09/2026 08:05", &u));
     ck_assert(!kdsim_parse_utc("", &u));
@@ -227,8 +232,9 @@ START_TEST(test_edges)
                            "2026-02-28T23:59:00Z,60\n"
                            "2026-02-29T00:00:00Z,60\n"),
                      SIM_EINVAL);
-    ck_assert_str_eq(first_error(), "3:1: expected a UTC time like 2026-09-14T08:05:00Z or Unix "
-                                    "seconds, got \"2026-02-29T00:00:00Z\"");
+    ck_assert_str_eq(first_error(), "3:1: expected a UTC time on a whole second, like "
+                                    "2026-09-14T08:05:00Z (or .000Z) or Unix seconds, got "
+                                    "\"2026-02-29T00:00:00Z\"");
     ydiag_fini(&g);
     ydiag_init(&g);
     ck_assert_int_eq(parse("timestamp,IncomingRecords,IncomingBytes\n"
