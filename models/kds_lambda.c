@@ -1308,8 +1308,11 @@ static void finish(kds_consumer *base, sim_time end)
     }
     if (m->cfg.retrieval == KDS_LAMBDA_EFO) {
         expired += m->efo_st.records_expired_unread;
-        /* Registered from the mapping's enabling to the end of the run. */
-        kds_consumer_efo_registered(cs, m->st, m->enabled_at, end);
+        /* Registered from the mapping's creation to the end of the run: the stream
+         * consumer is registered before CreateEventSourceMapping names it, so it is
+         * billed through the creation delay too (model.md section 9: every hour a
+         * registration exists). */
+        kds_consumer_efo_registered(cs, m->st, m->enabled_at - m->cfg.creation_delay, end);
     }
     cs->records_unread = unread;
     cs->records_expired_unread = expired;

@@ -173,4 +173,24 @@ run big1 "$tmp/big.yaml" --set stream.max_record_size=4MiB --set "producers[0].r
 check big1 "records within the payload limit: the assumption listed" \
     '[.assumptions[] | select(.setting == "consumers[0].payload_limit")] | length == 0'
 
+# An EFO mapping's stream consumer is registered before the mapping is created, so it is
+# billed from the mapping's start, through its creation delay: 2 shards x (2 h - 10 min)
+# = 3.667 consumer-shard-hours (it was billed from the end of the delay: 1.667).
+cat >"$tmp/efo-created.yaml" <<'EOF'
+duration: 2h
+stream: {shards: 2}
+producers:
+  - {name: p, rate: 10 records/s, record_size: 1 KiB}
+consumers:
+  - {name: l, kind: lambda, retrieval: efo, start: 10m, creation_delay: 1h}
+EOF
+if "$kdsim" run "$tmp/efo-created.yaml" --json >"$tmp/efo-created.json" 2>"$tmp/err"; then
+    python3 -c 'import json, sys
+h = json.load(open(sys.argv[1]))["consumers"][0]["figures"]["consumer_shard_hours"]
+assert abs(h - 2 * (2 - 1 / 6)) < 1e-3, h' "$tmp/efo-created.json" ||
+        fail "an EFO mapping created at 10 min: consumer-shard-hours not 3.667"
+else
+    fail "EFO creation billing: kdsim run failed: $(cat "$tmp/err")"
+fi
+
 cli_finish cli_lambda_scenarios
