@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runner.h"
@@ -194,11 +195,22 @@ int kdsim_batch_opt(kdsim_batch_opts *b, int argc, char **argv, int *i, FILE *er
     return 1;
 }
 
+int kdsim_out_dir_check(const char *dir, FILE *err)
+{
+    struct stat sb;
+    if (dir && stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        fprintf(err, "kdsim: --out %s: this is a file, not a directory; give a directory "
+                     "(a missing one is created); nothing was run\n", dir);
+        return -1;
+    }
+    return 0;
+}
+
 int kdsim_batch_opts_check(const kdsim_batch_opts *b, FILE *err)
 {
     if (b->resume && !b->out_dir) {
         fprintf(err, "kdsim: --resume needs --out DIR, the folder of the runs to resume\n");
         return -1;
     }
-    return 0;
+    return kdsim_out_dir_check(b->out_dir, err);
 }

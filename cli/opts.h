@@ -66,8 +66,13 @@ void kdsim_batch_opts_init(kdsim_batch_opts *b, unsigned long replications, unsi
 int kdsim_batch_opt(kdsim_batch_opts *b, int argc, char **argv, int *i, FILE *err);
 
 /* After the batch options are parsed: --resume needs --out DIR (the folder of the run
- * to resume). Returns 0, or prints why and returns -1. */
+ * to resume), and DIR may not be a file (kdsim_out_dir_check). Returns 0, or prints why
+ * and returns -1. */
 int kdsim_batch_opts_check(const kdsim_batch_opts *b, FILE *err);
+
+/* An --out DIR (NULL: none) that exists but is not a directory is refused before any
+ * run: prints why and returns -1; else 0. */
+int kdsim_out_dir_check(const char *dir, FILE *err);
 
 /* The value of option argv[*i], consumed (*i advanced); NULL, with "kdsim: OPTION needs
  * a value" printed to `err`, when the command line ends first. */

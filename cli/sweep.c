@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "figures.h"
+#include "opts.h"
 #include "provenance.h"
 #include "report.h"
 #include "runner.h"
@@ -646,6 +647,8 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "kdsim: sweep needs a sweep file\n%s", SWEEP_USAGE);
         return KDSIM_EXIT_USAGE;
     }
+    if (kdsim_out_dir_check(out_dir, err))
+        return KDSIM_EXIT_USAGE;
     sweep sw;
     ydiag g;
     ydiag_init(&g);
@@ -883,6 +886,10 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
     }
     if (nf == 0) {
         fprintf(err, "kdsim: merge needs the part files (part-K-of-N.json)\n%s", SWEEP_USAGE);
+        free(files);
+        return KDSIM_EXIT_USAGE;
+    }
+    if (kdsim_out_dir_check(out_dir, err)) {
         free(files);
         return KDSIM_EXIT_USAGE;
     }

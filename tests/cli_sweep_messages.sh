@@ -103,4 +103,15 @@ for name in '"../escape"' '""' '".."' '"a/b"'; do
     [ -e "$tmp/named" ] && fail "the sweep named $name ran"
 done
 
+# An --out that is a file is refused before any run, with exit status 2, by every
+# command that writes a folder (sweep and merge said "File exists", replications and plan
+# "Not a directory", each with status 1).
+: >"$tmp/afile"
+for cmd in "sweep tests/sweeps/shards.yaml" "merge $tmp/part-1-of-2.json" \
+    "run $sc --duration 10s" "run $sc --replications 2" "plan $sc --slo lost=0"; do
+    # shellcheck disable=SC2086 # the command's words
+    k afile 2 $cmd --out "$tmp/afile" &&
+        has afile "kdsim: --out $tmp/afile: this is a file, not a directory; give a directory"
+done
+
 cli_finish cli_sweep_messages
