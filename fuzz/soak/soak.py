@@ -1380,59 +1380,6 @@ class Checker:
                 "records generated follow the rate (even arrivals)",
                 f"{p['name']}: attempted + buffered {got}, rate integral {exp:.1f} (tolerance {tol:.1f})")
 
-    def peak_rate(self, prof):
-        """The highest records/s a rate profile reaches (about, for a replay)."""
-        if isinstance(prof, str):
-            return parse_rate(prof)
-        kind = prof["profile"]
-        if kind == "constant":
-            return parse_rate(prof["value"])
-        if kind == "steps":
-            return max([parse_rate(prof.get("initial", "0 records/s"))] +
-                       [parse_rate(x["rate"]) for x in prof["steps"]])
-        if kind == "ramp":
-            return max(parse_rate(prof["from"]), parse_rate(prof["to"]))
-        if kind == "daily":
-            return parse_rate(prof["mean"]) * (1 + prof.get("amplitude", 0.5))
-        rows = [line.split(",") for line in self.files[prof["file"]].splitlines()[2:]]
-        return max([int(x[1]) for x in rows] + [0]) / 60 * prof.get("scale", 1)
-
-    def calls_per_s(self, p):
-        """About how many API calls a second the producer makes at its peak rate."""
-        peak = self.peak_rate(p["rate"])
-        if p.get("api") == "put_record":
-            calls = peak
-        else:
-            b = p.get("batch", {})
-            linger = parse_dur(b.get("linger", "100ms"))
-            calls = min(peak, p.get("clients", 1) / linger + peak / b.get("records", 500))
-        if peak > 800 * self.shards:  # throttled: resends
-            calls *= min(3, p.get("retry", {}).get("max_attempts", 3))
-        return calls
-
-    def fit_budget(self, p, n):
-        """Keep the run short: fewer API calls (bigger batches, fewer clients) when needed.
-
-        Time goes with events, and events with API calls (each spread over the shards),
-        not with records: about 300,000 call-shards a scenario keep a run well under a
-        second in a Release build."""
-        budget = 300000 / self.duration / n / min(self.shards, 4)
-        steps = [lambda: p.get("batch", {}).pop("records", None),
-                 lambda: p.pop("clients", None),
-                 lambda: p.setdefault("batch", {}).update(linger="1s") if p.get("api") != "put_record" else None,
-                 lambda: (p.pop("api", None), p.pop("sequence_number_for_ordering", None)),
-                 lambda: p.setdefault("batch", {}).update(linger="5s")]
-        for step in steps:
-            if self.calls_per_s(p) <= budget:
-                break
-            step()
-            self.features.add("budget-trimmed")
-        if p.get("batch") == {}:
-            del p["batch"]
-        self.total_rate = getattr(self, "total_rate", 0) + self.peak_rate(p["rate"])
-
-    # -- consumers -----------------------------------------------------------------------
-
     def consumer(self, c, cs):
         """docs/report-json.md `consumers[]` and the consumer kind's doc."""
         n = c["name"]
