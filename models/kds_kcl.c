@@ -317,10 +317,47 @@ static void account_start(kcl *a, slot *sl, uint64_t pos)
         account_expired(a, sl, sl->hw, head);
     if (pos > sl->hw) {
         /* Records never processed here are behind the start: a restart at LATEST, or a
-         * checkpoint another application sharing the table wrote. */
+         * checkpoint another application sharing the table wrote. Kept as a gap: a
+         * processor still holding some of them (an old owner finishing its batch) may
+         * yet process them, for the first time (deliver_below). */
         a->base.st.records_skipped_at_start += pos - sl->hw;
         a->skipped_gaps += pos - sl->hw;
+        if (sl->n_gaps == sl->cap_gaps) {
+            sl->cap_gaps = sl->cap_gaps ? 2 * sl->cap_gaps : 2;
+            sl->gaps = realloc(sl->gaps, sl->cap_gaps * sizeof *sl->gaps);
+            SIM_ASSERT(sl->gaps != NULL);
+        }
+        sl->gaps[sl->n_gaps].lo = sl->hw;
+        sl->gaps[sl->n_gaps].hi = pos;
+        sl->n_gaps++;
         sl->hw = pos;
+    }
+}
+
+/* Records [lo, hi) of gap i of slot sl are processed after all: no longer skipped. */
+static void unskip(kcl *a, slot *sl, size_t i, uint64_t lo, uint64_t hi)
+{
+    a->base.st.records_skipped_at_start -= hi - lo;
+    a->skipped_gaps -= hi - lo;
+    uint64_t glo = sl->gaps[i].lo, ghi = sl->gaps[i].hi;
+    if (lo == glo && hi == ghi) {
+        memmove(&sl->gaps[i], &sl->gaps[i + 1], (sl->n_gaps - i - 1) * sizeof *sl->gaps);
+        sl->n_gaps--;
+    } else if (lo == glo) {
+        sl->gaps[i].lo = hi;
+    } else if (hi == ghi) {
+        sl->gaps[i].hi = lo;
+    } else {
+        if (sl->n_gaps == sl->cap_gaps) {
+            sl->cap_gaps *= 2;
+            sl->gaps = realloc(sl->gaps, sl->cap_gaps * sizeof *sl->gaps);
+            SIM_ASSERT(sl->gaps != NULL);
+        }
+        memmove(&sl->gaps[i + 2], &sl->gaps[i + 1], (sl->n_gaps - i - 1) * sizeof *sl->gaps);
+        sl->gaps[i].hi = lo;
+        sl->gaps[i + 1].lo = hi;
+        sl->gaps[i + 1].hi = ghi;
+        sl->n_gaps++;
     }
 }
 
@@ -339,6 +376,36 @@ static kds_slice slice_part(const kds_slice *s, uint32_t off, uint32_t n)
         r.t_last = s->t_first + (sim_time)kds_prorate((uint64_t)span, off + n - 1, s->count - 1);
     }
     return r;
+}
+
+/* Deliver slice s, all of it below sl's high-water mark, at `now`: a replay, but for
+ * records in a skipped gap, processed here for the first time. Returns the replayed
+ * records. */
+static uint64_t deliver_below(kcl *a, slot *sl, const kds_slice *s, sim_time now)
+{
+    kds_consumer_stats *cs = &a->base.st;
+    uint64_t pos = s->first, end = s->first + s->count, replayed = 0;
+    while (pos < end) {
+        size_t i = 0;
+        while (i < sl->n_gaps && sl->gaps[i].hi <= pos)
+            i++;
+        bool in_gap = i < sl->n_gaps && sl->gaps[i].lo <= pos;
+        uint64_t stop = end;
+        if (in_gap && sl->gaps[i].hi < end)
+            stop = sl->gaps[i].hi;
+        else if (!in_gap && i < sl->n_gaps && sl->gaps[i].lo < end)
+            stop = sl->gaps[i].lo;
+        kds_slice part = stop - pos == s->count
+                             ? *s
+                             : slice_part(s, (uint32_t)(pos - s->first), (uint32_t)(stop - pos));
+        kds_consumer_stats_deliver(cs, &part, now, in_gap ? 0 : 1);
+        if (in_gap)
+            unskip(a, sl, i, pos, stop);
+        else
+            replayed += stop - pos;
+        pos = stop;
+    }
+    return replayed;
 }
 
 /* Process records up to `upto` at `now`: deliver them (first deliveries and replays)
@@ -364,17 +431,25 @@ static void deliver(proc *p, uint64_t upto, sim_time now)
         const kds_slice *s = &a->scratch[i];
         uint64_t end = s->first + s->count;
         if (end <= sl->hw) {
-            kds_consumer_stats_deliver(cs, s, now, 1);
-            replayed += s->count;
+            if (sl->n_gaps == 0) {
+                kds_consumer_stats_deliver(cs, s, now, 1);
+                replayed += s->count;
+            } else {
+                replayed += deliver_below(a, sl, s, now);
+            }
         } else if (s->first >= sl->hw) {
             kds_consumer_stats_deliver(cs, s, now, 0);
             sl->hw = end;
         } else {
             uint32_t r = (uint32_t)(sl->hw - s->first);
             kds_slice a1 = slice_part(s, 0, r), a2 = slice_part(s, r, s->count - r);
-            kds_consumer_stats_deliver(cs, &a1, now, 1);
+            if (sl->n_gaps == 0) {
+                kds_consumer_stats_deliver(cs, &a1, now, 1);
+                replayed += r;
+            } else {
+                replayed += deliver_below(a, sl, &a1, now);
+            }
             kds_consumer_stats_deliver(cs, &a2, now, 0);
-            replayed += r;
             sl->hw = end;
         }
     }
@@ -2510,6 +2585,7 @@ static void free_kcl(kds_consumer *base)
             kds_efo_sub_fini(sl->sub);
             free(sl->sub);
         }
+        free(sl->gaps);
         free(sl);
     }
     free(a->slots);

@@ -32,6 +32,11 @@ typedef struct slot {
     kds_efo_sub *sub;  /* owned; EFO only, made at the first start */
     uint64_t trace_expired; /* trace only (0 without a trace): records counted expired
                                unread that no GetRecords line has told yet */
+    struct {
+        uint64_t lo, hi;
+    } *gaps;           /* owned: [lo, hi) below hw skipped by a start past them
+                          (account_start), in order, and not processed since */
+    size_t n_gaps, cap_gaps;
 } slot;
 
 typedef struct batch {

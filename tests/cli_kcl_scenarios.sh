@@ -379,4 +379,21 @@ jq -e '[.consumers[0].lease_table | .throttled_reads, .throttled_writes] == [0, 
     fail "the largest lease table throttled: $(jq -c '.consumers[0].lease_table
         | [.throttled_reads, .throttled_writes]' "$tmp/big.json" 2>&1)"
 
+# Records a paused processor processes after its leases were taken again past them
+# (tests/scenarios/kcl-gap-first-delivery.yaml) are first deliveries, not repeats, and no
+# longer skipped.
+if "$kdsim" run tests/scenarios/kcl-gap-first-delivery.yaml --json >"$tmp/gap.json" \
+    2>"$tmp/err"; then
+    python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))["consumers"][0]
+w = c["workers"][0]
+assert c["records_delivered"] > 0 and c["duplicates_delivered"] == 0, c
+assert w["records_processed"] - w["records_reprocessed"] == c["records_delivered"], (w, c)
+assert c["records_skipped_gaps"] <= c["records_skipped_at_start"], c' "$tmp/gap.json" ||
+        fail "a paused processor's first deliveries after a gap: $(jq -c '.consumers[0]
+            | [.records_delivered, .duplicates_delivered, .records_skipped_gaps]' "$tmp/gap.json")"
+else
+    fail "kcl-gap-first-delivery: kdsim run failed: $(cat "$tmp/err")"
+fi
+
 cli_finish cli_kcl_scenarios
