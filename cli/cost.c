@@ -14,7 +14,7 @@
 
 /* Why kdsim_cost_json failed when a bill passed what kdsim counts. */
 #define OVERFLOW_MSG                                                                       \
-    "a cost passes $9.2 billion, more than kdsim counts (nano-dollars in 64 bits): the "  \
+    "a cost passes $1 billion a line, more than kdsim counts (nano-dollars in 64 bits): the " \
     "prices in billing.overrides or the price file, or billing.month_hours, are far too " \
     "high for this traffic"
 

@@ -200,10 +200,11 @@ typedef struct kds_billing_mode {
                               there and must not be reported */
 } kds_billing_mode;
 
-/* The largest amount a line item holds, in nano-dollars ($9.2 billion): kds_nano is
- * int64. A bill past it (absurd prices, or a month of thousands of hours of an immense
- * stream) is flagged, not wrapped. */
-#define KDS_BILLING_MAX_NANO INT64_MAX
+/* The largest amount a line item holds, in nano-dollars: $1 billion, well inside
+ * kds_nano's int64 ($9.2 billion), so that rounding to the cent and the sums of items
+ * cannot overflow. A bill past it (absurd prices, or a month of thousands of hours of an
+ * immense stream) is flagged, not wrapped. */
+#define KDS_BILLING_MAX_NANO INT64_C(1000000000000000000)
 
 /* AWS's sizing rule (model.md section 7) applied to the busiest minutes. */
 typedef struct kds_billing_sizing {

@@ -197,8 +197,8 @@ bad noscen "cost needs a scenario file" cost
 bad out "cost does not take --out" cost "$scenario" --out "$tmp/o"
 [ -e "$tmp/o" ] && fail "cost --out created a folder"
 
-# Prices and a month within their bounds whose bill passes what kdsim counts ($9.2
-# billion a line, nano-dollars in 64 bits) are refused with a message, by run and cost
+# Prices and a month within their bounds whose bill passes what kdsim counts ($1 billion
+# a line, in nano-dollars) are refused with a message, by run and cost
 # alike, and nothing is written (it once stopped on an assertion).
 cat >"$tmp/dear.yaml" <<'EOF'
 name: dear
@@ -212,9 +212,9 @@ billing:
 EOF
 for cmd in cost run; do
     k dear 2 $cmd "$tmp/dear.yaml" --json &&
-        { grep -qF "kdsim: a cost passes \$9.2 billion, more than kdsim counts" "$tmp/dear.err" ||
-            fail "$cmd of a bill past \$9.2 billion: $(cat "$tmp/dear.err")"; }
-    [ -s "$tmp/dear.out" ] && fail "$cmd of a bill past \$9.2 billion printed a report"
+        { grep -qF "kdsim: a cost passes \$1 billion a line, more than kdsim counts" "$tmp/dear.err" ||
+            fail "$cmd of a bill past \$1 billion: $(cat "$tmp/dear.err")"; }
+    [ -s "$tmp/dear.out" ] && fail "$cmd of a bill past \$1 billion printed a report"
 done
 
 # An overridden Advantage commitment is a rate, not a price: the text shows it in MiB/s
