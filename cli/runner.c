@@ -115,6 +115,7 @@ json_t *kdsim_run_once(const kdsim_runspec *rs, FILE *err, int *status)
 {
     char sha[KDSIM_SHA256_HEX];
     kdsim_scenario sc = {0};
+    kdsim_cost_error = NULL; /* not an earlier run's, in this process */
     *status = load(rs, &sc, err);
     if (*status) {
         kdsim_scenario_fini(&sc);

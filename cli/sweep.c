@@ -991,7 +991,9 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
     char *dir = NULL;
     if (!out_dir) {
         const char *slash = strrchr(files[0], '/');
-        dir = slash ? kdsim_strdupf("%.*s", (int)(slash - files[0]), files[0]) : kdsim_strdupf(".");
+        dir = !slash           ? kdsim_strdupf(".")
+              : slash == files[0] ? kdsim_strdupf("/") /* a part at the root */
+                                  : kdsim_strdupf("%.*s", (int)(slash - files[0]), files[0]);
     }
     status = KDSIM_EXIT_FAIL;
     bool drew = false; /* plots/ was written: named in the message only then */

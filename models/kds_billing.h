@@ -251,8 +251,9 @@ int kds_billing_as_run(const kds_meters *total, const kds_meters *segs, size_t n
                        const kds_prices *p, const kds_billing_settings *s, kds_bill_as_run *out);
 void kds_bill_as_run_fini(kds_bill_as_run *b); /* NULL-safe */
 
-/* Compute the bill of `m` at prices `p`. Never fails; asserts that amounts fit in 64
- * bits (the loader bounds prices at $1,000 per unit and runs at 400 days). */
+/* Compute the bill of `m` at prices `p`. Never fails: an amount past
+ * KDS_BILLING_MAX_NANO is capped there and flags out->overflow (and the mode's), and
+ * such a bill must not be reported. */
 void kds_billing_compute(const kds_meters *m, const kds_prices *p, const kds_billing_settings *s,
                          kds_bill *out);
 

@@ -315,6 +315,13 @@ static void account_start(kcl *a, slot *sl, uint64_t pos)
     uint64_t head = sl->sh->log.head_pos;
     if (sl->hw < head)
         account_expired(a, sl, sl->hw, head);
+    /* Gaps trimmed away can no longer be processed: drop them, so that the list stays
+     * bounded by what the shard retains. */
+    size_t kept = 0;
+    for (size_t g = 0; g < sl->n_gaps; g++)
+        if (sl->gaps[g].hi > head)
+            sl->gaps[kept++] = sl->gaps[g];
+    sl->n_gaps = kept;
     if (pos > sl->hw) {
         /* Records never processed here are behind the start: a restart at LATEST, or a
          * checkpoint another application sharing the table wrote. Kept as a gap: a

@@ -63,19 +63,24 @@ static void became_leader(worker *w, sim_time now)
                        "(LeaseAssignmentManager)");
 }
 
+/* Read the lock: take it if free or expired, heartbeat it if held. */
+static void read_lock(worker *w, sim_time now)
+{
+    bool was = w->leader;
+    w->leader = kds_lease_lock(w->app->table, w->owner, w->app->cfg.lam.lock_lease);
+    if (w->leader && !was)
+        became_leader(w, now);
+}
+
 /* Take or heartbeat the lock; a worker without it re-checks at the same period. */
 static void lock_event(sim *s, void *ctx)
 {
     worker *w = ctx;
-    kcl *a = w->app;
     sim_time now = sim_now(s);
     if (!task_due(w, &w->ev_lock, lock_event, now))
         return;
-    bool was = w->leader;
-    w->leader = kds_lease_lock(a->table, w->owner, a->cfg.lam.lock_lease);
-    if (w->leader && !was)
-        became_leader(w, now);
-    w->ev_lock = sim_at(s, now + a->cfg.lam.lock_heartbeat, lock_event, w);
+    read_lock(w, now);
+    w->ev_lock = sim_at(s, now + w->app->cfg.lam.lock_heartbeat, lock_event, w);
 }
 
 /* ---- worker metrics (kcl.md 7.3) --------------------------------------------------- */
@@ -550,10 +555,8 @@ static void lam_event(sim *s, void *ctx)
          * period; its last answer here was "leader", so this run's check reads the lock
          * (DynamoDBLockBasedLeaderDecider.isLeader) and takes it if still free. */
         w->lock_recheck = false;
-        if (!w->leader && kds_lease_lock(w->app->table, w->owner, w->app->cfg.lam.lock_lease)) {
-            w->leader = true;
-            became_leader(w, now);
-        }
+        if (!w->leader)
+            read_lock(w, now);
     }
     if (w->leader)
         lam_run(w, now);
