@@ -187,10 +187,25 @@ static const char **split_list(args *a, const char *val)
     SIM_ASSERT(a->owned != NULL);
     a->owned[a->n_owned++] = copy;
     a->owned[a->n_owned++] = (char *)list; /* freed with the strings */
+    /* Not strtok, which would skip empty items: "put,,get" is a typing slip to report. */
     size_t k = 0;
-    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ","))
+    for (char *tok = copy;; tok++) {
         list[k++] = tok;
+        tok = strchr(tok, ',');
+        if (!tok)
+            break;
+        *tok = '\0';
+    }
     return list;
+}
+
+/* Whether a split list has an empty item. */
+static bool has_empty(const char *const *list)
+{
+    for (size_t i = 0; list[i]; i++)
+        if (!list[i][0])
+            return true;
+    return false;
 }
 
 /* "a, b and c" of a NULL-terminated list, into buf. */
@@ -214,7 +229,7 @@ static int check_kinds(const char *const *kinds, const char *val, FILE *err)
 {
     char all[256];
     join_and(all, sizeof all, kds_trace_kinds);
-    if (!kinds[0]) {
+    if (has_empty(kinds)) {
         fprintf(err, "kdsim: --trace-kinds: expected kinds separated by commas, like put,get, "
                      "got \"%s\"; the kinds are %s\n", val, all);
         return -1;
@@ -279,16 +294,18 @@ static int parse(int argc, char **argv, args *a, FILE *err)
                 return KDSIM_EXIT_USAGE;
         } else if (!strcmp(s, "--trace-names")) {
             a->trace_names = split_list(a, val);
-            if (!a->trace_names[0]) {
+            if (has_empty(a->trace_names)) {
                 fprintf(err, "kdsim: --trace-names: expected names separated by commas, like "
                              "web,live-metrics, got \"%s\"\n", val);
                 return KDSIM_EXIT_USAGE;
             }
         } else if (!strcmp(s, "--trace-shard")) {
-            const char *d = strncmp(val, "shardId-", 8) == 0 ? val + 8 : val;
+            /* AWS's form has exactly 12 digits; an index alone may have any number. */
+            bool aws = strncmp(val, "shardId-", 8) == 0;
+            const char *d = aws ? val + 8 : val;
             char *end;
             unsigned long long v = strtoull(d, &end, 10);
-            if (*d < '0' || *d > '9' || *end || v > 1000000) {
+            if (*d < '0' || *d > '9' || *end || v > 1000000 || (aws && strlen(d) != 12)) {
                 fprintf(err, "kdsim: --trace-shard: expected a shard id like "
                              "shardId-000000000002 or its index, got \"%s\"\n", val);
                 return KDSIM_EXIT_USAGE;
@@ -331,8 +348,6 @@ static int parse(int argc, char **argv, args *a, FILE *err)
                      "--trace - for stderr) too\n", filter);
         return KDSIM_EXIT_USAGE;
     }
-    /* run, cost and validate run the scenario as given: the seed is one of its keys. */
-    kdsim_scenario_opts_seed_as_set(&a->so);
     return 0;
 }
 

@@ -107,8 +107,8 @@ int kdsim_scenario_opt(kdsim_scenario_opts *o, int argc, char **argv, int *i, FI
                 fprintf(err, "kdsim: --seed: expected a whole number, got \"%s\"\n", val);
             return -1;
         }
-        o->has_seed = true;
-        o->seed = v;
+        /* In place among the --set options, so that the last of them wins. */
+        add_owned(o, kdsim_strdupf("--seed seed=%llu", v));
     } else if (!strcmp(s, "--duration")) {
         /* Through the loader, which checks it like the scenario's own key. */
         add_owned(o, kdsim_strdupf("--duration duration=%s", val));
@@ -122,12 +122,6 @@ int kdsim_scenario_opt(kdsim_scenario_opts *o, int argc, char **argv, int *i, FI
             add_owned(o, kdsim_strdupf("--prices billing.prices=%s", val));
     }
     return 1;
-}
-
-void kdsim_scenario_opts_seed_as_set(kdsim_scenario_opts *o)
-{
-    if (o->has_seed)
-        add_owned(o, kdsim_strdupf("--seed seed=%" PRIu64, o->seed));
 }
 
 void kdsim_scenario_opts_fini(kdsim_scenario_opts *o)

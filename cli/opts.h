@@ -29,20 +29,15 @@ typedef struct kdsim_scenario_opts {
     size_t n_sets;
     char **owned;
     size_t n_owned;
-    bool has_seed;
-    uint64_t seed; /* --seed: kept apart, since batch commands derive a seed per run */
 } kdsim_scenario_opts;
 
-/* Parse one scenario option (see the header comment for the protocol). --duration and
- * --prices become overrides ("--duration duration=1h", so that the loader's messages
- * name the option); a relative --prices path is made absolute, since billing.prices
+/* Parse one scenario option (see the header comment for the protocol). --seed, --duration
+ * and --prices become overrides in their place among the --set options ("--duration
+ * duration=1h", so that the loader's messages name the option, and the last given of
+ * --seed and --set seed= wins); a relative --prices path is made absolute, since billing.prices
  * is read relative to the scenario's folder but the user typed it relative to the
  * current one. */
 int kdsim_scenario_opt(kdsim_scenario_opts *o, int argc, char **argv, int *i, FILE *err);
-
-/* Add --seed as an override of the scenario's `seed` key, for the commands that run the
- * scenario once as given (run, cost, validate). No-op without --seed. */
-void kdsim_scenario_opts_seed_as_set(kdsim_scenario_opts *o);
 
 /* Free what kdsim_scenario_opt allocated and zero *o. */
 void kdsim_scenario_opts_fini(kdsim_scenario_opts *o);

@@ -574,7 +574,7 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
     for (size_t i = 0; i < n_slo_args; i++)
         if (parse_slo(slo_args[i], &sc, &slos, &ns, err))
             goto usage;
-    uint64_t master = o.has_seed ? o.seed : sc.world.seed;
+    uint64_t master = sc.world.seed;
     unsigned scen_shards = sc.world.stream.shards;
     size_t combos = 1;
     for (size_t i = 0; i < nv; i++)

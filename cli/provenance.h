@@ -17,7 +17,8 @@
 
 /* The SHA-256 of the bytes of `file`, then of each of the n overrides, each preceded
  * by a newline ("\n" "stream.shards=4" ...; an override made by an option, like
- * "--duration duration=2m", counts as "duration=2m"), then of the bytes of each of the
+ * "--duration duration=2m", counts as "duration=2m"; one of the key `seed` does not count,
+ * since the seed is recorded apart), then of the bytes of each of the
  * n_inputs files the scenario reads (inputs[i], as opened: replayed traces in scenario
  * order, then the price file), each preceded by a newline, as 64 lower-case hex digits.
  * Returns 0 or SIM_EIO (a file cannot be read; out is then ""). */

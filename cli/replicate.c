@@ -152,8 +152,6 @@ int kdsim_cmd_replicate(int argc, char **argv, FILE *out, FILE *err)
         status = rc;
         goto done;
     }
-    if (o.has_seed)
-        master = o.seed;
     kdsim_runspec *specs = calloc(reps, sizeof *specs);
     size_t *ids = calloc(reps, sizeof *ids);
     SIM_ASSERT(specs != NULL && ids != NULL);

@@ -393,11 +393,20 @@ int kdsim_parse_jobs(const char *s, unsigned *out)
     return 0;
 }
 
+/* Erase an unfinished progress line before a message of its own line. */
+static void progress_erase(FILE *err, bool *shown)
+{
+    if (*shown)
+        fputs("\r\033[K", err);
+    *shown = false;
+}
+
 long kdsim_pool_run(const size_t *idx, size_t n, unsigned jobs, kdsim_job_fn job, void *arg,
                     FILE *err, const char *what)
 {
     SIM_ASSERT(jobs >= 1);
     bool tty = isatty(fileno(err));
+    bool shown = false; /* a progress line is on the terminal, unfinished */
     pid_t *pids = calloc(jobs, sizeof *pids);
     SIM_ASSERT(pids != NULL);
     size_t next = 0, done = 0, running = 0;
@@ -428,6 +437,7 @@ long kdsim_pool_run(const size_t *idx, size_t n, unsigned jobs, kdsim_job_fn job
         }
         if (running == 0) {
             /* fork failed with nothing in flight: the rest cannot run. */
+            progress_erase(err, &shown);
             fprintf(err, "kdsim: cannot start a worker process: %s\n", strerror(fork_err));
             failed += (long)(n - done);
             break;
@@ -449,18 +459,26 @@ long kdsim_pool_run(const size_t *idx, size_t n, unsigned jobs, kdsim_job_fn job
         done++;
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
             failed++;
-            if (WIFSIGNALED(st))
+            if (WIFSIGNALED(st)) {
+                progress_erase(err, &shown);
                 fprintf(err, "kdsim: a worker process was killed by signal %d\n", WTERMSIG(st));
+            }
         }
-        if (tty)
-            fprintf(err, "\rkdsim: %s: %zu of %zu runs done%s", what, done, n,
-                    done == n ? "\n" : "");
+        if (tty) {
+            /* Erased to the end of the line: a worker's message may have been written
+             * after the last count. */
+            fprintf(err, "\r\033[Kkdsim: %s: %zu of %zu runs done", what, done, n);
+            shown = true;
+        }
         if (fork_err && running == 0 && next < n) {
+            progress_erase(err, &shown);
             fprintf(err, "kdsim: cannot start a worker process: %s\n", strerror(fork_err));
             failed += (long)(n - next);
             break;
         }
     }
+    if (shown)
+        fputc('\n', err); /* the last count stays, as a record of the batch */
     free(pids);
     return failed;
 }

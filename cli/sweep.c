@@ -352,6 +352,14 @@ static void csv_num(FILE *f, const json_t *v)
 }
 
 /* Write `text` made by fn into dir/name atomically. */
+/* The separator to print between dir and a file name in it: none after a final '/'
+ * (`--out /` or `--out runs/`), so that messages do not show "//". */
+static const char *dir_sep(const char *dir)
+{
+    size_t n = strlen(dir);
+    return n && dir[n - 1] == '/' ? "" : "/";
+}
+
 static int write_file(const char *dir, const char *name, const char *text, FILE *err)
 {
     char *p = kdsim_strdupf("%s/%s", dir, name);
@@ -808,9 +816,9 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
                 status = KDSIM_EXIT_OK;
                 fprintf(out,
                         "kdsim: sweep %s: %zu point%s x %zu replication%s = %zu runs on "
-                        "%u worker%s; wrote %s/results.csv, results.json, summary.csv%s\n",
+                        "%u worker%s; wrote %s%sresults.csv, results.json, summary.csv%s\n",
                         sw.name, np, np == 1 ? "" : "s", R, R == 1 ? "" : "s", total, use,
-                        use == 1 ? "" : "s", out_dir, drew ? ", plots/" : "");
+                        use == 1 ? "" : "s", out_dir, dir_sep(out_dir), drew ? ", plots/" : "");
             }
         } else if (res) {
             fprintf(err, "kdsim: %ld of %zu runs failed; no table was written\n", failed, mine);
@@ -1003,9 +1011,10 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
          kdsim_sweep_plots(docs[0], runs, total, out_dir ? out_dir : dir, err, &drew) == 0)) {
         status = KDSIM_EXIT_OK;
         fprintf(out,
-                "kdsim: merged %zu parts, %zu runs; wrote %s/results.csv, results.json, "
+                "kdsim: merged %zu parts, %zu runs; wrote %s%sresults.csv, results.json, "
                 "summary.csv%s\n",
-                parts, total, out_dir ? out_dir : dir, drew ? ", plots/" : "");
+                parts, total, out_dir ? out_dir : dir, dir_sep(out_dir ? out_dir : dir),
+                drew ? ", plots/" : "");
     }
     free(dir);
 done:

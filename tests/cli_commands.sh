@@ -146,6 +146,9 @@ run_json shards8 --duration 2m --set stream.shards=8
 run_json dur30 --duration 30s
 run_json setdur --set duration=45s
 run_json seed --duration 2m --seed 12345
+# --seed is --set seed= in its place: the last of the two given wins.
+run_json seedlast --duration 2s --set seed=5 --seed 7
+run_json setlast --duration 2s --seed 7 --set seed=5
 if ! python3 - "$tmp" "${version_out:-}" <<'EOF'; then
 import json, os, sys
 tmp, version = sys.argv[1], sys.argv[2].strip()
@@ -165,6 +168,10 @@ def load(name):
         return None
 
 base, s8, d30, sd, seed = (load(n) for n in ("base", "shards8", "dur30", "setdur", "seed"))
+for name, want in (("seedlast", 7), ("setlast", 5)):
+    r = load(name)
+    if r and r["seed"] != want:
+        bad(f"{name}: the report's seed is {r['seed']}, expected {want} (the last given)")
 if base:
     if base["stream"]["open_shards"] != 4:
         bad(f"the flagship has {base['stream']['open_shards']} open shards, expected 4")

@@ -141,4 +141,17 @@ grep -q "warm-up (5m) must be shorter than the run (2m)" "$tmp/long.err" ||
 k badset 2 run "$scenario" --replications 2 --set stream.shards=0
 grep -c "stream.shards" "$tmp/badset.err" | grep -qx 1 || fail "a bad scenario is reported more than once"
 
+# On a terminal the count is redrawn in place, each time erased to the end of the line,
+# and the last count ends its line. `script` gives stderr a terminal (skipped without it).
+if command -v script >/dev/null; then
+    timeout 120 script -qec "'$kdsim' run $scenario --duration 5s --replications 3 --jobs 2 >/dev/null" \
+        /dev/null >"$tmp/tty.out" 2>&1
+    python3 - "$tmp/tty.out" <<'EOF4' || fail "the progress line on a terminal: $(cat -v "$tmp/tty.out")"
+import sys
+t = open(sys.argv[1], "rb").read().replace(b"\r\n", b"\n")
+want = b"".join(b"\r\033[Kkdsim: replications: %d of 3 runs done" % i for i in (1, 2, 3))
+assert t == want + b"\n", t
+EOF4
+fi
+
 cli_finish cli_replications

@@ -23,7 +23,9 @@ for part in 1 2 3; do
     k "part$part" 0 sweep "$sweep" --part "$part/3" --jobs 1 --out "$tmp/host$part"
 done
 k merge 0 merge "$tmp/host3/part-3-of-3.json" "$tmp/host1/part-1-of-3.json" \
-    "$tmp/host2/part-2-of-3.json" --out "$tmp/merged"
+    "$tmp/host2/part-2-of-3.json" --out "$tmp/merged/"
+grep -qF "wrote $tmp/merged/results.csv," "$tmp/merge.out" ||
+    fail "merge --out DIR/ names its files as: $(cat "$tmp/merge.out")"
 for f in results.csv results.json summary.csv; do
     [ -s "$tmp/serial/$f" ] || fail "the serial sweep wrote no $f"
     cmp -s "$tmp/serial/$f" "$tmp/parallel/$f" || fail "$f: --jobs 2 differs from --jobs 1"

@@ -145,6 +145,16 @@ grep -q '^kdsim .*scenario hot-shard' "$tmp/out" || fail "--trace - lost the rep
 "$kdsim" run "$sc" --duration 2s --trace-shard x7 >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] || fail "--trace-shard x7: expected exit status 2"
 grep -q 'trace-shard' "$tmp/err" || fail "--trace-shard x7: no message naming the option"
+# bad_filter OPTION VALUE: a usage error naming the option, not a filter that keeps less.
+bad_filter() {
+    "$kdsim" run "$sc" --duration 2s --trace - "$1" "$2" >/dev/null 2>"$tmp/err"
+    [ $? -eq 2 ] || fail "$1 $2: expected exit status 2"
+    grep -q -- "^kdsim: $1: expected" "$tmp/err" || fail "$1 $2: no message naming the option"
+}
+bad_filter --trace-shard shardId-2      # AWS's ids have 12 digits
+bad_filter --trace-kinds put,,get       # an empty kind
+bad_filter --trace-kinds put,
+bad_filter --trace-names ,web
 
 # ---- the other kinds, from the scenarios that make them ---------------------------------
 # kind_trace NAME SCENARIO DURATION KINDS: the trace of those kinds into $tmp/NAME.trace.
