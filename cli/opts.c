@@ -191,13 +191,77 @@ int kdsim_batch_opt(kdsim_batch_opts *b, int argc, char **argv, int *i, FILE *er
 
 int kdsim_out_dir_check(const char *dir, FILE *err)
 {
+    if (!dir)
+        return 0;
     struct stat sb;
-    if (dir && stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+    if (stat(dir, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode))
+            return 0;
         fprintf(err, "kdsim: --out %s: this is a file, not a directory; give a directory "
                      "(a missing one is created); nothing was run\n", dir);
         return -1;
     }
-    return 0;
+    if (errno != ENOENT && errno != ENOTDIR) {
+        fprintf(err, "kdsim: --out %s: %s; nothing was run\n", dir, strerror(errno));
+        return -1;
+    }
+    /* Missing: it and its missing parents will be created in the nearest folder that
+     * exists, which must be one kdsim may write in. Checked now, so that a long run does
+     * not end unable to write. */
+    char *p = kdsim_strdupf("%s", dir);
+    int rc = 0;
+    for (;;) {
+        size_t n = strlen(p);
+        while (n > 1 && p[n - 1] == '/')
+            p[--n] = '\0';
+        char *slash = strrchr(p, '/');
+        if (!slash)
+            strcpy(p, ".");
+        else if (slash == p)
+            p[1] = '\0'; /* the root */
+        else
+            *slash = '\0';
+        if (stat(p, &sb) == 0)
+            break;
+        if (errno != ENOENT && errno != ENOTDIR) {
+            fprintf(err, "kdsim: --out %s: %s: %s; nothing was run\n", dir, p, strerror(errno));
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && !S_ISDIR(sb.st_mode)) {
+        fprintf(err, "kdsim: --out %s: %s is a file, so the folder cannot be made; nothing "
+                     "was run\n", dir, p);
+        rc = -1;
+    } else if (rc == 0 && access(p, W_OK | X_OK) != 0) {
+        fprintf(err, "kdsim: --out %s: cannot make it in %s (%s); nothing was run\n", dir, p,
+                strerror(errno));
+        rc = -1;
+    }
+    free(p);
+    return rc;
+}
+
+int kdsim_make_dirs(const char *dir, FILE *err)
+{
+    SIM_ASSERT(dir[0] != '\0');
+    char *p = kdsim_strdupf("%s", dir);
+    /* Each parent in turn; one that exists already is no error, and one that cannot be
+     * made shows in the last mkdir's errno. */
+    for (char *q = p + 1; *q; q++) {
+        if (*q != '/')
+            continue;
+        *q = 0;
+        (void)mkdir(p, 0777);
+        *q = '/';
+    }
+    struct stat st;
+    int ok = mkdir(p, 0777) == 0 || errno == EEXIST;
+    ok = ok && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+    if (!ok)
+        fprintf(err, "kdsim: cannot create the folder %s: %s\n", p, strerror(errno));
+    free(p);
+    return ok ? 0 : SIM_EIO;
 }
 
 int kdsim_batch_opts_check(const kdsim_batch_opts *b, FILE *err)

@@ -61,13 +61,20 @@ void kdsim_batch_opts_init(kdsim_batch_opts *b, unsigned long replications, unsi
 int kdsim_batch_opt(kdsim_batch_opts *b, int argc, char **argv, int *i, FILE *err);
 
 /* After the batch options are parsed: --resume needs --out DIR (the folder of the run
- * to resume), and DIR may not be a file (kdsim_out_dir_check). Returns 0, or prints why
+ * to resume), and DIR must pass kdsim_out_dir_check. Returns 0, or prints why
  * and returns -1. */
 int kdsim_batch_opts_check(const kdsim_batch_opts *b, FILE *err);
 
-/* An --out DIR (NULL: none) that exists but is not a directory is refused before any
- * run: prints why and returns -1; else 0. */
+/* Check an --out DIR (NULL: none) before any run: one that exists must be a directory;
+ * a missing one (with any missing parents, all created when the outputs are written,
+ * kdsim_make_dirs) needs the nearest folder that exists to be a directory kdsim may
+ * write in. Prints why, naming DIR, and returns -1; else 0. */
 int kdsim_out_dir_check(const char *dir, FILE *err);
+
+/* Make folder `dir` (not empty) and its missing parents, like mkdir -p, with the mode
+ * 0777 less the umask. Returns 0 (also when it exists as a directory), or prints why
+ * and returns SIM_EIO. */
+int kdsim_make_dirs(const char *dir, FILE *err);
 
 /* The value of option argv[*i], consumed (*i advanced); NULL, with "kdsim: OPTION needs
  * a value" printed to `err`, when the command line ends first. */

@@ -96,9 +96,18 @@ int kdsim_outdir_begin(kdsim_outdir *o, const char *dir, FILE *err)
                 return KDSIM_EXIT_USAGE;
         }
         o->staging = kdsim_strdupf("%s/.kdsim-new-XXXXXX", dir);
-    } else if (errno == ENOENT) {
+    } else if (errno == ENOENT || errno == ENOTDIR) {
+        /* Its missing parents are made now, as mkdir -p would: the hidden folder goes
+         * beside DIR. Checked first, so that a parent that cannot be made makes none. */
+        if (kdsim_out_dir_check(dir, err))
+            return KDSIM_EXIT_USAGE;
         char *parent, *base;
         split_dir(dir, &parent, &base);
+        if (kdsim_make_dirs(parent, err)) {
+            free(parent);
+            free(base);
+            return KDSIM_EXIT_USAGE;
+        }
         o->staging = kdsim_strdupf("%s/.%s.kdsim-new-XXXXXX", parent, base);
         free(parent);
         free(base);
@@ -107,8 +116,8 @@ int kdsim_outdir_begin(kdsim_outdir *o, const char *dir, FILE *err)
         return KDSIM_EXIT_USAGE;
     }
     if (!mkdtemp(o->staging)) {
-        fprintf(err, "kdsim: --out %s: cannot write there (%s%s); nothing was run\n", dir,
-                strerror(errno), o->existed ? "" : ": its parent folder must exist");
+        fprintf(err, "kdsim: --out %s: cannot write there (%s); nothing was run\n", dir,
+                strerror(errno));
         free(o->staging);
         o->staging = NULL;
         return KDSIM_EXIT_USAGE;

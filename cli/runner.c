@@ -16,6 +16,7 @@
 #include "figures.h"
 #include "kds_world.h"
 #include "provenance.h"
+#include "opts.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim_err.h"
@@ -296,7 +297,7 @@ json_t **kdsim_run_many(const kdsim_runspec *specs, const size_t *ids, size_t n,
     char *runs = malloc(dn);
     SIM_ASSERT(runs != NULL);
     snprintf(runs, dn, "%s/runs", dir);
-    if (make_dir(dir, err) || make_dir(runs, err)) {
+    if (kdsim_make_dirs(dir, err) || make_dir(runs, err)) {
         free(runs);
         return NULL;
     }

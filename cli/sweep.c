@@ -574,27 +574,6 @@ static const char *in_file_instead(const char *opt)
     return "";
 }
 
-/* Make folder `dir` (not empty: the options refuse an empty --out) and its parents. */
-static int make_dirs(const char *dir, FILE *err)
-{
-    SIM_ASSERT(dir[0] != '\0');
-    char *p = kdsim_strdupf("%s", dir);
-    for (char *q = p + 1; *q; q++) {
-        if (*q != '/')
-            continue;
-        *q = 0;
-        mkdir(p, 0777);
-        *q = '/';
-    }
-    int ok = mkdir(p, 0777) == 0 || errno == EEXIST;
-    struct stat st;
-    ok = ok && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-    if (!ok)
-        fprintf(err, "kdsim: cannot create the folder %s: %s\n", p, strerror(errno));
-    free(p);
-    return ok ? 0 : SIM_EIO;
-}
-
 int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
 {
     const char *file = NULL, *out_dir = NULL;
@@ -781,7 +760,7 @@ int kdsim_cmd_sweep(int argc, char **argv, FILE *out, FILE *err)
         ids[k] = i;
         k++;
     }
-    if (make_dirs(out_dir, err)) {
+    if (kdsim_make_dirs(out_dir, err)) {
         status = KDSIM_EXIT_FAIL;
     } else {
         long failed = 0;
@@ -1005,7 +984,7 @@ int kdsim_cmd_merge(int argc, char **argv, FILE *out, FILE *err)
     }
     status = KDSIM_EXIT_FAIL;
     bool drew = false; /* plots/ was written: named in the message only then */
-    if (make_dirs(out_dir ? out_dir : dir, err) == 0 &&
+    if (kdsim_make_dirs(out_dir ? out_dir : dir, err) == 0 &&
         write_tables(docs[0], runs, total, out_dir ? out_dir : dir, err) == 0 &&
         (!plots ||
          kdsim_sweep_plots(docs[0], runs, total, out_dir ? out_dir : dir, err, &drew) == 0)) {

@@ -354,9 +354,19 @@ int kdsim_sweep_plots(const json_t *meta, json_t *const *runs, size_t n, const c
             _exit(127);
         }
         int st = 0;
-        if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
             fprintf(err, "kdsim: gnuplot failed to draw the sweep's plots (see %s/gnuplot.log)\n",
                     pdir);
+        } else {
+            /* Kept only when gnuplot had something to say. */
+            char *log = NULL;
+            struct stat lb;
+            if (asprintf(&log, "%s/gnuplot.log", pdir) < 0)
+                SIM_ASSERT(0);
+            if (stat(log, &lb) == 0 && lb.st_size == 0)
+                unlink(log);
+            free(log);
+        }
     }
     for (size_t i = 0; i < nplots; i++)
         free(argv[2 + 3 * i]);

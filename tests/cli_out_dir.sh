@@ -41,7 +41,23 @@ k afile 2 run "$base" --out "$tmp/afile" &&
     has afile "kdsim: --out $tmp/afile: this is a file, not a directory" &&
     has afile "nothing was run"
 [ -s "$tmp/afile.out" ] && fail "--out to a file still ran the scenario"
-k noparent 2 run "$base" --out "$tmp/missing/sub" && has noparent "its parent folder must exist"
+# A missing DIR's missing parents are made (mkdir -p), by every command with --out; one
+# that cannot be made (a file in the way) is refused before anything runs or is made.
+k noparent 0 run "$base" --out "$tmp/missing/sub"
+[ -s "$tmp/missing/sub/report.json" ] || fail "--out with a missing parent wrote no report"
+k noparent-reps 0 run "$base" --replications 2 --out "$tmp/missing2/a/b"
+[ -s "$tmp/missing2/a/b/replications.json" ] ||
+    fail "--replications --out with missing parents wrote no replications.json"
+for cmd in run reps plan; do
+    case $cmd in
+    run) args=(run "$base") ;;
+    reps) args=(run "$base" --replications 2) ;;
+    plan) args=(plan "$base" --slo lost=0 --shards 1..2 --replications 1) ;;
+    esac
+    k "infile-$cmd" 2 "${args[@]}" --out "$tmp/afile/x/y" &&
+        has "infile-$cmd" "kdsim: --out $tmp/afile/x/y: $tmp/afile is a file, so the folder cannot be made; nothing was run"
+    [ -s "$tmp/infile-$cmd.out" ] && fail "$cmd --out under a file still ran the scenario"
+done
 no_hidden "$tmp"
 
 # A new DIR, then a rerun with the consumer renamed: no stale plot, user files kept.

@@ -72,6 +72,8 @@ for d in serial merged; do
         fi
     done
     [ -x "$tmp/$d/plots/plots.sh" ] || fail "$d: no plots.sh"
+    [ -e "$tmp/$d/plots/gnuplot.log" ] && [ ! -s "$tmp/$d/plots/gnuplot.log" ] &&
+        fail "$d: an empty gnuplot.log was left behind"
 done
 cmp -s "$tmp/serial/plots/records_lost.csv" "$tmp/merged/plots/records_lost.csv" ||
     fail "the plot data of the merged parts differ"
