@@ -90,7 +90,7 @@ struct kds_producer {
     uint32_t batch;        /* records per request at most (batch_limit) */
     sim_time flush_every;  /* the time between a client's flushes when the rate is
                               constant (next_flush_in), else 0 */
-    sim_time horizon;      /* the run ends here: no flush is prepared beyond it */
+    sim_time horizon;      /* the run ends here: a flush beyond it counts nothing */
     kds_producer_stats stats;
 };
 
@@ -610,10 +610,21 @@ static void flush_event(sim *s, void *ctx)
  * flush can be prepared early: when the first request of this flush is served before
  * the next flush is due, its serve event performs that flush (for its own, later time)
  * instead of a separate timer event. That halves the producer's events without
- * changing what happens when. */
+ * changing what happens when.
+ *
+ * The early flush draws from the producer's random stream when its serve event runs,
+ * so it is made whether or not t is past the end of the run: a run's first T must not
+ * depend on how long it goes on (a shorter run is the start of a longer one, which
+ * --warmup relies on). A flush past the end counts nothing: its records arrive after
+ * the end, and its requests, never served, are left out at kds_producer_finish. */
 static void client_flush(client *c, sim_time t)
 {
     kds_producer *p = c->p;
+    bool past_end = t > p->horizon;
+    kds_producer_stats kept;
+    uint64_t kept_backlog = c->backlog;
+    if (past_end)
+        kept = p->stats;
     sim_time now = t;
     sim_time a = c->last, b = now;
     if (p->cfg.stop >= 0 && b > p->cfg.stop)
@@ -655,14 +666,17 @@ static void client_flush(client *c, sim_time t)
                 first = r, first_served = served;
         }
     }
+    if (past_end) {
+        p->stats = kept;
+        c->backlog = kept_backlog;
+        return; /* and the flushes after it are later still */
+    }
     if (p->cfg.stop >= 0 && now >= p->cfg.stop)
         return;
     c->next_at = now + next_flush_in(p, now);
-    if (c->next_at > p->horizon)
-        return; /* the run is over before the next flush */
     if (first && first_served <= c->next_at)
-        first->chain = c;
-    else
+        first->chain = c; /* even when c->next_at is past the end: see above */
+    else if (c->next_at <= p->horizon)
         sim_at(p->sim, c->next_at, flush_event, c);
 }
 
@@ -760,7 +774,9 @@ void kds_producer_finish(kds_producer *p, sim_time end)
     uint64_t never_stored = 0, pending = 0;
     for (size_t i = 0; i < p->n_all; i++) {
         const request *r = p->all[i];
-        if (!r->in_use)
+        /* A first send after the end is a flush made early past it (client_flush),
+         * which counted nothing. */
+        if (!r->in_use || (r->attempt == 1 && r->sent_at > p->horizon))
             continue;
         pending += r->n;
         if (r->parts && r->n_parts > 0) {

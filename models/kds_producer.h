@@ -97,8 +97,9 @@ typedef struct kds_producer_stats {
 typedef struct kds_producer kds_producer;
 
 /* Create a producer writing into `st`, starting its clients at cfg->start. `index`
- * is the producer's number, stored in its runs. `horizon` is the end of the run: the
- * producer prepares no flush beyond it (SIM_TIME_MAX for none). Returns NULL when out
+ * is the producer's number, stored in its runs. `horizon` is the end of the run
+ * (SIM_TIME_MAX for none): a flush beyond it, made early by a serve event within the
+ * run, draws as it would in a longer run but counts nothing. Returns NULL when out
  * of memory. The config is copied; pointers in it are borrowed and must outlive the
  * producer. */
 kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *cfg,
