@@ -21,6 +21,7 @@ typedef struct reader {
     int blocked;       /* a child shard waiting for its parents to end */
     sim_time created;  /* when the reader was made (a child's wait starts here) */
     sim_time last_done;/* when the records of the latest call were processed */
+    bool attached;     /* cur is attached to the shard's log: from the reader's start */
 } reader;
 
 struct kds_poller {
@@ -217,7 +218,9 @@ static void add_reader(kds_poller *p, kds_shard *sh, bool at_creation)
     }
     p->by_shard[sh->index] = rd;
     rd->created = sim_now(p->sim);
-    SIM_ASSERT(kds_log_attach(&sh->log, &rd->cur) == 0);
+    /* The cursor is attached when the reader starts (attach), not now: a consumer yet to
+     * begin must not hold back the log's compaction, which would change what the other
+     * readers see (kds_log.h), as no other kind of consumer does. */
     /* The first call is at a random phase within one idle interval. */
     sim_time first = p->cfg.begin > sim_now(p->sim) ? p->cfg.begin : sim_now(p->sim);
     first += (sim_time)(gsl_rng_uniform(p->rng) * (double)p->cfg.idle);
@@ -227,6 +230,21 @@ static void add_reader(kds_poller *p, kds_shard *sh, bool at_creation)
         sim_at(p->sim, begin, position, rd);
     }
     sim_at(p->sim, first, poll, rd);
+}
+
+/* Attach rd's cursor to its shard's log, once, when the reader starts. */
+static void attach(reader *rd)
+{
+    if (rd->attached)
+        return;
+    SIM_ASSERT(kds_log_attach(&rd->sh->log, &rd->cur) == 0);
+    rd->attached = true;
+}
+
+static void attach_event(sim *s, void *ctx)
+{
+    (void)s;
+    attach(ctx);
 }
 
 /* The iterator is positioned when the reader starts: at begin for existing shards. */
@@ -242,7 +260,7 @@ static void position(sim *s, void *ctx)
         kds_log_seek_end(l, &rd->cur);
         rd->start_pos = rd->cur.pos;
         rd->done = rd->unlisted = 1;
-        return;
+        return; /* never read: not attached */
     }
     kds_stream_trim(p->st, rd->sh);
     switch (p->cfg.start) {
@@ -263,6 +281,7 @@ static void position(sim *s, void *ctx)
         break;
     }
     rd->start_pos = rd->cur.pos;
+    attach(rd);
 }
 
 static void on_new_shard(void *ctx, kds_shard *sh)
@@ -275,6 +294,10 @@ static void on_new_shard(void *ctx, kds_shard *sh)
     kds_log_seek_head(&sh->log, &rd->cur);
     rd->start_pos = rd->cur.pos;
     rd->blocked = 1;
+    if (p->cfg.begin > sim_now(p->sim))
+        sim_at(p->sim, p->cfg.begin, attach_event, rd); /* the consumer starts then */
+    else
+        attach(rd);
 }
 
 static void finish(kds_consumer *base, sim_time end)
@@ -298,7 +321,8 @@ static void free_poller(kds_consumer *base)
     if (!p)
         return;
     for (size_t i = 0; i < p->n_readers; i++) {
-        kds_log_detach(&p->readers[i]->sh->log, &p->readers[i]->cur);
+        if (p->readers[i]->attached)
+            kds_log_detach(&p->readers[i]->sh->log, &p->readers[i]->cur);
         free(p->readers[i]);
     }
     free(p->readers);

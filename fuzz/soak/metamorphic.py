@@ -57,14 +57,10 @@
 # exit status is 1 when a seed failed, 0 otherwise, 2 for a usage error. A failure's
 # files (scenario, variant scenario, traces, reports) are kept as seed-N.* in the folder.
 #
-# Known bugs (/work/perf/meta-bugs.md; fuzz/soak/README.md, "Known failures of the
-# metamorphic soak"): a failure that one of them explains is printed as `KNOWN seed N`
-# and does not fail the run, unless --strict is given. Each test is narrow: bug 1 (a
-# producer's flush prepared early, kds_producer.c) only when the first difference of the
-# prefix relation lies within the longest flush interval before D'; bug 2 (a polling
-# consumer attaches its cursors before it starts, kds_poller.c) only for an inert polling
-# consumer, and only when a producer in its place changes nothing. Remove a test when its
-# bug is fixed.
+# The two model bugs its first runs found (a producer's flush prepared early drew only
+# when due within the run; a polling consumer attached its cursors before it started,
+# holding back the logs' compaction) are fixed, with a scenario each in tests/scenarios
+# that tests/cli_metamorphic.sh checks.
 
 import argparse
 import copy
@@ -211,13 +207,11 @@ def set_text(v):
 class Seed:
     """The runs and relations of one seed; files go to `folder` as seed-N.*."""
 
-    def __init__(self, binary, seed, folder, timeout, strict=False):
+    def __init__(self, binary, seed, folder, timeout):
         self.binary, self.seed, self.folder, self.timeout = binary, seed, folder, timeout
         self.r = random.Random(f"metamorphic-{seed}")  # not the generator's stream
         self.files = []   # every file written for this seed
         self.tags = set()  # what was checked, for the coverage lines
-        self.strict = strict  # known bugs count as failures
-        self.known = []    # (relation, detail) that a known bug explains
 
     def file(self, suffix):
         """The path of one of this seed's files, remembered for the clean-up."""
@@ -302,35 +296,7 @@ class Seed:
             self.tags.add("prefix")
             return
         relation = f"prefix: the lines before {cut} s are those of the longer run"
-        # Known bug 1 (/work/perf/meta-bugs.md): a producer's flush is prepared early, at
-        # the serve time of a request of its last flush (kds_producer.c client_flush,
-        # "first->chain"), and draws from the producer's random stream then, but only
-        # when that next flush is due within the run. A shorter run so draws differently
-        # from the time a client last flushed before its end: at most one flush interval
-        # (the batch linger, or the time to fill a batch, whichever is shorter) before
-        # it. A difference no earlier than that is counted as this bug, not a failure.
-        margin = self.flush_margin()
-        if not self.strict and margin is not None and diff[0] > end - margin:
-            self.known.append((relation + " (known bug 1: a producer's flush prepared early "
-                               f"draws; the first difference {(end - diff[0]) / 1e6:.6f} s "
-                               f"before the end, within the longest flush interval "
-                               f"{margin / 1e6:g} s)", diff[1]))
-            self.tags.add("prefix: known bug 1")
-            return
         raise Fail(relation, diff[1])
-
-    def flush_margin(self):
-        """The longest time between two flushes of a client, in microseconds, over the
-        producers (kds_producer.c next_flush_in: the linger, or less when a client's share
-        of the rate fills a batch sooner); None when a producer has no linger (a flush
-        interval that depends on the rate)."""
-        longest = 0.0
-        for p in self.sc["producers"]:
-            linger = soak.parse_dur(p.get("batch", {}).get("linger", "100ms"))
-            if linger <= 0:
-                return None
-            longest = max(longest, linger)
-        return int(longest * 1e6) + 1
 
     # -- 2. inert entity -----------------------------------------------------------------
 
@@ -338,24 +304,7 @@ class Seed:
         """An entity that starts after the end changes nothing for the others."""
         after = self.r.choice([1, 60, 3600])  # the start, this long after the end
         kind = self.inert_kind()
-        try:
-            self.inert_one(full, kind, after)
-        except Fail as e:
-            if self.strict or kind != "polling":
-                raise
-            # Known bug 2 (/work/perf/meta-bugs.md): a polling consumer attaches its
-            # cursors to the shards' logs when it is made, not when it starts
-            # (kds_poller.c add_reader), so until its start it holds back the logs'
-            # compaction, and another consumer that reads records again (a KCL lease
-            # taken over, a Flink restart, a Lambda retry) sees their exact write times
-            # instead of times spread over a merged span (README, "Modelled limits"): its
-            # latency and iterator age change. Counted as this bug when a producer in its
-            # place (which attaches nothing) changes nothing.
-            self.inert_one(full, "producer", after)
-            self.known.append((e.args[0] + " (known bug 2: a polling consumer not yet "
-                               "started holds back the log's compaction; a producer in its "
-                               "place changes nothing)", e.args[1]))
-            self.tags.add("inert: known bug 2")
+        self.inert_one(full, kind, after)
 
     def inert_kind(self):
         """The kind of the inert entity, drawn from the seed's own stream."""
@@ -511,8 +460,6 @@ def main(argv):
     ap.add_argument("--asan", action="store_true", help="a sanitizer build: ten times the timeouts")
     ap.add_argument("--keep", metavar="DIR", help="keep every seed's files in DIR")
     ap.add_argument("--quiet", action="store_true", help="print only failures and the summary")
-    ap.add_argument("--strict", action="store_true",
-                    help="count a failure that a known bug explains as a failure")
     args = ap.parse_args(argv)
     binary = os.path.abspath(args.kdsim)
     if not os.access(binary, os.X_OK):
@@ -525,11 +472,10 @@ def main(argv):
         folder = tempfile.mkdtemp(prefix="kdsim-metamorphic-")
     t0 = time.monotonic()
     failed = []
-    known = []
     coverage = {}
     for seed in args.seeds:
         s0 = time.monotonic()
-        one = Seed(binary, seed, folder, timeout, args.strict)
+        one = Seed(binary, seed, folder, timeout)
         try:
             one.check()
             fail = None
@@ -540,10 +486,6 @@ def main(argv):
                     f"{type(e).__name__}: {e}")
         for t in one.tags:
             coverage[t] = coverage.get(t, 0) + 1
-        for relation, detail in one.known:
-            print(f"KNOWN seed {seed}: {relation}: {detail}", flush=True)
-        if one.known and not fail:
-            known.append(seed)
         if fail:
             failed.append(seed)
             print(f"FAIL seed {seed}: {fail[0]}: {fail[1]}", flush=True)
@@ -552,11 +494,11 @@ def main(argv):
         else:
             if not args.quiet:
                 print(f"ok   seed {seed} ({time.monotonic() - s0:.2f} s)", flush=True)
-            if not args.keep and not one.known:
+            if not args.keep:
                 for p in one.files:
                     if os.path.exists(p):
                         os.remove(p)
-    if not args.keep and not failed and not known:
+    if not args.keep and not failed:
         shutil.rmtree(folder, ignore_errors=True)
     if not args.quiet:
         print("coverage (seeds per relation checked):")
@@ -565,10 +507,9 @@ def main(argv):
     n = len(args.seeds)
     seeds = f"{args.seeds.start}..{args.seeds.stop - 1}"
     print(f"metamorphic: {n} scenarios (seeds {seeds}), {len(failed)} failed, "
-          f"{len(known)} with a known bug, {time.monotonic() - t0:.1f} s"
+          f"{time.monotonic() - t0:.1f} s"
           + (f"; failed seeds: {' '.join(map(str, failed))}" if failed else "")
-          + (f"; known-bug seeds: {' '.join(map(str, known))}" if known else "")
-          + (f"; files kept in {folder}" if failed or known else ""))
+          + (f"; files kept in {folder}" if failed else ""))
     return 1 if failed else 0
 
 
