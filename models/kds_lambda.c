@@ -55,6 +55,9 @@ struct reader {
     bool done;               /* read_done and everything settled: children may start */
     kds_cursor cur;          /* polling: next record to read */
     bool attached;           /* cur is attached to the shard's log */
+    reader *children[2];     /* borrowed: the readers of this shard's children (a split
+                                makes two, a merge one), in creation order */
+    uint32_t n_children;
     kds_efo_sub *sub;        /* owned: EFO retrieval */
     sim_time issued;         /* polling: when the shard iterator was issued */
     sim_time reply_at;       /* polling: when the current call's reply arrives */
@@ -96,6 +99,9 @@ struct kds_lambda {
     gsl_rng *rng;            /* sim-owned */
     reader **readers;        /* owned, in the order shards were met */
     size_t n_readers, cap_readers;
+    reader **by_shard;       /* owned array, readers borrowed: the reader of shard i, or
+                                NULL (a shard that had expired when the mapping was made) */
+    size_t n_by_shard;
     bool enabled;            /* the mapping has been created and reads */
     sim_time enabled_at;
     uint32_t inflight;       /* invocations running across the mapping */
@@ -1123,12 +1129,9 @@ static void efo_deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size
 
 static reader *reader_of(kds_lambda *m, int32_t shard)
 {
-    if (shard < 0)
+    if (shard < 0 || (size_t)shard >= m->n_by_shard)
         return NULL;
-    for (size_t i = 0; i < m->n_readers; i++)
-        if (m->readers[i]->sh->index == (uint32_t)shard)
-            return m->readers[i];
-    return NULL;
+    return m->by_shard[shard];
 }
 
 /* Lambda reads a parent shard to its end before its children. */
@@ -1199,8 +1202,11 @@ static void settle_now(reader *rd)
     if (rd->b_n > 0 || rd->inflight > 0 || failing(rd))
         return;
     rd->done = true;
-    for (size_t i = 0; i < m->n_readers; i++) {
-        reader *c = m->readers[i];
+    /* Only this shard's children can have become ready: a shard whose parents were done
+     * started then (enabled_event, on_new_shard). Not a walk of every reader, which a
+     * stream of thousands of shards, each settling, made quadratic. */
+    for (uint32_t i = 0; i < rd->n_children; i++) {
+        reader *c = rd->children[i];
         if (c->started || !m->enabled || !parents_done(m, c))
             continue;
         /* A shard none of whose parents the mapping reads starts as soon as it can (in
@@ -1225,6 +1231,22 @@ static reader *add_reader(kds_lambda *m, kds_shard *sh)
         SIM_ASSERT(m->readers != NULL);
     }
     m->readers[m->n_readers++] = rd;
+    if (sh->index >= m->n_by_shard) {
+        size_t n = sh->index + 1 > 2 * m->n_by_shard ? sh->index + 1 : 2 * m->n_by_shard;
+        m->by_shard = realloc(m->by_shard, n * sizeof *m->by_shard);
+        SIM_ASSERT(m->by_shard != NULL);
+        memset(m->by_shard + m->n_by_shard, 0, (n - m->n_by_shard) * sizeof *m->by_shard);
+        m->n_by_shard = n;
+    }
+    m->by_shard[sh->index] = rd;
+    /* Parents are made before their children, so their readers are there already. */
+    reader *ps[2] = {reader_of(m, sh->parent), reader_of(m, sh->adjacent_parent)};
+    for (size_t i = 0; i < 2; i++) {
+        if (!ps[i])
+            continue;
+        SIM_ASSERT(ps[i]->n_children < 2);
+        ps[i]->children[ps[i]->n_children++] = rd;
+    }
     return rd;
 }
 
@@ -1417,6 +1439,7 @@ static void free_lambda(kds_consumer *base)
         free(rd);
     }
     free(m->readers);
+    free(m->by_shard);
     for (size_t i = 0; i < m->n_all; i++) {
         free(m->all[i]->sl);
         free(m->all[i]);
