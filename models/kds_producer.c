@@ -617,14 +617,13 @@ static void flush_event(sim *s, void *ctx)
  * depend on how long it goes on (a shorter run is the start of a longer one, which
  * --warmup relies on). A flush past the end counts nothing: its records arrive after
  * the end, and its requests, never served, are left out at kds_producer_finish. */
-static void client_flush(client *c, sim_time t)
+static void client_flush(client *c, sim_time t);
+
+/* Count the records that arrived at client c by t and send them; returns the first
+ * request sent (*first_served its serve time), or NULL. Inline into its two callers. */
+static inline request *flush_send(client *c, sim_time t, sim_time *first_served)
 {
     kds_producer *p = c->p;
-    bool past_end = t > p->horizon;
-    kds_producer_stats kept;
-    uint64_t kept_backlog = c->backlog;
-    if (past_end)
-        kept = p->stats;
     sim_time now = t;
     sim_time a = c->last, b = now;
     if (p->cfg.stop >= 0 && b > p->cfg.stop)
@@ -652,28 +651,47 @@ static void client_flush(client *c, sim_time t)
     }
 
     request *first = NULL;
-    sim_time first_served = 0;
+    *first_served = 0;
     if (p->cfg.ordered) {
         /* One request in flight: the rest of the backlog waits for its answer
          * (request_done sends the next), and so do the marks due. */
         c->marks += marks;
-        first = send_ordered(c, now, &first_served);
+        first = send_ordered(c, now, first_served);
     } else {
         while (c->backlog > 0) {
             sim_time served;
             request *r = send_next(c, now, &marks, &served);
             if (r && !first)
-                first = r, first_served = served;
+                first = r, *first_served = served;
         }
     }
-    if (past_end) {
-        p->stats = kept;
-        c->backlog = kept_backlog;
+    return first;
+}
+
+/* A flush past the end of the run (see client_flush): the same draws, nothing counted.
+ * Out of line: one a client at most, at the end. */
+static __attribute__((noinline)) void flush_past_end(client *c, sim_time t)
+{
+    kds_producer_stats kept = c->p->stats;
+    uint64_t backlog = c->backlog;
+    sim_time served;
+    (void)flush_send(c, t, &served);
+    c->p->stats = kept;
+    c->backlog = backlog;
+}
+
+static void client_flush(client *c, sim_time t)
+{
+    kds_producer *p = c->p;
+    if (t > p->horizon) {
+        flush_past_end(c, t);
         return; /* and the flushes after it are later still */
     }
-    if (p->cfg.stop >= 0 && now >= p->cfg.stop)
+    sim_time first_served;
+    request *first = flush_send(c, t, &first_served);
+    if (p->cfg.stop >= 0 && t >= p->cfg.stop)
         return;
-    c->next_at = now + next_flush_in(p, now);
+    c->next_at = t + next_flush_in(p, t);
     if (first && first_served <= c->next_at)
         first->chain = c; /* even when c->next_at is past the end: see above */
     else if (c->next_at <= p->horizon)
