@@ -466,8 +466,9 @@ long kdsim_pool_run(const size_t *idx, size_t n, unsigned jobs, kdsim_job_fn job
             }
         }
         if (tty) {
-            /* Erased to the end of the line: a worker's message may have been written
-             * after the last count. */
+            /* Redrawn from the start of its line and erased to the end: nothing of an
+             * earlier line is left behind. A worker's message, which ends its own line,
+             * follows the count it was written after and stays. */
             fprintf(err, "\r\033[Kkdsim: %s: %zu of %zu runs done", what, done, n);
             shown = true;
         }
