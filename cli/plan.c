@@ -576,6 +576,43 @@ int kdsim_cmd_plan(int argc, char **argv, FILE *out, FILE *err)
             goto usage;
     uint64_t master = sc.world.seed;
     unsigned scen_shards = sc.world.stream.shards;
+    /* Without --modes, "every mode" means every mode the scenario can run in: one whose
+     * setting it refuses (record_distribution: auto is on-demand only; split rules act
+     * on a provisioned stream) is left out with a note instead of failing the plan. When
+     * none can run, the configurations' check below says why. */
+    if (!modes_arg) {
+        bool left[3] = {false, false, false};
+        char *why[3] = {NULL, NULL, NULL};
+        /* On demand from a provisioned scenario starts at 4 shards or more (below). */
+        unsigned od_probe = sc.world.stream.mode == KDS_MODE_PROVISIONED
+                                ? (scen_shards > 4 ? scen_shards : 4)
+                                : 0;
+        for (int m = 0; m < 3; m++) {
+            config probe = make_config(m, scen_shards, &o, vs, nv, 0, od_probe);
+            size_t len = 0;
+            FILE *mem = open_memstream(&why[m], &len);
+            SIM_ASSERT(mem != NULL);
+            uint64_t dummy;
+            left[m] = kdsim_scenario_check(scenario, (const char *const *)probe.sets,
+                                           probe.n_sets, warmup, mem, &dummy) != 0;
+            fclose(mem);
+            config_fini(&probe);
+        }
+        if (!left[0] || !left[1] || !left[2])
+            for (int m = 0; m < 3; m++) {
+                if (!left[m])
+                    continue;
+                use_mode[m] = false;
+                /* The loader's first message names the setting and the fix. */
+                const char *msg = why[m];
+                if (!strncmp(msg, "kdsim: ", 7))
+                    msg += 7;
+                fprintf(err, "kdsim: plan: %s left out, as this scenario cannot run in it: %.*s\n",
+                        MODES[m], (int)strcspn(msg, "\n"), msg);
+            }
+        for (int m = 0; m < 3; m++)
+            free(why[m]);
+    }
     size_t combos = 1;
     for (size_t i = 0; i < nv; i++)
         combos *= vs[i].n;

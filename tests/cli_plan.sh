@@ -203,4 +203,21 @@ grep -qF "must be between 1 and 500, got 9999" "$tmp/varyval.err" &&
     grep -qF -- "--vary producers[0].batch.records=9999" "$tmp/varyval.err" ||
     fail "--vary of a bad value: $(cat "$tmp/varyval.err")"
 
+# Without --modes, a mode the scenario cannot run in is left out with a note (service-
+# managed keys are on-demand only); asked for by --modes, it is a usage error.
+auto=(--set stream.mode=on_demand_standard --set stream.shards=4
+      --set stream.record_distribution=auto)
+k automodes 0 plan "$scenario" "${auto[@]}" --slo lost=0 --replications 1 --json
+grep -qF "kdsim: plan: provisioned left out, as this scenario cannot run in it:" \
+    "$tmp/automodes.err" && grep -qF "record_distribution" "$tmp/automodes.err" ||
+    fail "a mode the scenario cannot run in: $(head -2 "$tmp/automodes.err")"
+python3 - "$tmp/automodes.out" <<'PY' || fail "the modes the scenario can run in were not planned"
+import json, sys
+modes = [c["mode"] for c in json.load(open(sys.argv[1]))["configurations"]]
+assert modes == ["on_demand_standard", "on_demand_advantage"], modes
+PY
+k automode1 2 plan "$scenario" "${auto[@]}" --slo lost=0 --replications 1 --modes provisioned
+grep -qF "(in configuration provisioned" "$tmp/automode1.err" ||
+    fail "--modes provisioned for an on-demand-only scenario: $(head -2 "$tmp/automode1.err")"
+
 cli_finish cli_plan
