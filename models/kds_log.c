@@ -195,6 +195,36 @@ int kds__log_make_room(kds_log *l)
     return l->n == l->cap ? grow(l) : 0;
 }
 
+/* Give back ring space that retention has emptied: the ring moves to the smallest
+ * power of two (64 at least) that holds its runs, or is freed when none is left, once
+ * three quarters of it are free (so that a ring that refills soon does not go back and
+ * forth). Memory then follows what the log retains, not what it once held: a shard
+ * that expired holds none. Cursors keep absolute run indexes, which do not move. */
+static void shrink(kds_log *l)
+{
+    if (l->n == 0) {
+        free(l->runs);
+        l->runs = NULL;
+        l->cap = 0;
+        l->head = 0;
+        return;
+    }
+    size_t want = 64;
+    while (want < l->n)
+        want *= 2;
+    if (want >= l->cap)
+        return;
+    kds_run *nr = malloc(want * sizeof *nr);
+    if (!nr)
+        return; /* keep the larger ring: it still works */
+    for (size_t i = 0; i < l->n; i++)
+        nr[i] = *at(l, i);
+    free(l->runs);
+    l->runs = nr;
+    l->cap = want;
+    l->head = 0;
+}
+
 uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
 {
     uint64_t removed = 0;
@@ -229,6 +259,8 @@ uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
     }
     l->head_pos = l->n > 0 ? at(l, 0)->first : l->end_pos;
     l->head_t = l->n > 0 ? at(l, 0)->t_first : INT64_MAX;
+    if (l->cap > 0 && l->n < l->cap / 4)
+        shrink(l);
     return removed;
 }
 

@@ -157,7 +157,8 @@ static inline int kds_log_append(kds_log *l, sim_time t, uint32_t count, uint64_
 }
 
 /* Remove every record written at or before `cutoff` (now - retention). Returns the
- * number of records removed. */
+ * number of records removed. The ring gives back space it no longer needs (all of it
+ * when no run is left), so that a log's memory follows what it retains. */
 uint64_t kds_log_trim(kds_log *l, sim_time cutoff);
 
 /* Position cursors: at the oldest retained record (TRIM_HORIZON), after the newest
