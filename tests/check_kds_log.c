@@ -2,7 +2,7 @@
  * byte limits with prorated bytes that sum exactly, trimming whole runs and part of a
  * compacted run, seeking by time and position, cursors that fall below the head,
  * compaction behind attached cursors, stale cursor hints, and the ring buffer growing
- * while wrapped.
+ * while wrapped and shrinking as it empties.
  */
 #include <check.h>
 #include <stdint.h>
@@ -733,6 +733,40 @@ START_TEST(test_ring_wrap_and_grow)
 }
 END_TEST
 
+/* Trimming gives ring space back: a ring three quarters empty moves to the smallest
+ * power of two (64 at least) that holds its runs, unwrapped, with a cursor's reads the
+ * same after; an emptied ring is freed, and the log takes appends again. */
+START_TEST(test_trim_shrinks_ring)
+{
+    kds_log l;
+    kds_log_init(&l, 0);
+    for (int i = 0; i < 1000; i++)
+        ck_assert_int_eq(kds_log_append(&l, SIM_S(i), 1, (uint64_t)i + 1, 0, 0, 0), 0);
+    ck_assert_uint_eq(l.cap, 1024);
+    kds_cursor c;
+    kds_log_seek_pos(&l, &c, 990);
+    ck_assert_uint_eq(kds_log_trim(&l, SIM_S(899)), 900); /* 100 runs left of 1,024 */
+    ck_assert_uint_eq(l.cap, 128);
+    ck_assert_uint_eq(kds_log_runs(&l), 100);
+    for (int i = 990; i < 1000; i++) {
+        slices v = {.n = 0};
+        kds_take tk;
+        kds_log_take(&l, &c, 1, UINT64_MAX, collect, &v, &tk);
+        ck_assert_uint_eq(v.s[0].first, (uint64_t)i);
+        ck_assert_int_eq(v.s[0].t_first, SIM_S(i));
+    }
+    ck_assert_int_eq(kds_log_time_at(&l, 900), SIM_S(900));
+    ck_assert_uint_eq(kds_log_trim(&l, SIM_S(999)), 100);
+    ck_assert_uint_eq(l.cap, 0);
+    ck_assert_ptr_null(l.runs);
+    ck_assert_int_eq(kds_log_append(&l, SIM_S(1000), 2, 20, 0, 0, 0), 0);
+    ck_assert_uint_eq(kds_log_runs(&l), 1);
+    ck_assert_uint_eq(l.head_pos, 1000);
+    ck_assert_int_eq(kds_log_time_at(&l, 1001), SIM_S(1000));
+    kds_log_fini(&l);
+}
+END_TEST
+
 /* Slices handed over in arrays by kds_log_take_v, and how many arrays. */
 typedef struct slice_arrays {
     kds_slice s[4096];
@@ -958,6 +992,7 @@ static Suite *log_suite(void)
 
     TCase *trim = tcase_create("trim");
     tcase_add_test(trim, test_trim_whole_runs);
+    tcase_add_test(trim, test_trim_shrinks_ring);
     tcase_add_test(trim, test_trim_partial_compacted_run);
     tcase_add_test(trim, test_cursor_below_head_counts_expired);
     tcase_add_test(trim, test_bytes_written_before);
