@@ -489,7 +489,10 @@ static void drop_held(worker *w, held *h, const char *why)
     TRACE_HELD(w, h, "lease %s", why);
     proc *p = h->p;
     size_t i = (size_t)(h - w->held);
+    w->held_slot[h->lease] = -1;
     w->held[i] = w->held[--w->n_held];
+    if (i < w->n_held)
+        w->held_slot[w->held[i].lease] = (int32_t)i; /* the last entry moved here */
     proc_release(p);
     note_held(w);
     kds_kcl_check_converged(w->app, false);
@@ -1206,7 +1209,19 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, bool prev_renewing,
         w->held = realloc(w->held, w->cap_held * sizeof *w->held);
         SIM_ASSERT(w->held != NULL);
     }
+    if (i >= w->n_held_slot) {
+        size_t cap = w->n_held_slot ? w->n_held_slot : 16;
+        while (cap <= i)
+            cap *= 2;
+        w->held_slot = realloc(w->held_slot, cap * sizeof *w->held_slot);
+        SIM_ASSERT(w->held_slot != NULL);
+        for (size_t k = w->n_held_slot; k < cap; k++)
+            w->held_slot[k] = -1;
+        w->n_held_slot = cap;
+    }
+    SIM_ASSERT(w->held_slot[i] < 0 && w->n_held < INT32_MAX);
     proc *p = proc_new(w, i);
+    w->held_slot[i] = (int32_t)w->n_held;
     w->held[w->n_held++] = (held){i, l->counter, now, p, false, -1.0, now};
     note_held(w);
     lease_acquired_check(w, i);
@@ -2131,9 +2146,11 @@ static void sync_event(sim *s, void *ctx)
 /* End every processor and forget every lease (a crash, or before a restart). */
 static void kill_all(worker *w)
 {
-    for (size_t i = 0; i < w->n_held; i++)
+    for (size_t i = 0; i < w->n_held; i++) {
         if (w->held[i].p)
             proc_end(w->held[i].p);
+        w->held_slot[w->held[i].lease] = -1;
+    }
     w->n_held = 0;
 }
 
@@ -2599,6 +2616,7 @@ static void free_kcl(kds_consumer *base)
     for (size_t i = 0; a->workers && i < a->n_workers; i++) {
         worker *w = &a->workers[i];
         free(w->held);
+        free(w->held_slot);
         free(w->seen_counter);
         free(w->seen_at);
         free(w->log_t);

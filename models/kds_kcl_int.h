@@ -105,6 +105,10 @@ struct worker {
     uint32_t incarnations;
     held *held;                    /* owned */
     size_t n_held, cap_held;
+    int32_t *held_slot;            /* owned; by lease item index: its entry in held, or
+                                      -1 (held_find in O(1): a worker may hold
+                                      thousands of leases, each looked up per renewal) */
+    size_t n_held_slot;
     uint64_t *seen_counter;        /* owned; the taker's map, by item index */
     sim_time *seen_at;
     size_t n_seen;
@@ -208,10 +212,9 @@ static inline bool paused(const worker *w, sim_time now)
 /* Worker w's entry for lease item `lease`, or NULL if it does not hold it. */
 static inline held *held_find(worker *w, uint32_t lease)
 {
-    for (size_t i = 0; i < w->n_held; i++)
-        if (w->held[i].lease == lease)
-            return &w->held[i];
-    return NULL;
+    if (lease >= w->n_held_slot || w->held_slot[lease] < 0)
+        return NULL;
+    return &w->held[w->held_slot[lease]];
 }
 
 /* gsl_ran_shuffle draws nothing sensible for fewer than two items (and fails on 0). */
