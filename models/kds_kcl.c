@@ -815,10 +815,9 @@ static void shard_end_body(proc *p)
     const kds_stream *st = a->st;
     uint32_t me = p->sl->sh->index;
     sim_time now = sim_now(a->sim);
-    for (size_t i = 0; i < st->n_shards; i++) {
-        const kds_shard *ch = st->shards[i];
-        if (ch->parent != (int32_t)me && ch->adjacent_parent != (int32_t)me)
-            continue;
+    const kds_shard *mine = st->shards[me];
+    for (size_t k = 0; k < 2 && mine->children[k] >= 0; k++) {
+        const kds_shard *ch = st->shards[mine->children[k]];
         if (kds_lease_find(a->table, ch->index) >= 0)
             continue;
         if (kds_lease_create(a->table, ch->index, ch->parent, ch->adjacent_parent,
@@ -1641,10 +1640,9 @@ static void cleanup_event(sim *s, void *ctx)
         for (int i = 0; i < 2 && ok; i++)
             if (l->parents[i] >= 0 && kds_lease_find(t, (uint32_t)l->parents[i]) >= 0)
                 ok = false;
-        for (size_t i = 0; i < a->st->n_shards && ok; i++) {
-            const kds_shard *ch = a->st->shards[i];
-            if (ch->parent != (int32_t)l->shard && ch->adjacent_parent != (int32_t)l->shard)
-                continue;
+        const kds_shard *mine = a->st->shards[l->shard];
+        for (size_t j = 0; j < 2 && mine->children[j] >= 0 && ok; j++) {
+            const kds_shard *ch = a->st->shards[mine->children[j]];
             int32_t ci = kds_lease_find(t, ch->index);
             if (ci < 0 || t->items[ci].ckpt == KDS_CKPT_TRIM_HORIZON ||
                 t->items[ci].ckpt == KDS_CKPT_AT_TIMESTAMP)

@@ -114,6 +114,8 @@ int kds__reshard_split_now(kds_stream *st, kds_shard *sh, kds_hashkey key, kds_r
         return SIM_ENOMEM;
     sh = st->shards[parent]; /* the shard array may have moved */
     a->parent = b->parent = (int32_t)parent;
+    sh->children[0] = (int32_t)a->index;
+    sh->children[1] = (int32_t)b->index;
     close_shard(st, sh);
     uint32_t add[2] = {a->index, b->index};
     int rc = replace_open(st, (size_t)pos, 1, add, 2);
@@ -138,6 +140,7 @@ static int merge_at(kds_stream *st, size_t pos, bool right_is_parent, kds_reshar
         return SIM_ENOMEM;
     c->parent = (int32_t)(right_is_parent ? ri : li);
     c->adjacent_parent = (int32_t)(right_is_parent ? li : ri);
+    st->shards[li]->children[0] = st->shards[ri]->children[0] = (int32_t)c->index;
     close_shard(st, st->shards[li]);
     close_shard(st, st->shards[ri]);
     uint32_t add[1] = {c->index};

@@ -225,6 +225,7 @@ kds_shard *kds__shard_new(kds_stream *st, kds_hashkey lo, kds_hashkey hi)
     sh->hi = hi;
     sh->parent = -1;
     sh->adjacent_parent = -1;
+    sh->children[0] = sh->children[1] = -1;
     sh->created = now;
     sh->closed = -1;
     kds_bucket_init(&sh->wbytes, c->write_bytes_per_s,

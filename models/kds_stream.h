@@ -157,6 +157,9 @@ struct kds_shard {
     kds_hashkey lo, hi;        /* inclusive hash-key range */
     int32_t parent;            /* index of the parent shard, or -1 */
     int32_t adjacent_parent;   /* index of a merge's other parent, or -1 */
+    int32_t children[2];       /* indexes of the shards made from this one, in increasing
+                                  order: two for a split, one (then -1) for a merge; -1
+                                  while it has none */
     sim_time created;          /* ns */
     sim_time closed;           /* ns, or -1 while open */
 

@@ -255,6 +255,21 @@ START_TEST(test_update_count_uniform_graph)
             }
             ck_assert(sh->lo >= lo && sh->hi <= hi);
         }
+        /* Each shard lists as its children exactly the shards naming it as a parent, in
+         * increasing order (what the KCL's SHARD_END walks instead of every shard). */
+        for (size_t i = 0; i < f.st.n_shards; i++) {
+            int32_t want[2] = {-1, -1};
+            size_t n = 0;
+            for (size_t j = 0; j < f.st.n_shards; j++) {
+                const kds_shard *c = f.st.shards[j];
+                if (c->parent == (int32_t)i || c->adjacent_parent == (int32_t)i) {
+                    ck_assert_uint_lt(n, 2);
+                    want[n++] = (int32_t)j;
+                }
+            }
+            ck_assert_int_eq(f.st.shards[i]->children[0], want[0]);
+            ck_assert_int_eq(f.st.shards[i]->children[1], want[1]);
+        }
         check_cover(&f.st);
         fx_fini(&f);
     }
