@@ -659,7 +659,9 @@ static void schedule_retry(reader *rd, sim_time delay)
 static sim_time backoff(const kds_lambda *m, uint32_t streak)
 {
     sim_time d = m->cfg.retry_delay;
-    for (uint32_t i = 1; i < streak && d < m->cfg.retry_delay_max; i++)
+    /* Doubling 0 stays 0: stop there, or a record failing without end (streak in the
+     * hundreds of thousands) made every failure walk its whole streak. */
+    for (uint32_t i = 1; i < streak && d > 0 && d < m->cfg.retry_delay_max; i++)
         d *= 2;
     return d < m->cfg.retry_delay_max ? d : m->cfg.retry_delay_max;
 }

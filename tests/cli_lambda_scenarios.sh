@@ -193,4 +193,16 @@ else
     fail "EFO creation billing: kdsim run failed: $(cat "$tmp/err")"
 fi
 
+# Retries without a delay, without end: each costs the same however long the streak.
+sc=tests/scenarios/lambda-zero-retry-delay.yaml
+if timeout 120 "$kdsim" run "$sc" --json >"$tmp/zero.json" 2>"$tmp/err"; then
+    python3 - "$tmp/zero.json" <<'PY' || fail "lambda-zero-retry-delay: the figures (above)"
+import json, sys
+f = json.load(open(sys.argv[1]))["consumers"][0]["figures"]
+assert f["retries"] > 500000, f["retries"]
+PY
+else
+    fail "lambda-zero-retry-delay: no report within 120 s (a cost per retry growing with the streak?): $(head -3 "$tmp/err")"
+fi
+
 cli_finish cli_lambda_scenarios
