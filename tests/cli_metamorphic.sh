@@ -13,22 +13,9 @@ set -u
 
 . "$(dirname "$0")/testcli.sh"
 cli_start "$@"
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIP: python3 is not installed (apt-get install python3)"
-    exit 77
-fi
-
 # A fixed range, small enough for every CI run (fuzz/soak/README.md says what to do with
-# a seed that fails). A sanitizer build (one that links AddressSanitizer) is about ten
-# times slower: metamorphic.py --asan gives it longer timeouts.
-seeds=31..47
-asan=()
-if nm "$kdsim" 2>/dev/null | grep -q __asan_init; then
-    asan=(--asan)
-fi
-if ! python3 fuzz/soak/metamorphic.py "$kdsim" --seeds "$seeds" --quiet "${asan[@]}"; then
-    fail "metamorphic.py --seeds $seeds: a relation between two runs did not hold (above)"
-fi
+# a seed that fails); a sanitizer build gets longer timeouts (soak_tool, testcli.sh).
+soak_tool metamorphic.py 31..47
 
 # The two bugs its first runs found, each kept as a scenario (fuzz/soak/README.md).
 cli_tmpdir

@@ -84,6 +84,23 @@ run() {
     fi
 }
 
+# soak_tool SCRIPT SEEDS: run one of the soak tools of fuzz/soak (soak.py, metamorphic.py,
+# plan_soak.py) over the seeds A..B with --quiet, and --asan (longer timeouts) when kdsim
+# links AddressSanitizer; a failed seed fails a check. Exits 77 (skipped) without python3.
+soak_tool() {
+    if ! command -v python3 >/dev/null 2>&1; then
+        echo "SKIP: python3 is not installed (apt-get install python3)"
+        exit 77
+    fi
+    local asan=()
+    if nm "$kdsim" 2>/dev/null | grep -q __asan_init; then
+        asan=(--asan)
+    fi
+    if ! python3 "fuzz/soak/$1" "$kdsim" --seeds "$2" --quiet "${asan[@]}"; then
+        fail "$1 --seeds $2: a seed failed its checks (above)"
+    fi
+}
+
 cli_finish() {
     if [ "$failed" -ne 0 ]; then
         echo "$1: $failed check(s) failed"

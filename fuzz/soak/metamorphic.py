@@ -62,7 +62,6 @@
 # holding back the logs' compaction) are fixed, with a scenario each in tests/scenarios
 # that tests/cli_metamorphic.sh checks.
 
-import argparse
 import copy
 import json
 import os
@@ -70,7 +69,6 @@ import random
 import re
 import shutil
 import sys
-import tempfile
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source folder
@@ -452,24 +450,9 @@ class Seed:
 
 def main(argv):
     """The command line: run the seeds, print failures and the summary; 1 if any failed."""
-    ap = argparse.ArgumentParser(description="Metamorphic soak of kdsim: soak.py's random "
-                                 "scenarios, each run several ways that must agree.")
-    ap.add_argument("kdsim", help="the kdsim program")
-    ap.add_argument("--seeds", type=soak.parse_seeds, default=soak.parse_seeds("1..100"),
-                    help="A..B, inclusive (1..100)")
-    ap.add_argument("--asan", action="store_true", help="a sanitizer build: ten times the timeouts")
-    ap.add_argument("--keep", metavar="DIR", help="keep every seed's files in DIR")
-    ap.add_argument("--quiet", action="store_true", help="print only failures and the summary")
-    args = ap.parse_args(argv)
-    binary = os.path.abspath(args.kdsim)
-    if not os.access(binary, os.X_OK):
-        ap.error(f"{args.kdsim} is not an executable program")
-    timeout = 600 if args.asan else 60
-    if args.keep:
-        os.makedirs(args.keep, exist_ok=True)
-        folder = args.keep
-    else:
-        folder = tempfile.mkdtemp(prefix="kdsim-metamorphic-")
+    args, binary, timeout, folder = soak.command_line(
+        argv, "Metamorphic soak of kdsim: soak.py's random scenarios, each run several ways "
+        "that must agree.", "keep every seed's files in DIR", 60, "kdsim-metamorphic-")
     t0 = time.monotonic()
     failed = []
     coverage = {}

@@ -28,14 +28,12 @@
 # A failure is printed as `FAIL seed N: CHECK: DETAIL` with the command; the exit status
 # is 1 when a seed failed, 0 otherwise. Python 3, standard library only.
 
-import argparse
 import json
 import os
 import random
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -135,21 +133,9 @@ def check_plan(binary, seed, path, slos, timeout):
 
 def main(argv):
     """The command line: plan the seeds, print failures and the summary; 1 if any failed."""
-    ap = argparse.ArgumentParser(description="Soak of kdsim plan: soak.py's scenarios "
-                                 "planned against random targets, each plan checked.")
-    ap.add_argument("kdsim", help="the kdsim program")
-    ap.add_argument("--seeds", type=soak.parse_seeds, default=soak.parse_seeds("1..100"),
-                    help="A..B, inclusive (1..100)")
-    ap.add_argument("--asan", action="store_true", help="a sanitizer build: ten times the timeouts")
-    ap.add_argument("--keep", metavar="DIR", help="keep every seed's scenario in DIR")
-    ap.add_argument("--quiet", action="store_true", help="print only failures and the summary")
-    args = ap.parse_args(argv)
-    binary = os.path.abspath(args.kdsim)
-    if not os.access(binary, os.X_OK):
-        ap.error(f"{args.kdsim} is not an executable program")
-    timeout = 3000 if args.asan else 300
-    folder = args.keep or tempfile.mkdtemp(prefix="kdsim-plan-soak-")
-    os.makedirs(folder, exist_ok=True)
+    args, binary, timeout, folder = soak.command_line(
+        argv, "Soak of kdsim plan: soak.py's scenarios planned against random targets, each "
+        "plan checked.", "keep every seed's scenario in DIR", 300, "kdsim-plan-soak-")
     t0 = time.monotonic()
     failed, planned, configs = [], 0, 0
     for seed in args.seeds:

@@ -1713,24 +1713,35 @@ def parse_seeds(text):
     return range(a, b + 1)
 
 
-def main(argv):
-    """The command line: run the seeds, print failures and the summary; 1 if any failed."""
-    ap = argparse.ArgumentParser(description="Soak test of kdsim: random valid scenarios, run and checked.")
+def command_line(argv, description, keep_help, timeout, prefix):
+    """The command line the soak tools share (this one, metamorphic.py, plan_soak.py):
+    (args, the kdsim program's absolute path, the timeout of one command in seconds, ten
+    times `timeout` with --asan, and the folder for the files: --keep DIR, made if need
+    be, or a new temporary folder named `prefix`...)."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("kdsim", help="the kdsim program")
-    ap.add_argument("--seeds", type=parse_seeds, default=parse_seeds("1..100"), help="A..B, inclusive (1..100)")
+    ap.add_argument("--seeds", type=parse_seeds, default=parse_seeds("1..100"),
+                    help="A..B, inclusive (1..100)")
     ap.add_argument("--asan", action="store_true", help="a sanitizer build: ten times the timeouts")
-    ap.add_argument("--keep", metavar="DIR", help="keep every scenario (and failed reports) in DIR")
+    ap.add_argument("--keep", metavar="DIR", help=keep_help)
     ap.add_argument("--quiet", action="store_true", help="print only failures and the summary")
     args = ap.parse_args(argv)
     binary = os.path.abspath(args.kdsim)
     if not os.access(binary, os.X_OK):
         ap.error(f"{args.kdsim} is not an executable program")
-    timeout = 600 if args.asan else 60
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
         folder = args.keep
     else:
-        folder = tempfile.mkdtemp(prefix="kdsim-soak-")
+        folder = tempfile.mkdtemp(prefix=prefix)
+    return args, binary, timeout * 10 if args.asan else timeout, folder
+
+
+def main(argv):
+    """The command line: run the seeds, print failures and the summary; 1 if any failed."""
+    args, binary, timeout, folder = command_line(
+        argv, "Soak test of kdsim: random valid scenarios, run and checked.",
+        "keep every scenario (and failed reports) in DIR", 60, "kdsim-soak-")
     t0 = time.monotonic()
     failed = []
     coverage = {}
