@@ -1248,7 +1248,8 @@ void kds_kcl_stamp_scan(worker *w, sim_time now)
 {
     const kds_lease_table *t = w->app->table;
     ensure_seen(w, t->n);
-    for (size_t i = 0; i < t->n; i++) {
+    /* Not the deleted items before first_live: nothing reads a deleted item's stamps. */
+    for (size_t i = t->first_live; i < t->n; i++) {
         const kds_lease *l = &t->items[i];
         if (l->deleted) {
             w->seen_at[i] = UNSEEN;
@@ -1317,7 +1318,7 @@ static void take_pass(worker *w)
     SIM_ASSERT(count && avail && old);
     size_t n_avail = 0, n_old = 0;
     sim_time very_old = now - (sim_time)c->very_old_factor * c->failover;
-    for (size_t i = 0; i < t->n; i++) {
+    for (size_t i = t->first_live; i < t->n; i++) {
         const kds_lease *l = &t->items[i];
         if (l->deleted)
             continue;
@@ -1381,7 +1382,7 @@ static void take_pass(worker *w)
             if (n > (int64_t)c->max_steal)
                 n = c->max_steal;
             size_t nv = 0;
-            for (size_t i = 0; i < t->n; i++) {
+            for (size_t i = t->first_live; i < t->n; i++) {
                 const kds_lease *l = &t->items[i];
                 if (!l->deleted && l->owner == victim && !kds_kcl_expired(w, i, now))
                     old[nv++] = (uint32_t)i;

@@ -142,7 +142,7 @@ static void discover_event(sim *s, void *ctx)
     if (q == KDS_DDB_OK) {
         /* A processor's start may create leases (a finished parent's children): the
          * table may grow under the loop, so each item is looked up afresh. */
-        for (size_t i = 0; i < t->n && is_up(w); i++) {
+        for (size_t i = t->first_live; i < t->n && is_up(w); i++) {
             if (t->items[i].deleted || t->items[i].owner != w->owner || held_find(w, (uint32_t)i))
                 continue;
             /* GetItem of the new key; a lease still being handed over waits for the old
@@ -228,7 +228,7 @@ static void fleet_build(worker *w, sim_time now, fleet *f)
     if (f->n_active == 0)
         return;
     size_t known = 0;
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = t->first_live; i < t->n; i++)
         if (!t->items[i].deleted && t->items[i].throughput >= 0) {
             f->avg_lease_thr += t->items[i].throughput;
             known++;
@@ -236,7 +236,7 @@ static void fleet_build(worker *w, sim_time now, fleet *f)
     if (known)
         f->avg_lease_thr /= (double)known;
     double total_thr = 0;
-    for (size_t i = 0; i < t->n; i++) {
+    for (size_t i = t->first_live; i < t->n; i++) {
         const kds_lease *l = &t->items[i];
         if (l->deleted || l->owner < 0 || !f->active[l->owner] || kds_kcl_expired(w, i, now))
             continue;
@@ -352,7 +352,7 @@ static void assign_expired(worker *w, fleet *f, sim_time now)
     aged *v = malloc((t->n ? t->n : 1) * sizeof *v);
     SIM_ASSERT(v != NULL);
     size_t n = 0;
-    for (size_t i = 0; i < t->n; i++) {
+    for (size_t i = t->first_live; i < t->n; i++) {
         const kds_lease *l = &t->items[i];
         if (l->deleted || (l->owner >= 0 && !kds_kcl_expired(w, i, now)))
             continue;
@@ -380,7 +380,7 @@ static size_t movable(worker *w, int32_t donor, sim_time now, uint32_t *v)
 {
     const kds_lease_table *t = w->app->table;
     size_t n = 0;
-    for (size_t i = 0; i < t->n; i++) {
+    for (size_t i = t->first_live; i < t->n; i++) {
         const kds_lease *l = &t->items[i];
         if (!l->deleted && l->owner == donor && l->ckpt_owner < 0 && !kds_kcl_expired(w, i, now))
             v[n++] = (uint32_t)i;

@@ -296,6 +296,8 @@ kds_ddb_status kds_lease_delete(kds_lease_table *t, size_t i)
     l->deleted = true;
     l->owner = -1;
     t->n_live--;
+    while (t->first_live < t->n && t->items[t->first_live].deleted)
+        t->first_live++;
     t->version++;
     return KDS_DDB_OK;
 }

@@ -176,6 +176,9 @@ typedef struct kds_lease_table {
     kds_lease *items;         /* owned; by creation order; indices never change */
     size_t n, cap;
     size_t n_live;            /* items not deleted */
+    size_t first_live;        /* the first item not deleted, or n: deleted items stay
+                                 deleted, and the oldest (finished parents) go first, so
+                                 loops over the live items start here, not at 0 */
     int32_t *by_shard;        /* owned; item index of shard i, or -1 */
     size_t n_by_shard;
     kds_bucket rbucket;       /* provisioned: read milli-units */

@@ -112,9 +112,11 @@ START_TEST(conditional_writes)
     ck_assert_uint_eq(t->st.cond_failed[KDS_DDB_CHECKPOINT], 1);
     ck_assert_uint_eq(t->st.cond_failed[KDS_DDB_CREATE], 1);
     /* Delete: gone, writes to it fail, the shard can be found no more. */
+    ck_assert_uint_eq(t->first_live, 0);
     ck_assert_int_eq(kds_lease_delete(t, 0), KDS_DDB_OK);
     ck_assert(t->items[0].deleted);
     ck_assert_uint_eq(t->n_live, 0);
+    ck_assert_uint_eq(t->first_live, 1); /* loops over the live items skip it */
     ck_assert_int_eq(kds_lease_find(t, 3), -1);
     ck_assert_int_eq(kds_lease_renew(t, 0, 5, -1), KDS_DDB_CONDITION_FAILED);
     ck_assert_int_eq(kds_lease_delete(t, 0), KDS_DDB_CONDITION_FAILED);
