@@ -55,9 +55,6 @@ struct reader {
     bool done;               /* read_done and everything settled: children may start */
     kds_cursor cur;          /* polling: next record to read */
     bool attached;           /* cur is attached to the shard's log */
-    reader *children[2];     /* borrowed: the readers of this shard's children (a split
-                                makes two, a merge one), in creation order */
-    uint32_t n_children;
     kds_efo_sub *sub;        /* owned: EFO retrieval */
     sim_time issued;         /* polling: when the shard iterator was issued */
     sim_time reply_at;       /* polling: when the current call's reply arrives */
@@ -1204,12 +1201,13 @@ static void settle_now(reader *rd)
     if (rd->b_n > 0 || rd->inflight > 0 || failing(rd))
         return;
     rd->done = true;
-    /* Only this shard's children can have become ready: a shard whose parents were done
-     * started then (enabled_event, on_new_shard). Not a walk of every reader, which a
-     * stream of thousands of shards, each settling, made quadratic. */
-    for (uint32_t i = 0; i < rd->n_children; i++) {
-        reader *c = rd->children[i];
-        if (c->started || !m->enabled || !parents_done(m, c))
+    /* Only this shard's children (the stream records them, in index order) can have
+     * become ready: a shard whose parents were done started then (enabled_event,
+     * on_new_shard). Not a walk of every reader, which a stream of thousands of shards,
+     * each settling, made quadratic. */
+    for (size_t i = 0; i < 2; i++) {
+        reader *c = reader_of(m, rd->sh->children[i]);
+        if (!c || c->started || !m->enabled || !parents_done(m, c))
             continue;
         /* A shard none of whose parents the mapping reads starts as soon as it can (in
          * enabled_event or on_new_shard), so one that starts only now is a child that
@@ -1241,14 +1239,6 @@ static reader *add_reader(kds_lambda *m, kds_shard *sh)
         m->n_by_shard = n;
     }
     m->by_shard[sh->index] = rd;
-    /* Parents are made before their children, so their readers are there already. */
-    reader *ps[2] = {reader_of(m, sh->parent), reader_of(m, sh->adjacent_parent)};
-    for (size_t i = 0; i < 2; i++) {
-        if (!ps[i])
-            continue;
-        SIM_ASSERT(ps[i]->n_children < 2);
-        ps[i]->children[ps[i]->n_children++] = rd;
-    }
     return rd;
 }
 
