@@ -26,6 +26,62 @@ char *kds_keys_name(const kds_keys_cfg *cfg, uint64_t i, char *buf, size_t n)
     return buf;
 }
 
+/* Forget what rebuilds reuse (kds_keys.h): the hash keys and the law's copy. */
+static void drop_reused(kds_keys *k)
+{
+    free(k->hashes);
+    free(k->order);
+    free(k->entry);
+    free(k->law_prefix);
+    k->hashes = NULL;
+    k->order = NULL;
+    k->entry = NULL;
+    k->n_hashes = 0;
+    k->law_prefix = NULL;
+    k->built = false;
+}
+
+typedef struct {
+    kds_hashkey h;
+    uint32_t i;
+} hashed_key;
+
+static int cmp_hashed(const void *a, const void *b)
+{
+    kds_hashkey x = ((const hashed_key *)a)->h, y = ((const hashed_key *)b)->h;
+    return (x > y) - (x < y);
+}
+
+/* Hash the `exact` first keys of cfg's law once more and keep them for the rebuilds after
+ * this one (resharding, once begun, tends to go on: on-demand scaling, a schedule), in
+ * hash order with their key numbers. Returns 0 or SIM_ENOMEM (nothing kept). */
+static int keep_hashes(kds_keys *k, const kds_keys_cfg *cfg, uint64_t exact)
+{
+    hashed_key *t = malloc(exact * sizeof *t);
+    k->hashes = malloc(exact * sizeof *k->hashes);
+    k->order = malloc(exact * sizeof *k->order);
+    k->entry = malloc(exact * sizeof *k->entry);
+    if (!t || !k->hashes || !k->order || !k->entry) {
+        free(t);
+        drop_reused(k);
+        return SIM_ENOMEM;
+    }
+    char name[320];
+    for (uint64_t i = 0; i < exact; i++) {
+        kds_keys_name(cfg, i, name, sizeof name);
+        t[i] = (hashed_key){kds_hashkey_from_md5(name, strlen(name)), (uint32_t)i};
+    }
+    /* Keys of one hash (none, with MD5) fall in one shard whatever their order. */
+    qsort(t, exact, sizeof *t, cmp_hashed);
+    for (uint64_t j = 0; j < exact; j++) {
+        k->hashes[j] = t[j].h;
+        k->order[j] = t[j].i;
+    }
+    free(t);
+    k->n_hashes = exact;
+    return 0;
+}
+
 static void free_tables(kds_keys *k)
 {
     free(k->share);
@@ -90,6 +146,10 @@ double kds__keys_zipf_total(uint64_t count, double s, uint64_t exact)
 int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
 {
     free_tables(k);
+    /* What a rebuild reuses belongs to the law it was made for (a copy, as a caller may
+     * change its cfg in place): another law drops it. */
+    if (k->built && !kds_keys_cfg_equal(&k->law, cfg))
+        drop_reused(k);
     /* The Zipf sum depends on the law alone: a rebuild for a new topology keeps it. */
     if (cfg->kind != KDS_KEYS_ZIPF) {
         k->zipf_total = 0;
@@ -159,17 +219,52 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
             total = (double)cfg->count;
         else
             total = k->zipf_total;
-        double covered = 0;
-        for (uint64_t i = 0; i < exact; i++) {
-            kds_keys_name(cfg, i, name, sizeof name);
-            double w = cfg->kind == KDS_KEYS_UNIFORM ? 1.0 / total
-                                                     : pow((double)(i + 1), -cfg->zipf_s) / total;
-            kds_hashkey h = kds_hashkey_from_md5(name, strlen(name));
-            k->share[kds_stream_open_entry(st, h)] += w;
-            covered += w;
-            keylen += w * (double)strlen(name);
+        if (k->built && !k->hashes && exact <= KDS_KEYS_CACHE_MAX &&
+            keep_hashes(k, cfg, exact) != 0) {
+            free_tables(k);
+            return SIM_ENOMEM;
         }
-        rest = covered < 1.0 ? 1.0 - covered : 0.0;
+        if (k->built && k->n_hashes == exact) {
+            /* Each key's entry by one sweep of the keys in hash order beside the open
+             * shards (kds_stream_open_entry's answer, the last open shard starting at or
+             * below the key, without its search), then the same additions in the same
+             * order as the first build made, so the same shares. */
+            size_t e = 0;
+            for (uint64_t j = 0; j < exact; j++) {
+                while (e + 1 < st->n_open && st->shards[st->open[e + 1]]->lo <= k->hashes[j])
+                    e++;
+                k->entry[k->order[j]] = (uint32_t)e;
+            }
+            for (uint64_t i = 0; i < exact; i++) {
+                double w = cfg->kind == KDS_KEYS_UNIFORM ? 1.0 / total
+                                                         : pow((double)(i + 1), -cfg->zipf_s) / total;
+                k->share[k->entry[i]] += w;
+            }
+        } else {
+            double covered = 0;
+            for (uint64_t i = 0; i < exact; i++) {
+                kds_keys_name(cfg, i, name, sizeof name);
+                double w = cfg->kind == KDS_KEYS_UNIFORM ? 1.0 / total
+                                                         : pow((double)(i + 1), -cfg->zipf_s) / total;
+                kds_hashkey h = kds_hashkey_from_md5(name, strlen(name));
+                k->share[kds_stream_open_entry(st, h)] += w;
+                covered += w;
+                keylen += w * (double)strlen(name);
+            }
+            if (!k->built) {
+                k->exact_covered = covered;
+                k->exact_keylen = keylen;
+                k->law = *cfg;
+                k->law.prefix = k->law_prefix = strdup(cfg->prefix ? cfg->prefix : "");
+                if (!k->law_prefix) {
+                    free_tables(k);
+                    return SIM_ENOMEM;
+                }
+                k->built = true;
+            }
+        }
+        keylen = k->exact_keylen;
+        rest = k->exact_covered < 1.0 ? 1.0 - k->exact_covered : 0.0;
         if (rest > 0) {
             kds_keys_name(cfg, cfg->count - 1, name, sizeof name);
             keylen += rest * (double)strlen(name);
@@ -213,6 +308,60 @@ void kds_keys_fini(kds_keys *k)
     if (!k)
         return;
     free_tables(k);
+    drop_reused(k);
+}
+
+kds_keys *kds_keys_new(const kds_keys_cfg *cfg, const kds_stream *st)
+{
+    kds_keys *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    if (kds_keys_build(k, cfg, st) != 0) {
+        kds_keys_fini(k);
+        free(k);
+        return NULL;
+    }
+    k->refs = 1;
+    return k;
+}
+
+kds_keys *kds_keys_retain(kds_keys *k)
+{
+    k->refs++;
+    return k;
+}
+
+void kds_keys_release(kds_keys *k)
+{
+    if (!k || --k->refs > 0)
+        return;
+    kds_keys_fini(k);
+    free(k);
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool kds_keys_cfg_equal(const kds_keys_cfg *a, const kds_keys_cfg *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    switch (a->kind) {
+    case KDS_KEYS_RANDOM:
+        return true;
+    case KDS_KEYS_FIXED:
+        return same_str(a->fixed, b->fixed);
+    case KDS_KEYS_EXPLICIT:
+        return a->explicit_key == b->explicit_key;
+    case KDS_KEYS_ZIPF:
+    case KDS_KEYS_UNIFORM:
+        return (a->kind != KDS_KEYS_ZIPF || a->zipf_s == b->zipf_s) && a->count == b->count &&
+               a->exact_keys == b->exact_keys &&
+               same_str(a->prefix ? a->prefix : "", b->prefix ? b->prefix : "");
+    }
+    return false;
 }
 
 static int cmp_size(const void *a, const void *b)

@@ -5,8 +5,10 @@
  * scraper bot's session), an ExplicitHashKey, or a fresh random key per record. What
  * the write path needs is each open shard's share of the records, so the shares are
  * computed once per topology (hashing the real key names with MD5 for up to
- * `exact_keys` keys, and by hash-range fraction beyond, since MD5 spreads keys evenly)
- * and each request's records are spread with one multinomial draw over the shards, or,
+ * `exact_keys` keys, and by hash-range fraction beyond, since MD5 spreads keys evenly;
+ * the hash keys kept for the rebuilds after a reshard, and one table shared by the
+ * producers of one law) and each request's records are spread with one multinomial
+ * draw over the shards, or,
  * when the request is smaller than the shard count, with per-record draws from an alias
  * table (design.md: "one multinomial draw over the shards' shares").
  *
@@ -71,7 +73,25 @@ typedef struct kds_keys {
                                 the same law); else 0 */
     uint64_t zipf_count;
     double zipf_s;
+    /* UNIFORM, ZIPF: what a rebuild for a new topology reuses. The first build hashes the
+     * exact keys' names with MD5; a rebuild keeps their hash keys (made at the first
+     * rebuild, so a stream that never reshards does not hold them) when there are at
+     * most KDS_KEYS_CACHE_MAX, and the sums over them that do not depend on the shards. */
+    kds_hashkey *hashes;     /* owned; the keys' hash keys in ascending order; or NULL */
+    uint32_t *order;         /* owned; the key number of each of them */
+    uint32_t *entry;         /* owned; scratch: each key's open entry, by key number */
+    uint64_t n_hashes;
+    bool built;              /* built once for `law`: the exact sums below are set */
+    kds_keys_cfg law;        /* the law they were made for, its prefix the copy below */
+    char *law_prefix;        /* owned */
+    double exact_covered;    /* share of the records the exact keys carry */
+    double exact_keylen;     /* their contribution to key_bytes */
+    unsigned int refs;       /* kds_keys_new's tables: holders (kds_keys_release) */
 } kds_keys;
+
+/* The most exact keys whose hash keys a table keeps for rebuilds: 24 MiB at 24 bytes
+ * each (a table per distinct key law, kds_keys_new shared by the producers of one). */
+#define KDS_KEYS_CACHE_MAX 1000000
 
 /* Zero *cfg and fill in the defaults: a fresh random key per record (prefix "k-", a
  * static string). Never fails. */
@@ -82,6 +102,23 @@ void kds_keys_cfg_defaults(kds_keys_cfg *cfg);
  * SIM_ENOMEM. */
 int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st);
 void kds_keys_fini(kds_keys *k); /* NULL-safe */
+
+/* A table on the heap, built as kds_keys_build does, held once: NULL when out of memory.
+ * It borrows cfg, which must outlive it. Producers with the same key law
+ * (kds_keys_cfg_equal) on one stream share one table, built and rebuilt once for all of
+ * them: the shares depend on the law and the open shards alone, and a spread only uses
+ * the table's scratch within the call. */
+kds_keys *kds_keys_new(const kds_keys_cfg *cfg, const kds_stream *st);
+
+/* One more holder of a kds_keys_new table; returns k. */
+kds_keys *kds_keys_retain(kds_keys *k);
+
+/* A holder lets go of a kds_keys_new table; the last frees it. NULL-safe. */
+void kds_keys_release(kds_keys *k);
+
+/* Whether two key laws give the same keys with the same weights, so the same shares on
+ * any topology (every field a kind reads; prefixes and keys compared by content). */
+bool kds_keys_cfg_equal(const kds_keys_cfg *a, const kds_keys_cfg *b);
 
 /* Spread `n` records over the open shards: calls emit(ctx, shard, count) for every
  * shard that gets at least one, in hash-key order. Cost O(min(n log n, shards)). */

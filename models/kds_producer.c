@@ -78,7 +78,7 @@ struct kds_producer {
     sim *sim;
     kds_stream *st;
     gsl_rng *rng;          /* sim-owned */
-    kds_keys keys;
+    kds_keys *keys;        /* held (kds_keys_release), maybe shared */
     client *clients;       /* owned */
     request *free_list;    /* recycled requests */
     request **all;         /* owned: every request allocated, for freeing */
@@ -313,7 +313,7 @@ static void serve_request(request *r)
     if (!r->parts || r->n_parts == 0) {
         uint64_t bytes = r->bytes;
         uint32_t n = r->n;
-        kds_keys_spread(&p->keys, p->st, p->rng, n, spread_emit, r);
+        kds_keys_spread(p->keys, p->st, p->rng, n, spread_emit, r);
         r->bytes = bytes;
     } else {
         for (uint32_t i = 0; i < r->n_parts; i++) {
@@ -326,7 +326,7 @@ static void serve_request(request *r)
              * simplification the report lists. */
             if (sh->state != KDS_SHARD_OPEN) {
                 kds_hashkey h;
-                if (kds_keys_single_hash(&p->keys, p->st, &h)) {
+                if (kds_keys_single_hash(p->keys, p->st, &h)) {
                     sh = kds_stream_route(p->st, h);
                 } else {
                     sh = kds_stream_route(p->st, sh->lo + (sh->hi - sh->lo) / 2);
@@ -699,7 +699,7 @@ static void client_flush(client *c, sim_time t)
 }
 
 kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *cfg,
-                               uint32_t index, sim_time horizon)
+                               uint32_t index, sim_time horizon, kds_keys *keys)
 {
     kds_producer *p = calloc(1, sizeof *p);
     if (!p)
@@ -733,13 +733,14 @@ kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *c
      * divisions and a call) at every flush. */
     if (p->cfg.rate.kind == KDS_RATE_CONSTANT)
         p->flush_every = next_flush_in(p, cfg->start);
-    if (kds_keys_build(&p->keys, &p->cfg.keys, st) != 0) {
+    p->keys = keys ? kds_keys_retain(keys) : kds_keys_new(&p->cfg.keys, st);
+    if (!p->keys) {
         free(p);
         return NULL;
     }
     p->clients = calloc(p->cfg.clients, sizeof *p->clients);
     if (!p->clients) {
-        kds_keys_fini(&p->keys);
+        kds_keys_release(p->keys);
         free(p);
         return NULL;
     }
@@ -775,7 +776,7 @@ void kds_producer_free(kds_producer *p)
     }
     free(p->all);
     free(p->clients);
-    kds_keys_fini(&p->keys);
+    kds_keys_release(p->keys);
     free(p);
 }
 
@@ -813,9 +814,9 @@ const kds_producer_stats *kds_producer_stats_get(const kds_producer *p)
     return &p->stats;
 }
 
-const kds_keys *kds_producer_keys(const kds_producer *p)
+kds_keys *kds_producer_keys(const kds_producer *p)
 {
-    return &p->keys;
+    return p->keys;
 }
 
 const kds_producer_cfg *kds_producer_cfg_get(const kds_producer *p)

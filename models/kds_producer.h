@@ -101,9 +101,11 @@ typedef struct kds_producer kds_producer;
  * (SIM_TIME_MAX for none): a flush beyond it, made early by a serve event within the
  * run, draws as it would in a longer run but counts nothing. Returns NULL when out
  * of memory. The config is copied; pointers in it are borrowed and must outlive the
- * producer. */
+ * producer. `keys`, when not NULL, is the key table of an earlier producer on the same
+ * stream with the same key law (kds_keys_cfg_equal), which this one then holds too
+ * (kds_producer_keys); NULL builds its own. */
 kds_producer *kds_producer_new(sim *s, kds_stream *st, const kds_producer_cfg *cfg,
-                               uint32_t index, sim_time horizon);
+                               uint32_t index, sim_time horizon, kds_keys *keys);
 
 /* Free the producer and its pending requests. Events that refer to it must not run
  * afterwards (free the simulation first, or stop running it). NULL-safe. */
@@ -118,8 +120,9 @@ const kds_producer_stats *kds_producer_stats_get(const kds_producer *p);
 const kds_producer_cfg *kds_producer_cfg_get(const kds_producer *p);
 
 /* The producer's key distribution as built over the stream (borrowed, valid until
- * kds_producer_free): its Zipf sum, for the report's hot keys. */
-const kds_keys *kds_producer_keys(const kds_producer *p);
+ * kds_producer_free; shared with the producers of the same law): its Zipf sum, for the
+ * report's hot keys, and the table a later producer of the same law shares. */
+kds_keys *kds_producer_keys(const kds_producer *p);
 
 /* Defaults for every field but name, rate and size. */
 void kds_producer_cfg_defaults(kds_producer_cfg *cfg);

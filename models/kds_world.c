@@ -33,19 +33,33 @@ int kds_world_init(kds_world *w, const kds_world_cfg *cfg)
     w->stream.trace = cfg->trace;
     w->producers = calloc(cfg->n_producers ? cfg->n_producers : 1, sizeof *w->producers);
     w->consumers = calloc(cfg->n_consumers ? cfg->n_consumers : 1, sizeof *w->consumers);
-    if (!w->producers || !w->consumers) {
+    size_t *law_first = malloc((cfg->n_producers ? cfg->n_producers : 1) * sizeof *law_first);
+    size_t n_laws = 0;
+    if (!w->producers || !w->consumers || !law_first) {
+        free(law_first);
         kds_world_fini(w);
         return SIM_ENOMEM;
     }
     for (size_t i = 0; i < cfg->n_producers; i++) {
+        /* Producers of one key law share its table, built and rebuilt at each reshard
+         * once for them all (kds_keys_new): each law is compared with the first producer
+         * of every law found so far. */
+        kds_keys *keys = NULL;
+        for (size_t j = 0; j < n_laws && !keys; j++)
+            if (kds_keys_cfg_equal(&cfg->producers[law_first[j]].keys, &cfg->producers[i].keys))
+                keys = kds_producer_keys(w->producers[law_first[j]]);
+        if (!keys)
+            law_first[n_laws++] = i;
         w->producers[i] = kds_producer_new(w->sim, &w->stream, &cfg->producers[i], (uint32_t)i,
-                                          cfg->duration);
+                                          cfg->duration, keys);
         if (!w->producers[i]) {
+            free(law_first);
             kds_world_fini(w);
             return SIM_ENOMEM;
         }
         w->n_producers++;
     }
+    free(law_first);
     kds_capacity_cfg capcfg = cfg->capacity;
     if (capcfg.od.peak_factor == 0) {
         /* A zeroed config (tests, callers that do not care): AWS's defaults, keeping

@@ -13,6 +13,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "kds_keys.h"
+#include "kds_reshard.h"
 #include "testutil.h"
 
 typedef struct fixture {
@@ -346,6 +347,110 @@ START_TEST(test_rebuild_on_topology_change)
 }
 END_TEST
 
+/* A fresh table over st, for comparison with a rebuilt one. */
+static void expect_fresh_shares(const kds_keys *k, const kds_keys_cfg *kc, const kds_stream *st)
+{
+    kds_keys fresh;
+    memset(&fresh, 0, sizeof fresh);
+    ck_assert_int_eq(kds_keys_build(&fresh, kc, st), 0);
+    ck_assert_uint_eq(fresh.n, k->n);
+    ck_assert(fresh.n_hashes == 0); /* a first build keeps no hash keys */
+    /* Exactly the same shares, shards and key length, bit for bit: a run's draws depend
+     * on them. */
+    ck_assert(memcmp(fresh.share, k->share, k->n * sizeof *k->share) == 0);
+    ck_assert(memcmp(fresh.cond, k->cond, k->n * sizeof *k->cond) == 0);
+    ck_assert(memcmp(fresh.shard, k->shard, k->n * sizeof *k->shard) == 0);
+    ck_assert(fresh.key_bytes == k->key_bytes);
+    kds_keys_fini(&fresh);
+}
+
+/* A rebuild after a reshard keeps the keys' hash keys (made at the first rebuild, none
+ * before) and gives exactly the shares a table built afresh for the new shards gives:
+ * after splits, a merge and UpdateShardCount, for uniform keys and for Zipf keys with a
+ * tail past exact_keys. */
+START_TEST(test_rebuild_reuses_hashes_same_shares)
+{
+    for (int law = 0; law < 2; law++) {
+        fixture f;
+        fx_init(&f, 8);
+        f.kc.kind = law ? KDS_KEYS_ZIPF : KDS_KEYS_UNIFORM;
+        f.kc.count = 5000;
+        f.kc.zipf_s = 1.1;
+        f.kc.exact_keys = law ? 3000 : 100000;
+        f.kc.prefix = "s-";
+        fx_build(&f);
+        ck_assert(f.k.hashes == NULL);
+        uint64_t exact = law ? 3000 : 5000;
+        for (int step = 0; step < 4; step++) {
+            kds_hashkey mid;
+            if (step == 0 || step == 1) { /* split shard 1's range at its middle, twice */
+                const kds_shard *sh = f.st.shards[f.st.open[1]];
+                mid = sh->lo + (sh->hi - sh->lo) / 2 + 1;
+                ck_assert_int_eq(kds_reshard_split(&f.st, sh->index, mid, "t"), KDS_API_OK);
+            } else if (step == 2) {
+                ck_assert_int_eq(kds_reshard_merge(&f.st, f.st.open[3], f.st.open[4], "t"),
+                                 KDS_API_OK);
+            } else {
+                ck_assert_int_eq(kds_reshard_update_count(&f.st, 12, "t"), KDS_API_OK);
+            }
+            sim_run_until(f.s, sim_now(f.s) + SIM_MIN(10));
+            ck_assert_int_eq(kds_keys_build(&f.k, &f.kc, &f.st), 0);
+            ck_assert_uint_eq(f.k.n_hashes, exact);
+            expect_fresh_shares(&f.k, &f.kc, &f.st);
+        }
+        ck_assert_uint_eq(f.st.n_open, 12);
+        /* Another law on the same table forgets the kept hash keys. */
+        f.kc.prefix = "t-";
+        fx_build(&f);
+        ck_assert(f.k.hashes == NULL && f.k.n_hashes == 0);
+        expect_fresh_shares(&f.k, &f.kc, &f.st);
+        fx_fini(&f);
+    }
+}
+END_TEST
+
+/* Key laws are equal when every field their kind reads is, strings by content. */
+START_TEST(test_cfg_equal)
+{
+    kds_keys_cfg a, b;
+    kds_keys_cfg_defaults(&a);
+    kds_keys_cfg_defaults(&b);
+    ck_assert(kds_keys_cfg_equal(&a, &b));
+    a.kind = b.kind = KDS_KEYS_UNIFORM;
+    a.count = b.count = 50;
+    char p1[] = "s-", p2[] = "s-";
+    a.prefix = p1;
+    b.prefix = p2;
+    b.zipf_s = 2.0; /* not read by a uniform law */
+    ck_assert(kds_keys_cfg_equal(&a, &b));
+    b.count = 51;
+    ck_assert(!kds_keys_cfg_equal(&a, &b));
+    b.count = 50;
+    b.exact_keys = 10;
+    ck_assert(!kds_keys_cfg_equal(&a, &b));
+    b.exact_keys = a.exact_keys;
+    b.prefix = "t-";
+    ck_assert(!kds_keys_cfg_equal(&a, &b));
+    b.prefix = p2;
+    a.kind = b.kind = KDS_KEYS_ZIPF;
+    ck_assert(!kds_keys_cfg_equal(&a, &b)); /* now the exponent counts */
+    b.zipf_s = a.zipf_s;
+    ck_assert(kds_keys_cfg_equal(&a, &b));
+    b.kind = KDS_KEYS_UNIFORM;
+    ck_assert(!kds_keys_cfg_equal(&a, &b));
+    a.kind = b.kind = KDS_KEYS_FIXED;
+    a.fixed = "bot";
+    b.fixed = "bot";
+    ck_assert(kds_keys_cfg_equal(&a, &b));
+    b.fixed = "bat";
+    ck_assert(!kds_keys_cfg_equal(&a, &b));
+    a.kind = b.kind = KDS_KEYS_EXPLICIT;
+    a.explicit_key = 7;
+    b.explicit_key = 8;
+    ck_assert(!kds_keys_cfg_equal(&a, &b));
+}
+END_TEST
+
 static Suite *keys_suite(void)
 {
     Suite *s = suite_create("kds_keys");
@@ -357,6 +462,8 @@ static Suite *keys_suite(void)
     tcase_add_test(shares, test_many_keys_even);
     tcase_add_test(shares, test_zipf_hot_shard);
     tcase_add_test(shares, test_zipf_total);
+    tcase_add_test(shares, test_rebuild_reuses_hashes_same_shares);
+    tcase_add_test(shares, test_cfg_equal);
     suite_add_tcase(s, shares);
 
     TCase *spread = tcase_create("spread");

@@ -713,6 +713,30 @@ static void random_world(fixture *f, uint64_t seed)
     f->cfg.stream.internal_failure_rate = 0.01;
 }
 
+/* Producers of one key law share one key table (built, and rebuilt at each reshard,
+ * once for them all); another law has its own. */
+START_TEST(test_same_law_shares_keys)
+{
+    fixture f;
+    fx_defaults(&f, 4, SIM_S(1));
+    char s1[] = "s-", s2[] = "s-";
+    const char *prefix[3] = {s1, s2, "t-"};
+    for (int i = 0; i < 3; i++) {
+        f.prod[i].keys.kind = KDS_KEYS_UNIFORM;
+        f.prod[i].keys.count = 1000;
+        f.prod[i].keys.prefix = prefix[i];
+    }
+    f.cfg.n_producers = 3;
+    ck_assert_int_eq(kds_world_init(&f.w, &f.cfg), 0);
+    const kds_keys *k0 = kds_producer_keys(f.w.producers[0]);
+    ck_assert_ptr_eq(k0, kds_producer_keys(f.w.producers[1]));
+    ck_assert_ptr_ne(k0, kds_producer_keys(f.w.producers[2]));
+    ck_assert_uint_eq(k0->refs, 2);
+    ck_assert_uint_eq(kds_producer_keys(f.w.producers[2])->refs, 1);
+    kds_world_fini(&f.w);
+}
+END_TEST
+
 START_TEST(test_same_seed_same_counters)
 {
     fixture a, b;
@@ -784,6 +808,7 @@ static Suite *producer_suite(void)
 
     TCase *det = tcase_create("determinism");
     tcase_add_test(det, test_same_seed_same_counters);
+    tcase_add_test(det, test_same_law_shares_keys);
     tcase_add_test(det, test_different_seed_different_counters);
     suite_add_tcase(s, det);
     return s;
