@@ -8,6 +8,7 @@
 
 #include "kds_trace.h"
 #include "sim_err.h"
+#include "sim_mem.h"
 #include "sim_units.h"
 
 void kds_efo_cfg_defaults(kds_efo_cfg *cfg)
@@ -400,13 +401,8 @@ static void add_sub(efo_consumer *c, kds_shard *sh, kds_start_kind start, uint64
     kds_efo_sub *sub = calloc(1, sizeof *sub);
     SIM_ASSERT(sub != NULL);
     c->subs[c->n_subs++] = sub;
-    if (sh->index >= c->n_by_shard) {
-        size_t n = sh->index + 1 > 2 * c->n_by_shard ? sh->index + 1 : 2 * c->n_by_shard;
-        c->by_shard = realloc(c->by_shard, n * sizeof *c->by_shard);
-        SIM_ASSERT(c->by_shard != NULL);
-        memset(c->by_shard + c->n_by_shard, 0, (n - c->n_by_shard) * sizeof *c->by_shard);
-        c->n_by_shard = n;
-    }
+    c->by_shard = sim_grow_zeroed(c->by_shard, &c->n_by_shard, (size_t)sh->index + 1,
+                                  sizeof *c->by_shard);
     c->by_shard[sh->index] = sub;
     int rc = kds_efo_sub_start(sub, c->sim, c->st, sh, &c->cfg.efo, c->rng, &c->base.st, start,
                                c->cfg.start_time, start_pos, c->base.name, c, deliver);

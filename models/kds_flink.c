@@ -13,6 +13,7 @@
 #include "kds_slice.h"
 #include "kds_trace.h"
 #include "sim_err.h"
+#include "sim_mem.h"
 #include "sim_units.h"
 
 typedef struct kds_flink kds_flink;
@@ -423,14 +424,8 @@ static reader *add_reader(kds_flink *f, kds_shard *sh, uint64_t pos)
         SIM_ASSERT(f->readers != NULL);
     }
     f->readers[f->n_readers++] = rd;
-    if (sh->index >= f->n_by_shard) {
-        size_t n = (size_t)sh->index + 1;
-        f->by_shard = realloc(f->by_shard, n * sizeof *f->by_shard);
-        SIM_ASSERT(f->by_shard != NULL);
-        for (size_t i = f->n_by_shard; i < n; i++)
-            f->by_shard[i] = NULL;
-        f->n_by_shard = n;
-    }
+    f->by_shard = sim_grow_zeroed(f->by_shard, &f->n_by_shard, (size_t)sh->index + 1,
+                                  sizeof *f->by_shard);
     f->by_shard[sh->index] = rd;
     kds_log_seek_pos(&sh->log, &rd->ckpt, pos);
     SIM_ASSERT(kds_log_attach(&sh->log, &rd->ckpt) == 0);

@@ -12,6 +12,7 @@
 #include "kds_slice.h"
 #include "kds_trace.h"
 #include "sim_err.h"
+#include "sim_mem.h"
 
 typedef struct kds_lambda kds_lambda;
 typedef struct reader reader;
@@ -1231,13 +1232,8 @@ static reader *add_reader(kds_lambda *m, kds_shard *sh)
         SIM_ASSERT(m->readers != NULL);
     }
     m->readers[m->n_readers++] = rd;
-    if (sh->index >= m->n_by_shard) {
-        size_t n = sh->index + 1 > 2 * m->n_by_shard ? sh->index + 1 : 2 * m->n_by_shard;
-        m->by_shard = realloc(m->by_shard, n * sizeof *m->by_shard);
-        SIM_ASSERT(m->by_shard != NULL);
-        memset(m->by_shard + m->n_by_shard, 0, (n - m->n_by_shard) * sizeof *m->by_shard);
-        m->n_by_shard = n;
-    }
+    m->by_shard = sim_grow_zeroed(m->by_shard, &m->n_by_shard, (size_t)sh->index + 1,
+                                  sizeof *m->by_shard);
     m->by_shard[sh->index] = rd;
     return rd;
 }

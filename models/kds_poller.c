@@ -9,6 +9,7 @@
 
 #include "kds_trace.h"
 #include "sim_err.h"
+#include "sim_mem.h"
 
 typedef struct reader {
     kds_poller *p;
@@ -209,13 +210,8 @@ static void add_reader(kds_poller *p, kds_shard *sh, bool at_creation)
         SIM_ASSERT(p->readers != NULL);
     }
     p->readers[p->n_readers++] = rd;
-    if (sh->index >= p->n_by_shard) {
-        size_t n = sh->index + 1 > 2 * p->n_by_shard ? sh->index + 1 : 2 * p->n_by_shard;
-        p->by_shard = realloc(p->by_shard, n * sizeof *p->by_shard);
-        SIM_ASSERT(p->by_shard != NULL);
-        memset(p->by_shard + p->n_by_shard, 0, (n - p->n_by_shard) * sizeof *p->by_shard);
-        p->n_by_shard = n;
-    }
+    p->by_shard = sim_grow_zeroed(p->by_shard, &p->n_by_shard, (size_t)sh->index + 1,
+                                  sizeof *p->by_shard);
     p->by_shard[sh->index] = rd;
     rd->created = sim_now(p->sim);
     /* The cursor is attached when the reader starts (attach), not now: a consumer yet to

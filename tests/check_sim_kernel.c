@@ -1,7 +1,8 @@
 /* check_sim_kernel.c - Check suite for the event kernel (sim.h) and the run's random
  * streams (sim_rng.h): ordering, cancellation, the clock, stopping, seeds, a
  * randomised schedule/cancel stress test checked against a naive reference queue, and
- * the order through a heap too big for the kernel's branch-free sift-down.
+ * the order through a heap too big for the kernel's branch-free sift-down; and the
+ * growth of the models' shard-indexed tables (sim_mem.h).
  */
 #include <float.h>
 #include <inttypes.h>
@@ -17,6 +18,7 @@
 #include "sim.h"
 #include "sim_dist.h"
 #include "sim_err.h"
+#include "sim_mem.h"
 #include "sim_rng.h"
 #include "testutil.h"
 
@@ -839,6 +841,35 @@ START_TEST(test_heap_widens_in_callback)
 }
 END_TEST
 
+/* A table grows to what is needed, or to double when that is more, keeps what it held
+ * and zeroes the rest; a need it meets changes nothing. */
+START_TEST(test_grow_zeroed)
+{
+    size_t n = 0;
+    int *a = sim_grow_zeroed(NULL, &n, 3, sizeof *a);
+    ck_assert_uint_eq(n, 3);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(a[i], 0);
+    a[0] = 7;
+    a[2] = 9;
+    int *same = sim_grow_zeroed(a, &n, 3, sizeof *a);
+    ck_assert_ptr_eq(same, a);
+    ck_assert_uint_eq(n, 3);
+    a = sim_grow_zeroed(a, &n, 4, sizeof *a); /* doubles: 6 */
+    ck_assert_uint_eq(n, 6);
+    ck_assert_int_eq(a[0], 7);
+    ck_assert_int_eq(a[2], 9);
+    for (size_t i = 3; i < n; i++)
+        ck_assert_int_eq(a[i], 0);
+    a = sim_grow_zeroed(a, &n, 100, sizeof *a); /* more than double: exactly what is needed */
+    ck_assert_uint_eq(n, 100);
+    ck_assert_int_eq(a[2], 9);
+    for (size_t i = 6; i < n; i++)
+        ck_assert_int_eq(a[i], 0);
+    free(a);
+}
+END_TEST
+
 static Suite *kernel_suite(void)
 {
     Suite *s = suite_create("sim_kernel");
@@ -869,6 +900,7 @@ static Suite *kernel_suite(void)
     tcase_add_test(limits, test_stress_against_reference);
     tcase_add_test(limits, test_big_heap_order);
     tcase_add_test(limits, test_heap_widens_in_callback);
+    tcase_add_test(limits, test_grow_zeroed);
     suite_add_tcase(s, limits);
 
     TCase *errors = tcase_create("errors");
