@@ -1227,8 +1227,25 @@ void kds_kcl_acquired(worker *w, uint32_t i, int32_t prev, bool prev_renewing,
     parents_body(p);
 }
 
-static void ensure_seen(worker *w, size_t n)
+/* The taker's map covers items first_live to n - 1 of the table: it moves up when the
+ * table's first live item has moved past half of it (the items below are deleted, and
+ * nothing reads a deleted item's stamps), and grows to n. */
+static void ensure_seen(worker *w, size_t first_live, size_t n)
 {
+    size_t shift = first_live - w->seen_base;
+    if (shift > 0 && shift >= w->n_seen / 2) {
+        size_t keep = shift < w->n_seen ? w->n_seen - shift : 0;
+        if (keep > 0) {
+            memmove(w->seen_counter, w->seen_counter + shift, keep * sizeof *w->seen_counter);
+            memmove(w->seen_at, w->seen_at + shift, keep * sizeof *w->seen_at);
+        }
+        for (size_t i = keep; i < w->n_seen; i++) {
+            w->seen_counter[i] = 0;
+            w->seen_at[i] = UNSEEN;
+        }
+        w->seen_base = first_live;
+    }
+    n -= w->seen_base;
     if (n <= w->n_seen)
         return;
     size_t m = w->n_seen ? w->n_seen : 16;
@@ -1247,25 +1264,27 @@ static void ensure_seen(worker *w, size_t n)
 void kds_kcl_stamp_scan(worker *w, sim_time now)
 {
     const kds_lease_table *t = w->app->table;
-    ensure_seen(w, t->n);
+    ensure_seen(w, t->first_live, t->n);
     /* Not the deleted items before first_live: nothing reads a deleted item's stamps. */
     for (size_t i = t->first_live; i < t->n; i++) {
         const kds_lease *l = &t->items[i];
+        sim_time *at = kds_kcl_seen_at(w, i);
+        uint64_t *counter = kds_kcl_seen_counter(w, i);
         if (l->deleted) {
-            w->seen_at[i] = UNSEEN;
-        } else if (w->seen_at[i] == UNSEEN) {
-            w->seen_counter[i] = l->counter;
-            w->seen_at[i] = l->owner >= 0 ? now : NEVER;
-        } else if (w->seen_counter[i] != l->counter) {
-            w->seen_counter[i] = l->counter;
-            w->seen_at[i] = now;
+            *at = UNSEEN;
+        } else if (*at == UNSEEN) {
+            *counter = l->counter;
+            *at = l->owner >= 0 ? now : NEVER;
+        } else if (*counter != l->counter) {
+            *counter = l->counter;
+            *at = now;
         }
     }
 }
 
 bool kds_kcl_expired(const worker *w, size_t i, sim_time now)
 {
-    return now - w->seen_at[i] > w->app->cfg.failover;
+    return now - *kds_kcl_seen_at(w, i) > w->app->cfg.failover;
 }
 
 static void take_event(sim *s, void *ctx);
@@ -1326,7 +1345,7 @@ static void take_pass(worker *w)
             avail[n_avail++] = (uint32_t)i;
         else
             count[l->owner]++;
-        if (c->priority_leases && w->seen_at[i] < very_old)
+        if (c->priority_leases && *kds_kcl_seen_at(w, i) < very_old)
             old[n_old++] = (uint32_t)i;
     }
     size_t workers = 0;
@@ -1402,7 +1421,7 @@ static void take_pass(worker *w)
         uint32_t max_tries = c->take_retries ? c->take_retries : 1, tries = 0;
         while (tries < max_tries) {
             tries++;
-            r = kds_lease_take(t, i, w->seen_counter[i], w->owner);
+            r = kds_lease_take(t, i, *kds_kcl_seen_counter(w, i), w->owner);
             if (r != KDS_DDB_THROTTLED)
                 break;
         }

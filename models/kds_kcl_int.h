@@ -109,9 +109,13 @@ struct worker {
                                       -1 (held_find in O(1): a worker may hold
                                       thousands of leases, each looked up per renewal) */
     size_t n_held_slot;
-    uint64_t *seen_counter;        /* owned; the taker's map, by item index */
+    uint64_t *seen_counter;        /* owned; the taker's map, by item index less seen_base
+                                      (kds_kcl_seen_at, kds_kcl_seen_counter): it covers
+                                      items seen_base to seen_base + n_seen - 1, moved up
+                                      as the table's first live item does, so that it
+                                      follows the live leases, not every lease ever made */
     sim_time *seen_at;
-    size_t n_seen;
+    size_t n_seen, seen_base;
     sim_event_id ev_renew, ev_take, ev_cleanup, ev_sync;
     sim_time sync_until;           /* W_SYNC: the end of the start-up wait for leases */
     bool sync_sleeping;            /* W_SYNC: the wait is over and the worker's shard sync
@@ -254,6 +258,21 @@ static inline bool task_due(worker *w, sim_event_id *id, sim_fn fn, sim_time now
 /* Stamp worker w's map of lease counters with a scan made at `now` (kcl.md 1.1 step 3,
  * also the LAM's expiry tracking): the caller scanned the table successfully. */
 void kds_kcl_stamp_scan(worker *w, sim_time now);
+
+/* The taker's map entries of lease item i (its counter when last seen to change, and
+ * when): i must be at least the table's first live item as of the last stamp scan
+ * (every reader runs after one, over items from first_live). */
+static inline sim_time *kds_kcl_seen_at(const worker *w, size_t i)
+{
+    SIM_DEBUG_ASSERT(i >= w->seen_base && i - w->seen_base < w->n_seen);
+    return &w->seen_at[i - w->seen_base];
+}
+
+static inline uint64_t *kds_kcl_seen_counter(const worker *w, size_t i)
+{
+    SIM_DEBUG_ASSERT(i >= w->seen_base && i - w->seen_base < w->n_seen);
+    return &w->seen_counter[i - w->seen_base];
+}
 
 /* True if lease item i, seen by worker w's map at `now`, is expired (its counter
  * unchanged for more than the failover time). */

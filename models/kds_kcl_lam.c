@@ -356,7 +356,7 @@ static void assign_expired(worker *w, fleet *f, sim_time now)
         const kds_lease *l = &t->items[i];
         if (l->deleted || (l->owner >= 0 && !kds_kcl_expired(w, i, now)))
             continue;
-        v[n++] = (aged){l->owner < 0 ? INT64_MIN : w->seen_at[i], (uint32_t)i};
+        v[n++] = (aged){l->owner < 0 ? INT64_MIN : *kds_kcl_seen_at(w, i), (uint32_t)i};
     }
     qsort(v, n, sizeof *v, aged_cmp);
     for (size_t k = 0; k < n; k++) {

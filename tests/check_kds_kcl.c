@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "kds_kcl.h"
+#include "kds_kcl_int.h"
 #include "kds_world.h"
 #include "testutil.h"
 #include "testworld.h"
@@ -86,12 +87,12 @@ static void fx_defaults(fixture *f, uint32_t shards, sim_time duration, double r
     f->cfg.n_consumers = n_apps;
 }
 
-static void add_event(fixture *f, size_t app, size_t worker, kds_kcl_event_kind kind,
+static void add_event(fixture *f, size_t app, size_t wi, kds_kcl_event_kind kind,
                       sim_time at, sim_time len, sim_time restart_after)
 {
-    kds_kcl_worker_cfg *wc = &f->wk[app][worker];
+    kds_kcl_worker_cfg *wc = &f->wk[app][wi];
     ck_assert_uint_lt(wc->n_events, MAX_EVENTS);
-    f->ev[app][worker][wc->n_events++] = (kds_kcl_event){kind, at, len, restart_after};
+    f->ev[app][wi][wc->n_events++] = (kds_kcl_event){kind, at, len, restart_after};
 }
 
 static void fx_run(fixture *f)
@@ -672,6 +673,35 @@ START_TEST(renamed_application)
 END_TEST
 
 /* ---- resharding ---------------------------------------------------------------------- */
+
+/* A worker's taker map follows the live leases: after two UpdateShardCount calls and
+ * the clean-up of the finished parents' leases, it starts at a lease made later than
+ * the first ones (whose slots stay in the table, deleted), so that a long run that
+ * reshards again and again does not give each worker an entry per lease ever made. */
+START_TEST(resharding_taker_map_follows_live_leases)
+{
+    fixture f;
+    fx_defaults(&f, 4, SIM_MIN(60), 400, SIM_S(30), 1, 2);
+    f.kcl[0].ckpt_records = 0;
+    f.kcl[0].ckpt_interval = SIM_S(10);
+    f.cap_ev[0] = (kds_capacity_event){.at = SIM_MIN(2), .kind = KDS_OP_UPDATE_COUNT, .target = 8};
+    f.cap_ev[1] = (kds_capacity_event){.at = SIM_MIN(20), .kind = KDS_OP_UPDATE_COUNT, .target = 4};
+    f.cfg.capacity.events = f.cap_ev;
+    f.cfg.capacity.n_events = 2;
+    fx_run(&f);
+    const kds_lease_table *t = kds_kcl_table(f.w.consumers[0]);
+    const kcl *a = (const kcl *)f.w.consumers[0];
+    ck_assert_uint_gt(t->first_live, 4); /* the first leases were cleaned up */
+    for (size_t k = 0; k < a->n_workers; k++) {
+        const worker *w = &a->workers[k];
+        ck_assert_uint_gt(w->seen_base, 0);
+        ck_assert_uint_le(w->seen_base, t->first_live);
+        ck_assert_uint_ge(w->seen_base + w->n_seen, t->n);
+    }
+    check_conservation(&f);
+    fx_fini(&f);
+}
+END_TEST
 
 START_TEST(resharding_children_after_parents)
 {
@@ -1436,6 +1466,7 @@ Suite *kcl_suite(void)
     tcase_add_test(tc, shared_application_name);
     tcase_add_loop_test(tc, renamed_application, 0, 2);
     tcase_add_test(tc, resharding_children_after_parents);
+    tcase_add_test(tc, resharding_taker_map_follows_live_leases);
     tcase_add_test(tc, efo_retrieval);
     tcase_add_test(tc, worker_capacity);
     tcase_add_test(tc, max_leases_per_worker);
