@@ -26,6 +26,13 @@ char *kds_keys_name(const kds_keys_cfg *cfg, uint64_t i, char *buf, size_t n)
     return buf;
 }
 
+/* Key i's share of the records under a uniform or Zipf law whose weights sum to total:
+ * one expression for the first build and the rebuilds, which must add the same values. */
+static double key_weight(const kds_keys_cfg *cfg, uint64_t i, double total)
+{
+    return cfg->kind == KDS_KEYS_UNIFORM ? 1.0 / total : pow((double)(i + 1), -cfg->zipf_s) / total;
+}
+
 /* Forget what rebuilds reuse (kds_keys.h): the hash keys and the law's copy. */
 static void drop_reused(kds_keys *k)
 {
@@ -236,16 +243,14 @@ int kds_keys_build(kds_keys *k, const kds_keys_cfg *cfg, const kds_stream *st)
                 k->entry[k->order[j]] = (uint32_t)e;
             }
             for (uint64_t i = 0; i < exact; i++) {
-                double w = cfg->kind == KDS_KEYS_UNIFORM ? 1.0 / total
-                                                         : pow((double)(i + 1), -cfg->zipf_s) / total;
+                double w = key_weight(cfg, i, total);
                 k->share[k->entry[i]] += w;
             }
         } else {
             double covered = 0;
             for (uint64_t i = 0; i < exact; i++) {
                 kds_keys_name(cfg, i, name, sizeof name);
-                double w = cfg->kind == KDS_KEYS_UNIFORM ? 1.0 / total
-                                                         : pow((double)(i + 1), -cfg->zipf_s) / total;
+                double w = key_weight(cfg, i, total);
                 kds_hashkey h = kds_hashkey_from_md5(name, strlen(name));
                 k->share[kds_stream_open_entry(st, h)] += w;
                 covered += w;
