@@ -13,6 +13,7 @@
 #include "cost.h"
 #include "html.h"
 #include "kds_hashkey.h"
+#include "kds_log.h"
 #include "outdir.h"
 #include "sim_err.h"
 #include "sim_units.h"
@@ -284,9 +285,14 @@ static json_t *assumptions_json(const kds_world *w)
            "a PutRecords sub-batch for one shard is admitted as records of its average size");
     assume(a, "model", "the service stores records when the reply is sent",
            "a request's records are written one round trip after the send");
-    assume(a, "model", "records every reader has passed merge into one-minute spans",
-           "exact counts and bytes are kept; a reader that starts later at an old position "
-           "sees their write times spread evenly over the span");
+    char spans[320];
+    snprintf(spans, sizeof spans,
+             "exact counts and bytes are kept; a reader that starts later at an old position "
+             "sees their write times spread evenly over the span, but not one that goes back "
+             "to a checkpoint: a restarted Flink job, or a KCL lease's next owner for the "
+             "first %d requests a shard after the lease's checkpoint",
+             KDS_LOG_FLOOR_RUNS);
+    assume(a, "model", "records every reader has passed merge into one-minute spans", spans);
     if (w->n_producers > 0 && (s->shards > 1 || w->stream.n_ops > 0))
         assume(a, "model", "large spreads over the shards are drawn from a normal law",
                "a request's records are split over the shards by binomial draws, those of "

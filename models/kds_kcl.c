@@ -524,6 +524,13 @@ static ck_result checkpoint(proc *p, kds_ckpt_kind kind, uint64_t pos)
         h->renewed = now;
         p->since_ckpt = 0;
         p->last_ckpt = now;
+        if (kind == KDS_CKPT_SEQUENCE) {
+            p->sl->ckpt.pos = pos;
+        } else if (kind == KDS_CKPT_SHARD_END && p->sl->ckpt_on) {
+            /* No owner reads the shard again. */
+            kds_log_detach_floor(&p->sl->sh->log, &p->sl->ckpt);
+            p->sl->ckpt_on = false;
+        }
         return CK_OK;
     case KDS_DDB_THROTTLED:
         w->sum.checkpoints_throttled++;
@@ -915,6 +922,13 @@ static void init_body(proc *p)
     if (!sl->started && (l->parents[0] >= 0 || l->parents[1] >= 0))
         kds_consumer_child_started(&a->base, a->st, sl->sh, now - sl->sh->created);
     account_start(a, sl, p->pcur.pos);
+    /* Where a failover's next owner would start again: compaction keeps the records
+     * after it with their own write times, so that a replay sees them as written. */
+    sl->ckpt = p->pcur;
+    if (!sl->ckpt_on) {
+        SIM_ASSERT(kds_log_attach_floor(lg, &sl->ckpt) == 0);
+        sl->ckpt_on = true;
+    }
     p->fcur = p->pcur;
     if (!a->cfg.efo)
         SIM_ASSERT(kds_log_attach(lg, &p->fcur) == 0);
@@ -2627,6 +2641,8 @@ static void free_kcl(kds_consumer *base)
             kds_efo_sub_fini(sl->sub);
             free(sl->sub);
         }
+        if (sl->ckpt_on)
+            kds_log_detach_floor(&sl->sh->log, &sl->ckpt);
         free(sl->gaps);
         free(sl);
     }

@@ -30,6 +30,10 @@ typedef struct slot {
     proc *proc;        /* the processor EFO pushes go to, or NULL */
     size_t last_move;  /* the lease's latest move (index in the move log), or SIZE_MAX */
     kds_efo_sub *sub;  /* owned; EFO only, made at the first start */
+    kds_cursor ckpt;   /* the position the lease's next owner would start from (the
+                          latest checkpoint this application wrote, or its first
+                          start), a floor of the shard's log (kds_log_attach_floor) */
+    bool ckpt_on;      /* ckpt is attached */
     uint64_t trace_expired; /* trace only (0 without a trace): records counted expired
                                unread that no GetRecords line has told yet */
     struct {

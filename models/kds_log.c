@@ -57,30 +57,51 @@ void kds_log_fini(kds_log *l)
         return;
     free(l->runs);
     free(l->readers);
+    free(l->floors);
     memset(l, 0, sizeof *l);
+}
+
+static int cursors_add(kds_cursor ***v, size_t *n, size_t *cap, kds_cursor *c)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 4;
+        kds_cursor **nv = realloc(*v, ncap * sizeof *nv);
+        if (!nv)
+            return SIM_ENOMEM;
+        *v = nv;
+        *cap = ncap;
+    }
+    (*v)[(*n)++] = c;
+    return 0;
+}
+
+static void cursors_remove(kds_cursor **v, size_t *n, const kds_cursor *c)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (v[i] == c) {
+            v[i] = v[--*n];
+            return;
+        }
 }
 
 int kds_log_attach(kds_log *l, kds_cursor *c)
 {
-    if (l->n_readers == l->cap_readers) {
-        size_t ncap = l->cap_readers ? l->cap_readers * 2 : 4;
-        kds_cursor **nr = realloc(l->readers, ncap * sizeof *nr);
-        if (!nr)
-            return SIM_ENOMEM;
-        l->readers = nr;
-        l->cap_readers = ncap;
-    }
-    l->readers[l->n_readers++] = c;
-    return 0;
+    return cursors_add(&l->readers, &l->n_readers, &l->cap_readers, c);
 }
 
 void kds_log_detach(kds_log *l, kds_cursor *c)
 {
-    for (size_t i = 0; i < l->n_readers; i++)
-        if (l->readers[i] == c) {
-            l->readers[i] = l->readers[--l->n_readers];
-            return;
-        }
+    cursors_remove(l->readers, &l->n_readers, c);
+}
+
+int kds_log_attach_floor(kds_log *l, kds_cursor *c)
+{
+    return cursors_add(&l->floors, &l->n_floors, &l->cap_floors, c);
+}
+
+void kds_log_detach_floor(kds_log *l, kds_cursor *c)
+{
+    cursors_remove(l->floors, &l->n_floors, c);
 }
 
 /* Offset (0..n) of the run holding pos, or n when pos == end_pos. */
@@ -117,6 +138,13 @@ void kds_log_compact(kds_log *l)
      * unsettles every run.) */
     size_t w = l->settled > l->popped ? (size_t)(l->settled - l->popped) : 0;
     size_t passed = find(l, min_pos), r = w + 1;
+    /* A floor close enough behind stops the merging at its run (which stays whole: it
+     * may hold records before the floor). */
+    for (size_t i = 0; i < l->n_floors; i++) {
+        size_t f = find(l, l->floors[i]->pos);
+        if (f < passed && passed - f <= KDS_LOG_FLOOR_RUNS)
+            passed = f;
+    }
     /* The run merged into (dst) is kept in locals while runs merge into it, and the
      * ring is walked by pointer, a stretch without a wrap at a time: this loop sees
      * every run appended once. */

@@ -18,8 +18,9 @@
  * readers attach their cursors, and runs that every attached reader has passed are
  * merged into runs spanning at most `compact_span` of write time (one minute by
  * default). Exact counts and bytes are kept; a reader that later goes back over
- * compacted records (a new consumer at TRIM_HORIZON, a replay from a checkpoint) sees
- * their write times spread evenly over each merged span. A run holding marked records
+ * compacted records (a new consumer at TRIM_HORIZON) sees their write times spread
+ * evenly over each merged span. A position a reader may come back to (a checkpoint) is
+ * attached as a floor, after which runs stay as written (kds_log_attach_floor). A run holding marked records
  * is never merged into the one before it, so that its marks, a run's first records,
  * keep their positions (marks are rare: at most one more run each).
  */
@@ -81,6 +82,8 @@ typedef struct kds_log {
                                   kds_log_compact) */
     struct kds_cursor **readers; /* owned array of borrowed cursors */
     size_t n_readers, cap_readers;
+    struct kds_cursor **floors;  /* owned array of borrowed cursors: replay points */
+    size_t n_floors, cap_floors;
 } kds_log;
 
 /* A reader's place in one log. `pos` may fall below the log's head after trimming: the
@@ -113,6 +116,19 @@ void kds_log_init(kds_log *l, sim_time compact_span);
  * borrowed until kds_log_detach() or kds_log_fini(). Returns 0 or SIM_ENOMEM. */
 int kds_log_attach(kds_log *l, struct kds_cursor *c);
 void kds_log_detach(kds_log *l, struct kds_cursor *c);
+
+/* Runs after a floor that compaction keeps as they are written, at most. */
+#define KDS_LOG_FLOOR_RUNS 16384
+
+/* Attach a floor: a position a reader may come back to (a KCL lease's checkpoint, which
+ * the lease's next owner reads from). Compaction merges nothing after a floor that is at
+ * most KDS_LOG_FLOOR_RUNS runs behind where it would otherwise stop, so that a replay
+ * from it sees each request's records with their own write times; a floor further
+ * behind (a checkpoint no worker moves on) is passed over, which bounds what it keeps.
+ * Only c->pos is read; the cursor is borrowed until kds_log_detach_floor() or
+ * kds_log_fini(). Returns 0 or SIM_ENOMEM. */
+int kds_log_attach_floor(kds_log *l, struct kds_cursor *c);
+void kds_log_detach_floor(kds_log *l, struct kds_cursor *c);
 
 /* Merge runs that every attached reader has passed (called by append when the log has
  * grown enough since the last compaction; public for tests). O(runs from the settled

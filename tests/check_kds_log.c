@@ -532,6 +532,71 @@ START_TEST(test_compact_behind_cursor)
 }
 END_TEST
 
+/* A floor (a checkpoint a KCL lease's next owner reads from) stops compaction at its
+ * run: twenty runs of 5 records a second, every reader past them, a floor at record 52
+ * (in run 10). Runs 0-9 merge into one; runs 10-19 stay as written, so a replay from
+ * the floor sees each request's own write time. A moved floor lets the next compaction
+ * go on from the merged run; a detached one lets everything merge. */
+START_TEST(test_compact_stops_at_floor)
+{
+    kds_log l;
+    runs_per_second(&l, SIM_MIN(1), 20, 5, 500);
+    kds_cursor ckpt = {.pos = 52, .hint = 0};
+    ck_assert_int_eq(kds_log_attach_floor(&l, &ckpt), 0);
+    kds_log_compact(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 11);
+    ck_assert_uint_eq(l.runs[l.head].count, 50);
+    for (size_t i = 1; i < 11; i++) {
+        const kds_run *r = &l.runs[(l.head + i) & (l.cap - 1)];
+        ck_assert_uint_eq(r->count, 5);
+        ck_assert_int_eq(r->t_first, SIM_S(9 + i));
+    }
+    ck_assert_int_eq(kds_log_time_at(&l, 52), SIM_S(10));
+    ck_assert_int_eq(kds_log_time_at(&l, 99), SIM_S(19));
+
+    ckpt.pos = 75; /* a checkpoint later: runs 10-14 merge into the first */
+    kds_log_compact(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 6);
+    ck_assert_uint_eq(l.runs[l.head].count, 75);
+
+    kds_log_detach_floor(&l, &ckpt);
+    kds_log_compact(&l);
+    ck_assert_uint_eq(kds_log_runs(&l), 1);
+    ck_assert_uint_eq(l.runs[l.head].count, 100);
+    ck_assert_uint_eq(l.bytes, 10000);
+    kds_log_fini(&l);
+}
+END_TEST
+
+/* A floor more than KDS_LOG_FLOOR_RUNS runs behind where compaction would stop (a
+ * checkpoint no worker moves on) is passed over: what it could keep is bounded. One
+ * exactly that far behind still holds. */
+START_TEST(test_floor_far_behind_passed_over)
+{
+    const int n = KDS_LOG_FLOOR_RUNS + 8; /* one record a second, a run each */
+    kds_log far, held;
+    kds_cursor c1 = {.pos = 7, .hint = 0}, c2 = {.pos = 8, .hint = 0};
+    kds_log_init(&far, SIM_MIN(1));
+    kds_log_init(&held, SIM_MIN(1));
+    ck_assert_int_eq(kds_log_attach_floor(&far, &c1), 0);
+    ck_assert_int_eq(kds_log_attach_floor(&held, &c2), 0);
+    for (int i = 0; i < n; i++) { /* compaction runs on append too, with the floors */
+        ck_assert_int_eq(kds_log_append(&far, SIM_S(i), 1, 100, 0, 0, 0), 0);
+        ck_assert_int_eq(kds_log_append(&held, SIM_S(i), 1, 100, 0, 0, 0), 0);
+    }
+    kds_log_compact(&far);
+    kds_log_compact(&held);
+    /* Run 7 is KDS_LOG_FLOOR_RUNS + 1 runs behind the end: minute spans, about n / 60. */
+    ck_assert_uint_le(kds_log_runs(&far), 2 + (size_t)n / 60);
+    /* Run 8 is exactly KDS_LOG_FLOOR_RUNS behind: runs 0-7 merge, the rest stay. */
+    ck_assert_uint_eq(kds_log_runs(&held), 1 + (size_t)KDS_LOG_FLOOR_RUNS);
+    ck_assert_uint_eq(far.end_pos, (uint64_t)n);
+    ck_assert_uint_eq(held.bytes, 100 * (uint64_t)n);
+    kds_log_fini(&far);
+    kds_log_fini(&held);
+}
+END_TEST
+
 /* Merged runs span at most compact_span of write time: 3 s gives 0-3, 4-7, 8-9. */
 START_TEST(test_compact_span_limit)
 {
@@ -1009,6 +1074,8 @@ static Suite *log_suite(void)
     TCase *compact = tcase_create("compact");
     tcase_add_test(compact, test_compact_behind_cursor);
     tcase_add_test(compact, test_compact_span_limit);
+    tcase_add_test(compact, test_compact_stops_at_floor);
+    tcase_add_test(compact, test_floor_far_behind_passed_over);
     tcase_add_test(compact, test_compact_cursor_inside_run);
     tcase_add_test(compact, test_compact_keeps_marks_in_place);
     tcase_add_test(compact, test_compact_marks_bounded);

@@ -1,0 +1,115 @@
+/* check_replay_exact.c - compaction never changes what a replay from a checkpoint sees.
+ *
+ * A shard's log merges runs that every reader has passed into one-minute spans, whose
+ * records a later reader sees with write times spread evenly over the span (kds_log.h).
+ * A consumer that goes back to a checkpoint must not be such a later reader: a KCL
+ * lease's next owner (after a crash, a pause, a steal or a rolling deployment) starts
+ * from the lease's checkpoint, and a restarted Flink job from its own. Each keeps its
+ * checkpoint as a floor of the log (or, for Flink, a reader), so that compaction stops
+ * there. Every shipped KCL scenario and the Flink failure scenario run here twice, with
+ * compaction and without (compact_span 0): the JSON reports must be byte for byte the
+ * same, and the first run must have merged runs, or the test would prove nothing.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kds_world.h"
+#include "report.h"
+#include "scenario.h"
+#include "testutil.h"
+
+/* Run `path` with compaction spans of `span` (0: none); returns its JSON report (to free)
+ * and the runs its shards' logs hold at the end in *runs. */
+static char *run_report(const char *path, sim_time span, size_t *runs)
+{
+    kdsim_scenario sc;
+    kds_world w;
+    ydiag g;
+    ydiag_init(&g);
+    int rc = kdsim_scenario_load(&sc, path, NULL, 0, &g);
+    if (rc)
+        ydiag_print(&g, stderr, "check_replay_exact");
+    ck_assert_int_eq(rc, 0);
+    ydiag_fini(&g);
+    sc.world.stream.compact_span = span;
+    ck_assert_int_eq(kds_world_init(&w, &sc.world), 0);
+    kds_world_run(&w);
+    ck_assert(!w.violated);
+    *runs = 0;
+    for (size_t i = 0; i < w.stream.n_shards; i++)
+        *runs += kds_log_runs(&w.stream.shards[i]->log);
+    json_t *doc = kdsim_report_json(&sc, &w);
+    ck_assert_ptr_nonnull(doc);
+    char *text = json_dumps(doc, JSON_SORT_KEYS | JSON_INDENT(1));
+    ck_assert_ptr_nonnull(text);
+    json_decref(doc);
+    kds_world_fini(&w);
+    kdsim_scenario_fini(&sc);
+    return text;
+}
+
+/* The first line where a and b differ, for the failure message. */
+static int first_diff_line(const char *a, const char *b)
+{
+    int line = 1;
+    for (; *a && *a == *b; a++, b++)
+        line += *a == '\n';
+    return line;
+}
+
+static void check_scenario(const char *path)
+{
+    size_t merged_runs, whole_runs;
+    char *merged = run_report(path, SIM_MIN(1), &merged_runs);
+    char *whole = run_report(path, 0, &whole_runs);
+    ck_assert_msg(merged_runs < whole_runs, "%s: compaction merged nothing (%zu runs)", path,
+                  whole_runs);
+    ck_assert_msg(strcmp(merged, whole) == 0,
+                  "%s: the report with compaction differs from the one without, from line %d "
+                  "of the JSON",
+                  path, first_diff_line(merged, whole));
+    free(merged);
+    free(whole);
+}
+
+START_TEST(test_checkpoint_replays_unchanged_by_compaction)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tu_src("scenarios"));
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+            continue;
+        if (strncmp(e->d_name, "kcl", 3) != 0 && strcmp(e->d_name, "flink-failure.yaml") != 0)
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        check_scenario(path);
+        n++;
+    }
+    closedir(d);
+    ck_assert_uint_ge(n, 9);
+}
+END_TEST
+
+static Suite *replay_suite(void)
+{
+    Suite *s = suite_create("replay_exact");
+    TCase *tc = tcase_create("compaction");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_checkpoint_replays_unchanged_by_compaction);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run_suite(replay_suite());
+}
