@@ -285,12 +285,14 @@ static json_t *assumptions_json(const kds_world *w)
            "a PutRecords sub-batch for one shard is admitted as records of its average size");
     assume(a, "model", "the service stores records when the reply is sent",
            "a request's records are written one round trip after the send");
-    char spans[320];
+    char spans[512];
     snprintf(spans, sizeof spans,
              "exact counts and bytes are kept; a reader that starts later at an old position "
-             "sees their write times spread evenly over the span, but not one that goes back "
-             "to a checkpoint: a restarted Flink job, or a KCL lease's next owner for the "
-             "first %d requests a shard after the lease's checkpoint",
+             "sees their write times spread evenly over the span, except a restarted Flink "
+             "job going back to its checkpoint, and a KCL application starting on a shard "
+             "(from TRIM_HORIZON, on a child shard, or from a lease's checkpoint after a "
+             "failover), which see the records after their start as written, for the first "
+             "%d requests a shard",
              KDS_LOG_FLOOR_RUNS);
     assume(a, "model", "records every reader has passed merge into one-minute spans", spans);
     if (w->n_producers > 0 && (s->shards > 1 || w->stream.n_ops > 0))

@@ -2361,9 +2361,25 @@ static void worker_event(sim *s, void *ctx)
 }
 
 /* A child shard appeared: processors idle at the end of its parents may be done. */
+/* The application will read shard sh from its oldest record (an initial position of
+ * TRIM_HORIZON or AT_TIMESTAMP, or a child shard, which a lease always starts at
+ * TRIM_HORIZON): until its first processor starts there, the slot's floor holds the
+ * log's merging back from the head, so that the first read (after the start-up shard
+ * sync, or once the parents are done) sees each request's records as written. */
+static void floor_at_head(kcl *a, kds_shard *sh)
+{
+    slot *sl = slot_of(a, sh->index);
+    if (sl->ckpt_on)
+        return;
+    kds_log_seek_head(&sh->log, &sl->ckpt);
+    SIM_ASSERT(kds_log_attach_floor(&sh->log, &sl->ckpt) == 0);
+    sl->ckpt_on = true;
+}
+
 static void on_new_shard(void *ctx, kds_shard *sh)
 {
     kcl *a = ctx;
+    floor_at_head(a, sh);
     int32_t par[2] = {sh->parent, sh->adjacent_parent};
     for (int i = 0; i < 2; i++)
         if (par[i] >= 0 && (size_t)par[i] < a->n_slots && a->slots[par[i]] &&
@@ -2777,6 +2793,10 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
         free_kcl(&a->base);
         return NULL;
     }
+    if (cfg->initial != KDS_START_LATEST)
+        for (size_t i = 0; i < st->n_shards; i++)
+            if (st->shards[i]->state != KDS_SHARD_EXPIRED)
+                floor_at_head(a, st->shards[i]);
     a->n_workers = cfg->n_workers;
     size_t n_ev = 0;
     for (size_t i = 0; i < cfg->n_workers; i++)

@@ -30,9 +30,11 @@ typedef struct slot {
     proc *proc;        /* the processor EFO pushes go to, or NULL */
     size_t last_move;  /* the lease's latest move (index in the move log), or SIZE_MAX */
     kds_efo_sub *sub;  /* owned; EFO only, made at the first start */
-    kds_cursor ckpt;   /* the position the lease's next owner would start from (the
-                          latest checkpoint this application wrote, or its first
-                          start), a floor of the shard's log (kds_log_attach_floor) */
+    kds_cursor ckpt;   /* where this application would start on the shard: its head
+                          until a first start from TRIM_HORIZON or on a child shard
+                          (floor_at_head), then that start and each checkpoint this
+                          application writes; a floor of the shard's log
+                          (kds_log_attach_floor) */
     bool ckpt_on;      /* ckpt is attached */
     uint64_t trace_expired; /* trace only (0 without a trace): records counted expired
                                unread that no GetRecords line has told yet */

@@ -6,9 +6,15 @@
  * lease's next owner (after a crash, a pause, a steal or a rolling deployment) starts
  * from the lease's checkpoint, and a restarted Flink job from its own. Each keeps its
  * checkpoint as a floor of the log (or, for Flink, a reader), so that compaction stops
- * there. Every shipped KCL scenario and the Flink failure scenario run here twice, with
- * compaction and without (compact_span 0): the JSON reports must be byte for byte the
- * same, and the first run must have merged runs, or the test would prove nothing.
+ * there. So must a KCL application's first reads from TRIM_HORIZON, after its start-up
+ * shard sync, and of child shards, once their parents are done: until then the floor
+ * stays at the shard's head. Every shipped KCL scenario and the Flink failure scenario
+ * run here twice, with compaction and without (compact_span 0), as shipped and with a
+ * producer busy enough (6,000 records/s, batches sent every 20 ms) that the shards hold
+ * more than a compaction's worth of runs before the first read; so does a KCL reading
+ * children (tests/scenarios/kcl-children-exact.yaml). The JSON reports must be byte for
+ * byte the same, and the first run must have merged runs, or the test would prove
+ * nothing.
  */
 #include <check.h>
 #include <dirent.h>
@@ -23,13 +29,14 @@
 
 /* Run `path` with compaction spans of `span` (0: none); returns its JSON report (to free)
  * and the runs its shards' logs hold at the end in *runs. */
-static char *run_report(const char *path, sim_time span, size_t *runs)
+static char *run_report(const char *path, const char *const *sets, size_t n_sets,
+                        sim_time span, size_t *runs)
 {
     kdsim_scenario sc;
     kds_world w;
     ydiag g;
     ydiag_init(&g);
-    int rc = kdsim_scenario_load(&sc, path, NULL, 0, &g);
+    int rc = kdsim_scenario_load(&sc, path, sets, n_sets, &g);
     if (rc)
         ydiag_print(&g, stderr, "check_replay_exact");
     ck_assert_int_eq(rc, 0);
@@ -60,19 +67,28 @@ static int first_diff_line(const char *a, const char *b)
     return line;
 }
 
-static void check_scenario(const char *path)
+static void check_with(const char *path, const char *const *sets, size_t n_sets)
 {
     size_t merged_runs, whole_runs;
-    char *merged = run_report(path, SIM_MIN(1), &merged_runs);
-    char *whole = run_report(path, 0, &whole_runs);
-    ck_assert_msg(merged_runs < whole_runs, "%s: compaction merged nothing (%zu runs)", path,
-                  whole_runs);
+    char *merged = run_report(path, sets, n_sets, SIM_MIN(1), &merged_runs);
+    char *whole = run_report(path, sets, n_sets, 0, &whole_runs);
+    const char *how = n_sets ? " (busy producer)" : "";
+    ck_assert_msg(merged_runs < whole_runs, "%s%s: compaction merged nothing (%zu runs)", path,
+                  how, whole_runs);
     ck_assert_msg(strcmp(merged, whole) == 0,
-                  "%s: the report with compaction differs from the one without, from line %d "
-                  "of the JSON",
-                  path, first_diff_line(merged, whole));
+                  "%s%s: the report with compaction differs from the one without, from line "
+                  "%d of the JSON",
+                  path, how, first_diff_line(merged, whole));
     free(merged);
     free(whole);
+}
+
+static void check_scenario(const char *path)
+{
+    static const char *const busy[] = {"producers[0].rate=6000 records/s",
+                                       "producers[0].batch.linger=20ms"};
+    check_with(path, NULL, 0);
+    check_with(path, busy, 2);
 }
 
 START_TEST(test_checkpoint_replays_unchanged_by_compaction)
@@ -96,6 +112,7 @@ START_TEST(test_checkpoint_replays_unchanged_by_compaction)
     }
     closedir(d);
     ck_assert_uint_ge(n, 9);
+    check_with(tu_src("tests/scenarios/kcl-children-exact.yaml"), NULL, 0);
 }
 END_TEST
 
