@@ -38,10 +38,14 @@ static uint64_t run_count_before(const kds_run *r, sim_time t)
     return m;
 }
 
-/* Compaction runs when the log has grown by this many runs past what the last
- * compaction left, so its pass over the runs from the settled one on (the new runs and
- * those readers had yet to pass) is amortised over as many appends. */
-#define COMPACT_SLACK 1024
+/* Compaction runs when the log has grown past what the last compaction left by a third
+ * of that, and by COMPACT_SLACK runs at least, so that its pass over the runs from the
+ * settled one on (the new runs and those readers had yet to pass) is amortised over as
+ * many appends; and when the ring has more room than that, not before the ring is full.
+ * The ring (a power of two) then grows only past 4/3 of what compaction keeps: it holds
+ * at most 8/3 of the retained runs, where waiting for twice the runs kept would let it
+ * reach 4 times. */
+#define COMPACT_SLACK 256
 
 void kds_log_init(kds_log *l, sim_time compact_span)
 {
@@ -199,7 +203,9 @@ void kds_log_compact(kds_log *l)
             *at(l, w) = *at(l, r);
     l->n = w + 1;
 done:
-    l->compact_at = l->n + (l->n > COMPACT_SLACK ? l->n : COMPACT_SLACK);
+    l->compact_at = l->n + (l->n / 3 > COMPACT_SLACK ? l->n / 3 : COMPACT_SLACK);
+    if (l->compact_at < l->cap)
+        l->compact_at = l->cap;
 }
 
 static int grow(kds_log *l)

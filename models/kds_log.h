@@ -118,7 +118,7 @@ int kds_log_attach(kds_log *l, struct kds_cursor *c);
 void kds_log_detach(kds_log *l, struct kds_cursor *c);
 
 /* Runs after a floor that compaction keeps as they are written, at most. */
-#define KDS_LOG_FLOOR_RUNS 16384
+#define KDS_LOG_FLOOR_RUNS 32768
 
 /* Attach a floor: a position a reader may come back to (a KCL lease's checkpoint, which
  * the lease's next owner reads from). Compaction merges nothing after a floor that is at

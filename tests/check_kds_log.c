@@ -532,6 +532,35 @@ START_TEST(test_compact_behind_cursor)
 }
 END_TEST
 
+/* In steady state the ring holds at most 8/3 of the runs compaction keeps: a run a
+ * second, merged into 10-second spans once a reader that takes everything has passed
+ * them, 4 hours retained (about 1,310 spans), for 8 hours. Compacting only when the log
+ * has doubled since the last compaction would let the power-of-two ring reach 4096, over
+ * 3 times what it keeps. */
+START_TEST(test_ring_bounded_by_runs_kept)
+{
+    kds_log l;
+    kds_log_init(&l, SIM_S(10));
+    kds_cursor rd;
+    kds_log_seek_head(&l, &rd);
+    ck_assert_int_eq(kds_log_attach(&l, &rd), 0);
+    size_t cap_max = 0;
+    for (int i = 0; i < 8 * 3600; i++) {
+        ck_assert_int_eq(kds_log_append(&l, SIM_S(i), 2, 200, 0, 0, 0), 0);
+        kds_take tk;
+        kds_log_take(&l, &rd, UINT64_MAX, UINT64_MAX, NULL, NULL, &tk);
+        kds_log_trim(&l, SIM_S(i) - SIM_S(4 * 3600));
+        if (i >= 5 * 3600 && l.cap > cap_max)
+            cap_max = l.cap;
+    }
+    kds_log_compact(&l);
+    size_t kept = kds_log_runs(&l);
+    ck_assert_uint_ge(kept, 1200);
+    ck_assert_msg(3 * cap_max <= 8 * kept, "a ring of %zu runs for %zu kept", cap_max, kept);
+    kds_log_fini(&l);
+}
+END_TEST
+
 /* A floor (a checkpoint a KCL lease's next owner reads from) stops compaction at its
  * run: twenty runs of 5 records a second, every reader past them, a floor at record 52
  * (in run 10). Runs 0-9 merge into one; runs 10-19 stay as written, so a replay from
@@ -1075,6 +1104,7 @@ static Suite *log_suite(void)
     tcase_add_test(compact, test_compact_behind_cursor);
     tcase_add_test(compact, test_compact_span_limit);
     tcase_add_test(compact, test_compact_stops_at_floor);
+    tcase_add_test(compact, test_ring_bounded_by_runs_kept);
     tcase_add_test(compact, test_floor_far_behind_passed_over);
     tcase_add_test(compact, test_compact_cursor_inside_run);
     tcase_add_test(compact, test_compact_keeps_marks_in_place);
