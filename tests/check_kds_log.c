@@ -57,6 +57,17 @@ static void runs_per_second(kds_log *l, sim_time span, int n, uint32_t count, ui
         ck_assert_int_eq(kds_log_append(l, SIM_S(i), count, bytes, 1, 0, 0), 0);
 }
 
+/* Compact a log nothing holds back any more: it must become one run of `count` records
+ * and `bytes` bytes. Frees the log. */
+static void compact_to_one(kds_log *l, uint32_t count, uint64_t bytes)
+{
+    kds_log_compact(l);
+    ck_assert_uint_eq(kds_log_runs(l), 1);
+    ck_assert_uint_eq(l->runs[l->head].count, count);
+    ck_assert_uint_eq(l->bytes, bytes);
+    kds_log_fini(l);
+}
+
 /* ---- append and take ------------------------------------------------------------------ */
 
 START_TEST(test_append_counts)
@@ -524,11 +535,7 @@ START_TEST(test_compact_behind_cursor)
 
     /* Once the reader has passed everything and detached, all of it can merge. */
     kds_log_detach(&l, &rd);
-    kds_log_compact(&l);
-    ck_assert_uint_eq(kds_log_runs(&l), 1);
-    ck_assert_uint_eq(l.runs[l.head].count, 100);
-    ck_assert_uint_eq(l.bytes, 10000);
-    kds_log_fini(&l);
+    compact_to_one(&l, 100, 10000);
 }
 END_TEST
 
@@ -589,11 +596,7 @@ START_TEST(test_compact_stops_at_floor)
     ck_assert_uint_eq(l.runs[l.head].count, 75);
 
     kds_log_detach_floor(&l, &ckpt);
-    kds_log_compact(&l);
-    ck_assert_uint_eq(kds_log_runs(&l), 1);
-    ck_assert_uint_eq(l.runs[l.head].count, 100);
-    ck_assert_uint_eq(l.bytes, 10000);
-    kds_log_fini(&l);
+    compact_to_one(&l, 100, 10000);
 }
 END_TEST
 

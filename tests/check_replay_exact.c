@@ -17,7 +17,6 @@
  * nothing.
  */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,27 +90,16 @@ static void check_scenario(const char *path)
     check_with(path, busy, 2);
 }
 
+static void check_each(const char *path, void *ctx)
+{
+    (void)ctx;
+    check_scenario(path);
+}
+
 START_TEST(test_checkpoint_replays_unchanged_by_compaction)
 {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", tu_src("scenarios"));
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
-            continue;
-        if (strncmp(e->d_name, "kcl", 3) != 0 && strcmp(e->d_name, "flink-failure.yaml") != 0)
-            continue;
-        char path[8192];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        check_scenario(path);
-        n++;
-    }
-    closedir(d);
-    ck_assert_uint_ge(n, 9);
+    ck_assert_uint_ge(tu_for_each_file("scenarios", "kcl", ".yaml", check_each, NULL), 8);
+    check_scenario(tu_src("scenarios/flink-failure.yaml"));
     check_with(tu_src("tests/scenarios/kcl-children-exact.yaml"), NULL, 0);
 }
 END_TEST

@@ -17,7 +17,6 @@
  */
 #define _XOPEN_SOURCE 700 /* nftw() and its flags */
 #include <check.h>
-#include <dirent.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdio.h>
@@ -416,25 +415,15 @@ static void check_scenario(const char *path)
     run_fini(&m);
 }
 
+static void check_each(const char *path, void *ctx)
+{
+    (void)ctx;
+    check_scenario(path);
+}
+
 START_TEST(test_shipped_scenarios_merge_losslessly)
 {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", tu_src("scenarios"));
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
-            continue;
-        char path[8192];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        check_scenario(path);
-        n++;
-    }
-    closedir(d);
-    ck_assert_uint_ge(n, 20);
+    ck_assert_uint_ge(tu_for_each_file("scenarios", NULL, ".yaml", check_each, NULL), 20);
 }
 END_TEST
 
