@@ -292,8 +292,9 @@ static json_t *assumptions_json(const kds_world *w)
              "job going back to its checkpoint, and a KCL application starting on a shard "
              "(from TRIM_HORIZON, on a child shard, or from a lease's checkpoint after a "
              "failover), which see the records after their start as written, for the first "
-             "%d requests a shard",
-             KDS_LOG_FLOOR_RUNS);
+             "%zu requests a shard (%zu at most, %zu in all over the open shards)",
+             w->stream.n_shards ? w->stream.shards[0]->log.floor_runs : (size_t)0,
+             (size_t)KDS_LOG_FLOOR_RUNS, KDS_LOG_FLOOR_BUDGET);
     assume(a, "model", "records every reader has passed merge into one-minute spans", spans);
     if (w->n_producers > 0 && (s->shards > 1 || w->stream.n_ops > 0))
         assume(a, "model", "large spreads over the shards are drawn from a normal law",

@@ -53,6 +53,7 @@ void kds_log_init(kds_log *l, sim_time compact_span)
     l->compact_span = compact_span;
     l->compact_at = COMPACT_SLACK;
     l->head_t = INT64_MAX;
+    l->floor_runs = KDS_LOG_FLOOR_RUNS;
 }
 
 void kds_log_fini(kds_log *l)
@@ -146,7 +147,7 @@ void kds_log_compact(kds_log *l)
      * may hold records before the floor). */
     for (size_t i = 0; i < l->n_floors; i++) {
         size_t f = find(l, l->floors[i]->pos);
-        if (f < passed && passed - f <= KDS_LOG_FLOOR_RUNS)
+        if (f < passed && passed - f <= l->floor_runs)
             passed = f;
     }
     /* The run merged into (dst) is kept in locals while runs merge into it, and the

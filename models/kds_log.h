@@ -84,6 +84,7 @@ typedef struct kds_log {
     size_t n_readers, cap_readers;
     struct kds_cursor **floors;  /* owned array of borrowed cursors: replay points */
     size_t n_floors, cap_floors;
+    size_t floor_runs;           /* a floor further behind is passed over (runs) */
 } kds_log;
 
 /* A reader's place in one log. `pos` may fall below the log's head after trimming: the
@@ -117,12 +118,15 @@ void kds_log_init(kds_log *l, sim_time compact_span);
 int kds_log_attach(kds_log *l, struct kds_cursor *c);
 void kds_log_detach(kds_log *l, struct kds_cursor *c);
 
-/* Runs after a floor that compaction keeps as they are written, at most. */
+/* Runs after a floor that compaction keeps as they are written, at most (the default of
+ * kds_log.floor_runs; a stream of many shards sets less, KDS_LOG_FLOOR_BUDGET in all). */
 #define KDS_LOG_FLOOR_RUNS 32768
+#define KDS_LOG_FLOOR_MIN 256
+#define KDS_LOG_FLOOR_BUDGET ((size_t)1 << 22)
 
 /* Attach a floor: a position a reader may come back to (a KCL lease's checkpoint, which
  * the lease's next owner reads from). Compaction merges nothing after a floor that is at
- * most KDS_LOG_FLOOR_RUNS runs behind where it would otherwise stop, so that a replay
+ * most l->floor_runs runs behind where it would otherwise stop, so that a replay
  * from it sees each request's records with their own write times; a floor further
  * behind (a checkpoint no worker moves on) is passed over, which bounds what it keeps.
  * Only c->pos is read; the cursor is borrowed until kds_log_detach_floor() or

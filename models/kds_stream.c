@@ -242,6 +242,14 @@ kds_shard *kds__shard_new(kds_stream *st, kds_hashkey lo, kds_hashkey hi)
                         depth_of(c->read_records_per_s, c->read_burst_s), now);
     sh->read_blocked_until = 0;
     kds_log_init(&sh->log, c->compact_span);
+    /* What floors keep unmerged is bounded for the whole stream, not only per shard: a
+     * consumer holding a floor on every shard of a large stream would otherwise keep
+     * KDS_LOG_FLOOR_RUNS runs (1.5 MiB) on each. */
+    size_t open = st->n_open + 1 > c->shards ? st->n_open + 1 : c->shards;
+    size_t share = KDS_LOG_FLOOR_BUDGET / open;
+    sh->log.floor_runs = share < KDS_LOG_FLOOR_MIN    ? KDS_LOG_FLOOR_MIN
+                         : share > KDS_LOG_FLOOR_RUNS ? KDS_LOG_FLOOR_RUNS
+                                                      : share;
     series_init(st, &sh->st);
     st->shards[st->n_shards++] = sh;
     return sh;

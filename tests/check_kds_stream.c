@@ -75,6 +75,27 @@ START_TEST(test_even_split_ranges)
 }
 END_TEST
 
+/* What the logs' floors may keep unmerged is shared by the stream: 32,768 runs a shard
+ * up to 128 shards, then 2^22 runs over the open shards (419 each of 10,000), and at
+ * least 256 a shard. */
+START_TEST(test_floor_budget_shared)
+{
+    static const uint32_t counts[] = {4, 128, 1000, 10000};
+    static const size_t each[] = {32768, 32768, 4194, 419};
+    for (size_t k = 0; k < 4; k++) {
+        fixture f;
+        fx_init(&f, counts[k], NULL);
+        size_t sum = 0;
+        for (size_t i = 0; i < f.st.n_shards; i++) {
+            ck_assert_uint_eq(f.st.shards[i]->log.floor_runs, each[k]);
+            sum += f.st.shards[i]->log.floor_runs;
+        }
+        ck_assert_uint_le(sum, KDS_LOG_FLOOR_BUDGET);
+        fx_fini(&f);
+    }
+}
+END_TEST
+
 START_TEST(test_route_model_examples)
 {
     fixture f;
@@ -710,6 +731,7 @@ static Suite *stream_suite(void)
 
     TCase *shards = tcase_create("shards");
     tcase_add_test(shards, test_even_split_ranges);
+    tcase_add_test(shards, test_floor_budget_shared);
     tcase_add_test(shards, test_route_model_examples);
     tcase_add_test(shards, test_shard_id);
     tcase_add_test(shards, test_seqno_format);
