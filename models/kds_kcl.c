@@ -16,6 +16,7 @@
 #include "sim_err.h"
 
 static void on_new_shard(void *ctx, kds_shard *sh);
+static void hold_heads(kcl *a);
 
 /* ---- configuration ---------------------------------------------------------------- */
 
@@ -2242,8 +2243,10 @@ static void worker_start(worker *w)
     w->leader = false;
     for (size_t i = 0; i < w->n_seen; i++)
         w->seen_at[i] = UNSEEN;
-    if (a->efo_begin < 0)
+    if (a->efo_begin < 0) { /* the application's first start */
         a->efo_begin = now;
+        hold_heads(a);
+    }
     add_change(a, w, "start");
     w->state = W_SYNC;
     w->sync_sleeping = false;
@@ -2376,10 +2379,23 @@ static void floor_at_head(kcl *a, kds_shard *sh)
     sl->ckpt_on = true;
 }
 
+/* At the application's first start: the shards it will read from their oldest record
+ * (all that are left, unless its initial position is LATEST) are held from their heads.
+ * Not before, so that an application yet to start changes nothing for the others. */
+static void hold_heads(kcl *a)
+{
+    if (a->cfg.initial == KDS_START_LATEST)
+        return;
+    for (size_t i = 0; i < a->st->n_shards; i++)
+        if (a->st->shards[i]->state != KDS_SHARD_EXPIRED)
+            floor_at_head(a, a->st->shards[i]);
+}
+
 static void on_new_shard(void *ctx, kds_shard *sh)
 {
     kcl *a = ctx;
-    floor_at_head(a, sh);
+    if (a->efo_begin >= 0) /* started: a child's lease starts at TRIM_HORIZON */
+        floor_at_head(a, sh);
     int32_t par[2] = {sh->parent, sh->adjacent_parent};
     for (int i = 0; i < 2; i++)
         if (par[i] >= 0 && (size_t)par[i] < a->n_slots && a->slots[par[i]] &&
@@ -2793,10 +2809,6 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
         free_kcl(&a->base);
         return NULL;
     }
-    if (cfg->initial != KDS_START_LATEST)
-        for (size_t i = 0; i < st->n_shards; i++)
-            if (st->shards[i]->state != KDS_SHARD_EXPIRED)
-                floor_at_head(a, st->shards[i]);
     a->n_workers = cfg->n_workers;
     size_t n_ev = 0;
     for (size_t i = 0; i < cfg->n_workers; i++)

@@ -188,7 +188,9 @@ struct kcl {
     size_t n_changes, cap_changes, first_open;
     uint64_t checked_version;
     kds_consumer_stats efo_cs;    /* what the EFO subscriptions report (merged at the end) */
-    sim_time efo_begin;           /* EFO consumer registered at (first start), or -1 */
+    sim_time efo_begin;           /* the first start of a worker (when the EFO consumer
+                                     registers, and the slots start holding the shards,
+                                     hold_heads), or -1 */
     kds_slice *scratch;           /* owned */
     size_t n_scratch, cap_scratch;
     uint32_t *order;              /* owned scratch of lease indices */

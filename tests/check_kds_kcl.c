@@ -160,6 +160,23 @@ static const kds_kcl_worker_summary *wsum(fixture *f, size_t app, const char *na
 
 /* ---- a second worker joins -------------------------------------------------------- */
 
+/* An application holds its shards' logs (floors, kds_log_attach_floor) from its first
+ * start on, so that its reads from TRIM_HORIZON see the records as written; one whose
+ * workers start after the end holds nothing, and so changes nothing for the others. */
+START_TEST(floors_from_first_start)
+{
+    for (int late = 0; late < 2; late++) {
+        fixture f;
+        fx_defaults(&f, 4, SIM_MIN(2), 400, 0, 1, 1);
+        f.wk[0][0].start = late ? SIM_MIN(3) : 0;
+        fx_run(&f);
+        for (size_t i = 0; i < f.w.stream.n_shards; i++)
+            ck_assert_uint_eq(f.w.stream.shards[i]->log.n_floors, late ? 0 : 1);
+        fx_fini(&f);
+    }
+}
+END_TEST
+
 START_TEST(second_worker_joins)
 {
     fixture f;
@@ -1453,6 +1470,7 @@ Suite *kcl_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, renewer_period);
     tcase_add_test(tc, second_worker_joins);
+    tcase_add_test(tc, floors_from_first_start);
     tcase_add_loop_test(tc, crash_failover, 0, 3);
     tcase_add_test(tc, twelve_workers);
     tcase_add_test(tc, small_lease_table_churns);
