@@ -612,13 +612,21 @@ static void handoff_end(worker *w, held *h, bool forced);
  * processed, end; a handoff then lets the lease go to its new owner. */
 static void shutdown_proc(proc *p)
 {
+    worker *w = p->w;
+    /* The checkpoint may find another worker's leaseCounter (the lease was taken while
+     * this worker's renewals were throttled): it then drops the lease, which ends the
+     * processor and would free it here, under us. */
+    p->refs++;
     if (p->app->cfg.ckpt_on_shutdown && p->since_ckpt > 0 && p->state == P_PROCESSING)
         checkpoint(p, KDS_CKPT_SEQUENCE, p->pcur.pos);
-    worker *w = p->w;
     held *h = held_find(w, p->lease);
     if (h && h->p == p)
         h->p = NULL;
-    proc_end(p);
+    p->refs--; /* ours; freed below when nothing else holds it */
+    if (p->state != P_ENDED)
+        proc_end(p);
+    else if (p->refs == 0)
+        proc_free(p); /* the checkpoint's drop ended it */
     if (h && h->handoff && is_up(w))
         handoff_end(w, h, false);
 }

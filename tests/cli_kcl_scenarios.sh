@@ -9,8 +9,9 @@
 # Also: the KCL keys of the JSON consumer object, the consumer conservation rule, the
 # KCL CSV files of --out, consumers_per_minute.csv adding up to records_delivered,
 # report.html's replay_expected total, determinism, the loader's messages for bad KCL
-# keys, an application starting at a timestamp, and one whose enhanced fan-out a slow
-# processor holds back.
+# keys, an application starting at a timestamp, one whose enhanced fan-out a slow
+# processor holds back, and a graceful stop whose shutdown checkpoint finds its lease
+# taken.
 # usage: bash tests/cli_kcl_scenarios.sh KDSIM SRCDIR
 set -u
 . "$(dirname "$0")/testcli.sh"
@@ -394,6 +395,18 @@ assert c["records_skipped_gaps"] <= c["records_skipped_at_start"], c' "$tmp/gap.
             | [.records_delivered, .duplicates_delivered, .records_skipped_gaps]' "$tmp/gap.json")"
 else
     fail "kcl-gap-first-delivery: kdsim run failed: $(cat "$tmp/err")"
+fi
+
+# A graceful stop whose shutdown checkpoint finds the lease taken by another worker
+# (tests/scenarios/kcl-shutdown-checkpoint-lost.yaml): the run ends cleanly (the
+# shutdown once used the processor the lost lease had freed) and the trace shows it.
+if "$kdsim" run tests/scenarios/kcl-shutdown-checkpoint-lost.yaml --json \
+    --trace "$tmp/lost.trace" >"$tmp/lost.json" 2>"$tmp/err"; then
+    grep -q '^ *141\.000000  lease      app1/w1 .*lease lost: a checkpoint found another worker' \
+        "$tmp/lost.trace" ||
+        fail "kcl-shutdown-checkpoint-lost: no lost shutdown checkpoint at 141 s in the trace"
+else
+    fail "kcl-shutdown-checkpoint-lost: kdsim run failed: $(tail -5 "$tmp/err")"
 fi
 
 cli_finish cli_kcl_scenarios
