@@ -2371,7 +2371,6 @@ static void worker_event(sim *s, void *ctx)
     }
 }
 
-/* A child shard appeared: processors idle at the end of its parents may be done. */
 /* The application will read shard sh from its oldest record (an initial position of
  * TRIM_HORIZON or AT_TIMESTAMP, or a child shard, which a lease always starts at
  * TRIM_HORIZON): until its first processor starts there, the slot's floor holds the
@@ -2399,6 +2398,8 @@ static void hold_heads(kcl *a)
             floor_at_head(a, a->st->shards[i]);
 }
 
+/* A child shard appeared: it is held from its head, and processors idle at the end of
+ * its parents may be done. */
 static void on_new_shard(void *ctx, kds_shard *sh)
 {
     kcl *a = ctx;
