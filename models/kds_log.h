@@ -20,9 +20,9 @@
  * default). Exact counts and bytes are kept; a reader that later goes back over
  * compacted records (a new consumer at TRIM_HORIZON) sees their write times spread
  * evenly over each merged span. A position a reader may come back to (a checkpoint) is
- * attached as a floor, after which runs stay as written (kds_log_attach_floor). A run holding marked records
- * is never merged into the one before it, so that its marks, a run's first records,
- * keep their positions (marks are rare: at most one more run each).
+ * attached as a floor, after which runs stay as written (kds_log_attach_floor). A run
+ * holding marked records is never merged into the one before it, so that its marks, a
+ * run's first records, keep their positions (marks are rare: at most one more run each).
  */
 #ifndef KDS_LOG_H
 #define KDS_LOG_H
