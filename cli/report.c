@@ -285,10 +285,12 @@ static json_t *assumptions_json(const kds_world *w)
            "a PutRecords sub-batch for one shard is admitted as records of its average size");
     assume(a, "model", "the service stores records when the reply is sent",
            "a request's records are written one round trip after the send");
-    char spans[512];
+    char spans[768];
     snprintf(spans, sizeof spans,
-             "exact counts and bytes are kept; a reader that starts later at an old position "
-             "sees their write times spread evenly over the span, except a restarted Flink "
+             "exact counts and bytes are kept, and as no span crosses a whole minute, "
+             "retention expires them exactly at each whole minute (the hourly retention "
+             "meters and the end of a run of whole minutes); a reader that starts later at "
+             "an old position sees their write times spread evenly over the span, except a restarted Flink "
              "job going back to its checkpoint, and a KCL application starting on a shard "
              "(from TRIM_HORIZON, on a child shard, or from a lease's checkpoint after a "
              "failover), which see the records after their start as written, for the first "

@@ -126,6 +126,18 @@ static size_t find(const kds_log *l, uint64_t pos)
     return lo;
 }
 
+/* The end of the cell of write time holding t (t >= 0). Compaction merges runs within a
+ * cell, never across cells: the cells are (k span, (k + 1) span], closed on the right as
+ * retention trimming is (a record written at the cutoff goes), so a trim to a cutoff on a
+ * whole number of spans (a whole minute) takes whole merged runs and expires exactly the
+ * records it would have without compaction. The first cell is [0, span]: a run starts
+ * with no record at 0 (a put's records are stored a round trip after its send). */
+static inline sim_time cell_end(sim_time t, sim_time span)
+{
+    sim_time q = t / span;
+    return (q * span < t || q == 0 ? q + 1 : q) * span;
+}
+
 void kds_log_compact(kds_log *l)
 {
     uint64_t min_pos = l->end_pos;
@@ -156,7 +168,7 @@ void kds_log_compact(kds_log *l)
     kds_run *dst = at(l, w), *lim = l->runs + l->cap;
     uint64_t count = dst->count, bytes = dst->bytes;
     uint32_t dups = dst->dups;
-    sim_time t_first = dst->t_first, t_last = dst->t_last, span = l->compact_span;
+    sim_time t_last = dst->t_last, span = l->compact_span, end_t = cell_end(dst->t_first, span);
     while (r < passed) {
         const kds_run *src = at(l, r);
         size_t k = passed - r, room = (size_t)(lim - src);
@@ -169,7 +181,7 @@ void kds_log_compact(kds_log *l)
              * marks is never merged into the one before it, where they would move to
              * the merged run's start, so each keeps its position. Marks are rare: the
              * log keeps at most one more run per marked run. */
-            if (src->marks == 0 && src->t_last - t_first <= span &&
+            if (src->marks == 0 && src->t_last <= end_t &&
                 count + src->count <= UINT32_MAX) {
                 count += src->count;
                 bytes += src->bytes;
@@ -189,7 +201,7 @@ void kds_log_compact(kds_log *l)
             count = dst->count;
             bytes = dst->bytes;
             dups = dst->dups;
-            t_first = dst->t_first;
+            end_t = cell_end(dst->t_first, span);
             t_last = dst->t_last;
         }
     }

@@ -16,10 +16,12 @@
  *
  * Memory stays bounded by what the stream retains, not by the number of requests:
  * readers attach their cursors, and runs that every attached reader has passed are
- * merged into runs spanning at most `compact_span` of write time (one minute by
- * default). Exact counts and bytes are kept; a reader that later goes back over
- * compacted records (a new consumer at TRIM_HORIZON) sees their write times spread
- * evenly over each merged span. A position a reader may come back to (a checkpoint) is
+ * merged, within cells of `compact_span` of write time (whole minutes by default), into
+ * one run a cell. Exact counts and bytes are kept, and as no merged run crosses a whole
+ * minute, retention trims to a whole minute (the hourly meters, the end of a run of
+ * whole minutes) expire exactly what they would without merging. A reader that later
+ * goes back over compacted records (a new consumer at TRIM_HORIZON) sees their write
+ * times spread evenly over each merged span. A position a reader may come back to (a checkpoint) is
  * attached as a floor, after which runs stay as written (kds_log_attach_floor). A run
  * holding marked records is never merged into the one before it, so that its marks, a
  * run's first records, keep their positions (marks are rare: at most one more run each).
@@ -75,7 +77,7 @@ typedef struct kds_log {
     uint64_t bytes;    /* bytes retained */
     sim_time head_t;   /* write time of the oldest retained record, or INT64_MAX when
                           none: what retention trimming compares with, in one load */
-    sim_time compact_span;     /* longest write-time span of a merged run (0 = never) */
+    sim_time compact_span;     /* width of the write-time cells runs merge in (0 = never) */
     size_t compact_at;         /* compact when n reaches this */
     uint64_t settled;          /* absolute index of the first run a compaction may still
                                   change: the runs before it are final (see
@@ -108,9 +110,9 @@ typedef struct kds_take {
 /* Called once per slice, in log order. `ctx` is the caller's. */
 typedef void (*kds_slice_fn)(void *ctx, const kds_slice *sl);
 
-/* An empty log whose first record will have position 0, compacting passed runs into
- * spans of `compact_span` ns (0 disables compaction). Never fails (allocates on first
- * append). */
+/* An empty log whose first record will have position 0, merging passed runs within cells
+ * of `compact_span` ns of write time (0 disables compaction). Never fails (allocates on
+ * first append). */
 void kds_log_init(kds_log *l, sim_time compact_span);
 
 /* Attach a reader's cursor: runs it has not passed are never compacted. The cursor is

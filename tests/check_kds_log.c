@@ -57,6 +57,15 @@ static void runs_per_second(kds_log *l, sim_time span, int n, uint32_t count, ui
         ck_assert_int_eq(kds_log_append(l, SIM_S(i), count, bytes, 1, 0, 0), 0);
 }
 
+/* A small deterministic generator for the tests' random logs. */
+static uint64_t xorshift(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
 /* Compact a log nothing holds back any more: it must become one run of `count` records
  * and `bytes` bytes. Frees the log. */
 static void compact_to_one(kds_log *l, uint32_t count, uint64_t bytes)
@@ -629,15 +638,17 @@ START_TEST(test_floor_far_behind_passed_over)
 }
 END_TEST
 
-/* Merged runs span at most compact_span of write time: 3 s gives 0-3, 4-7, 8-9. */
+/* Runs merge within cells of compact_span of write time, closed on the right (the first
+ * also on the left): 3 s gives 0-3, 4-6, 7-9 (a span of 3 s from the run at 4 s would
+ * take 7 s, in the next cell). */
 START_TEST(test_compact_span_limit)
 {
     kds_log l;
     runs_per_second(&l, SIM_S(3), 10, 10, 100);
     kds_log_compact(&l);
     ck_assert_uint_eq(kds_log_runs(&l), 3);
-    uint32_t counts[3] = {40, 40, 20};
-    sim_time t0[3] = {0, SIM_S(4), SIM_S(8)}, t1[3] = {SIM_S(3), SIM_S(7), SIM_S(9)};
+    uint32_t counts[3] = {40, 30, 30};
+    sim_time t0[3] = {0, SIM_S(4), SIM_S(7)}, t1[3] = {SIM_S(3), SIM_S(6), SIM_S(9)};
     for (size_t i = 0; i < 3; i++) {
         const kds_run *r = &l.runs[(l.head + i) & (l.cap - 1)];
         ck_assert_uint_eq(r->count, counts[i]);
@@ -651,6 +662,54 @@ START_TEST(test_compact_span_limit)
     ck_assert_uint_eq(kds_log_runs(&z), 10);
     kds_log_fini(&z);
     kds_log_fini(&l);
+}
+END_TEST
+
+/* Trimming to a cutoff on a whole number of spans expires exactly the records it would
+ * without compaction, whenever the runs were merged: runs of 1 to 7 records at uneven
+ * times (about 2.7 runs a second, none on a minute), merged into one-minute cells by a
+ * reader that passed them, then trimmed at each whole minute; a log without compaction
+ * trimmed alike must expire the same records and bytes, minute by minute. (Spans of a
+ * minute from each merged run's first write time, not cells, would put the records of
+ * one minute and the next in one run, and trim them by their spread-out times.) */
+START_TEST(test_trim_on_whole_minutes_exact)
+{
+    kds_log merged, whole;
+    kds_log_init(&merged, SIM_MIN(1));
+    kds_log_init(&whole, 0);
+    kds_cursor rd;
+    kds_log_seek_head(&merged, &rd);
+    ck_assert_int_eq(kds_log_attach(&merged, &rd), 0);
+    uint64_t x = 7;
+    sim_time t = 0;
+    size_t minute = 0;
+    uint64_t expired = 0;
+    for (int i = 0; i < 20000; i++) {
+        t += SIM_MS(1) * (sim_time)(1 + xorshift(&x) % 739);
+        uint32_t count = (uint32_t)(1 + xorshift(&x) % 7);
+        ck_assert_int_eq(kds_log_append(&merged, t, count, 100 * count + i % 3, 0, 0, 0), 0);
+        ck_assert_int_eq(kds_log_append(&whole, t, count, 100 * count + i % 3, 0, 0, 0), 0);
+        kds_log_seek_end(&merged, &rd); /* the reader has passed everything */
+        if ((size_t)(t / SIM_MIN(1)) > minute) {
+            /* The first record of a new minute: trim as the minute before it began,
+             * 10 minutes of retention. */
+            minute = (size_t)(t / SIM_MIN(1));
+            sim_time cutoff = SIM_MIN((sim_time)minute) - SIM_MIN(10);
+            if (cutoff > 0) {
+                uint64_t a = kds_log_trim(&merged, cutoff), b = kds_log_trim(&whole, cutoff);
+                ck_assert_uint_eq(a, b);
+                ck_assert_uint_eq(merged.bytes, whole.bytes);
+                ck_assert_uint_eq(merged.head_pos, whole.head_pos);
+                ck_assert_uint_eq(kds_log_bytes_written_before(&merged, cutoff + SIM_MIN(3)),
+                                  kds_log_bytes_written_before(&whole, cutoff + SIM_MIN(3)));
+                expired += a;
+            }
+        }
+    }
+    ck_assert_uint_gt(expired, 20000);
+    ck_assert_uint_lt(kds_log_runs(&merged), kds_log_runs(&whole) / 4);
+    kds_log_fini(&merged);
+    kds_log_fini(&whole);
 }
 END_TEST
 
@@ -884,14 +943,6 @@ static void collect_v(void *ctx, const kds_slice *v, size_t n)
         a->longest = n;
 }
 
-static uint64_t xorshift(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
-
 /* kds_log_take_v hands out exactly what kds_log_take does, call by call, on a log whose
  * ring has wrapped and whose runs include compacted ones, under random limits that cut
  * runs by records and by bytes. */
@@ -1106,6 +1157,7 @@ static Suite *log_suite(void)
     TCase *compact = tcase_create("compact");
     tcase_add_test(compact, test_compact_behind_cursor);
     tcase_add_test(compact, test_compact_span_limit);
+    tcase_add_test(compact, test_trim_on_whole_minutes_exact);
     tcase_add_test(compact, test_compact_stops_at_floor);
     tcase_add_test(compact, test_ring_bounded_by_runs_kept);
     tcase_add_test(compact, test_floor_far_behind_passed_over);
