@@ -289,12 +289,12 @@ static json_t *assumptions_json(const kds_world *w)
     snprintf(spans, sizeof spans,
              "exact counts and bytes are kept, and as no span crosses a whole minute, "
              "retention expires them exactly at each whole minute (the hourly retention "
-             "meters and the end of a run of whole minutes); a reader that starts later at "
-             "an old position sees their write times spread evenly over the span, except a restarted Flink "
-             "job going back to its checkpoint, and a KCL application starting on a shard "
-             "(from TRIM_HORIZON, on a child shard, or from a lease's checkpoint after a "
-             "failover), which see the records after their start as written, for the first "
-             "%zu requests a shard (%zu at most, %zu in all over the open shards)",
+             "meters and the end of a run of whole minutes); a reader that goes back over "
+             "them sees their write times spread evenly over the span, but the readers "
+             "that may do so hold the shard from where they will read, for the first %zu "
+             "requests a shard (%zu at most, %zu in all over the open shards): a consumer "
+             "yet to start or to reach a child shard from its start, a KCL lease's next "
+             "owner at its checkpoint and a restarted Flink job at its own",
              w->stream.n_shards ? w->stream.shards[0]->log.floor_runs : (size_t)0,
              (size_t)KDS_LOG_FLOOR_RUNS, KDS_LOG_FLOOR_BUDGET);
     assume(a, "model", "records every reader has passed merge into one-minute spans", spans);

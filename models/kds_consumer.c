@@ -3,10 +3,12 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kds_stream.h"
 #include "kds_trace.h"
+#include "sim_mem.h"
 
 int kds_consumer_stats_init(kds_consumer_stats *cs)
 {
@@ -157,6 +159,47 @@ void kds_consumer_settle(kds_consumer_stats *cs, const kds_log *l, kds_cursor *c
     }
     cs->records_unread += kds_log_unread(l, cur);
     cs->records_skipped_at_start += start_pos;
+}
+
+bool kds_waits_wanted(const kds_stream *st, sim_time begin)
+{
+    return st->cfg.horizon <= 0 || begin <= st->cfg.horizon;
+}
+
+void kds_waits_hold(kds_waits *w, kds_shard *sh)
+{
+    if (sh->state == KDS_SHARD_EXPIRED)
+        return;
+    size_t i = (size_t)sh->index;
+    w->at = sim_grow_zeroed(w->at, &w->n, i + 1, sizeof *w->at);
+    if (w->at[i])
+        return;
+    kds_cursor *c = malloc(sizeof *c);
+    SIM_ASSERT(c != NULL);
+    /* A floor below the head stops compaction at the head run, wherever retention has
+     * moved it: the position need never move. */
+    kds_log_seek_head(&sh->log, c);
+    SIM_ASSERT(kds_log_attach_floor(&sh->log, c) == 0);
+    w->at[i] = c;
+}
+
+void kds_waits_release(kds_waits *w, kds_shard *sh)
+{
+    size_t i = (size_t)sh->index;
+    if (i >= w->n || !w->at[i])
+        return;
+    kds_log_detach_floor(&sh->log, w->at[i]);
+    free(w->at[i]);
+    w->at[i] = NULL;
+}
+
+void kds_waits_fini(kds_waits *w, kds_stream *st)
+{
+    for (size_t i = 0; i < w->n && i < st->n_shards; i++)
+        kds_waits_release(w, st->shards[i]);
+    free(w->at);
+    w->at = NULL;
+    w->n = 0;
 }
 
 void kds_consumer_not_begun(kds_consumer_stats *cs, const kds_stream *st)

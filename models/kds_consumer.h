@@ -202,6 +202,34 @@ void kds_consumer_child_started_since(kds_consumer *c, const struct kds_stream *
                                       const struct kds_shard *child, sim_time begin,
                                       sim_time now);
 
+/* The shards a consumer has yet to start reading, each held at its head by a floor of
+ * its log (kds_log_attach_floor), so that compaction merges none of their records before
+ * the consumer reads them: what it then reads is as written, not spread over merged
+ * one-minute spans, whether it starts late (`start:`, a Lambda mapping's creation) or
+ * waits for a child shard's parents. Zeroed is empty. The floor is passed over once it is
+ * further behind than the log's floor_runs, which bounds the memory it keeps. */
+typedef struct kds_waits {
+    kds_cursor **at; /* owned: the floor of shard i (by index), or NULL when none is held */
+    size_t n;
+} kds_waits;
+
+/* Whether a consumer that begins at `begin` (ns) may read before the end of the run on
+ * stream `st` (borrowed): one that begins after it holds nothing, so that it changes no
+ * other report. True when the run's length is not known. */
+bool kds_waits_wanted(const struct kds_stream *st, sim_time begin);
+
+/* Hold shard `sh` (borrowed) at its head until kds_waits_release; nothing when already
+ * held or expired. Aborts on allocation failure, as a failed attach does elsewhere. */
+void kds_waits_hold(kds_waits *w, struct kds_shard *sh);
+
+/* Stop holding `sh`: the consumer now reads it (its own cursor holds what it needs), or
+ * never will. Nothing when it is not held. */
+void kds_waits_release(kds_waits *w, struct kds_shard *sh);
+
+/* Release every shard of `st` held and free the table (for a consumer's free function,
+ * which runs before the stream's; NULL-safe on w's contents). */
+void kds_waits_fini(kds_waits *w, struct kds_stream *st);
+
 /* What every consumer model's constructor does first, on its zeroed (calloc'd) model:
  * set the header (`ops`, `name`, borrowed), store in *rng the consumer's random stream
  * "consumer/NAME" (by name, so that adding or reordering consumers leaves the others'

@@ -367,6 +367,7 @@ struct efo_consumer {
     size_t n_by_shard;
     child_wait **waits;      /* owned: children waiting or started */
     size_t n_waits;
+    kds_waits held;          /* shards held at their heads until subscribed */
     sim_time begin;          /* registration time */
     bool paused;             /* inside the configured pause */
     bool begun;              /* the begin event ran (not when `begin` is after the end) */
@@ -393,6 +394,7 @@ static void deliver(void *owner, kds_efo_sub *sub, const kds_slice *sl, size_t n
 
 static void add_sub(efo_consumer *c, kds_shard *sh, kds_start_kind start, uint64_t start_pos)
 {
+    kds_waits_release(&c->held, sh); /* the subscription's cursor holds from here on */
     if (c->n_subs == c->cap_subs) {
         c->cap_subs = c->cap_subs ? c->cap_subs * 2 : 8;
         c->subs = realloc(c->subs, c->cap_subs * sizeof *c->subs);
@@ -460,6 +462,7 @@ static void child_gate(sim *s, void *ctx)
 static void wait_for_parents(efo_consumer *c, kds_shard *sh, kds_start_kind start,
                              uint64_t start_pos)
 {
+    kds_waits_hold(&c->held, sh);
     child_wait *cw = malloc(sizeof *cw);
     SIM_ASSERT(cw != NULL);
     *cw = (child_wait){c, sh, sim_now(c->sim), start, start_pos, false};
@@ -472,8 +475,12 @@ static void wait_for_parents(efo_consumer *c, kds_shard *sh, kds_start_kind star
 static void on_new_shard(void *ctx, kds_shard *sh)
 {
     efo_consumer *c = ctx;
-    if (sim_now(c->sim) < c->begin)
+    if (sim_now(c->sim) < c->begin) {
+        /* begin() finds it; held until then when it may be read from before it. */
+        if (c->cfg.start != KDS_START_LATEST && kds_waits_wanted(c->st, c->begin))
+            kds_waits_hold(&c->held, sh);
         return;
+    }
     wait_for_parents(c, sh, KDS_START_TRIM_HORIZON, 0); /* children: from their start */
 }
 
@@ -500,6 +507,7 @@ static void begin(sim *s, void *ctx)
         kds_shard *sh = c->st->shards[i];
         if (sh->state == KDS_SHARD_EXPIRED) {
             c->unlisted += sh->log.end_pos; /* no write moves it any more */
+            kds_waits_release(&c->held, sh);
             continue;
         }
         if (!parent_read(c, sh->parent) && !parent_read(c, sh->adjacent_parent)) {
@@ -594,6 +602,8 @@ static void free_consumer(kds_consumer *base)
     efo_consumer *c = (efo_consumer *)base;
     if (!c)
         return;
+    if (c->st)
+        kds_waits_fini(&c->held, c->st);
     for (size_t i = 0; i < c->n_subs; i++) {
         kds_efo_sub_fini(c->subs[i]);
         free(c->subs[i]);
@@ -629,6 +639,11 @@ kds_consumer *kds_efo_make(sim *s, kds_stream *st, const void *cfgp)
         free_consumer(&c->base);
         return NULL;
     }
+    /* A consumer that registers later, before the end of the run, holds the shards it
+     * will read from before its start at their heads until it subscribes. */
+    if (c->begin > sim_now(s) && cfg->start != KDS_START_LATEST && kds_waits_wanted(st, c->begin))
+        for (size_t i = 0; i < st->n_shards; i++)
+            kds_waits_hold(&c->held, st->shards[i]);
     sim_at(s, c->begin, begin, c);
     if (cfg->pause_for > 0) {
         sim_at(s, cfg->pause_at > c->begin ? cfg->pause_at : c->begin, pause_start, c);

@@ -86,6 +86,7 @@ typedef struct object {
 
 struct kds_firehose {
     kds_consumer base;       /* first: the run sees a kds_consumer */
+    kds_waits waits;         /* shards held at their heads until the stream begins */
     kds_firehose_cfg cfg;
     sim *sim;
     kds_stream *st;
@@ -620,6 +621,7 @@ static void begin(sim *s, void *ctx)
         else /* never listed: stored before the start, skipped at it */
             f->unlisted += sh->log.end_pos;
     }
+    kds_waits_fini(&f->waits, f->st); /* every shard now has its readers */
 }
 
 static void on_new_shard(void *ctx, kds_shard *sh)
@@ -629,6 +631,8 @@ static void on_new_shard(void *ctx, kds_shard *sh)
      * later is read from its start whatever the start position. */
     if (f->started)
         start_shard(f, sh, KDS_START_TRIM_HORIZON);
+    else if (f->cfg.start != KDS_START_LATEST && kds_waits_wanted(f->st, f->cfg.begin))
+        kds_waits_hold(&f->waits, sh); /* begin() reads it from the start position */
 }
 
 /* ---- the consumer interface ------------------------------------------------------------ */
@@ -723,6 +727,8 @@ static void free_firehose(kds_consumer *base)
     kds_firehose *f = (kds_firehose *)base;
     if (!f)
         return;
+    if (f->st)
+        kds_waits_fini(&f->waits, f->st);
     for (size_t i = 0; i < f->n_readers; i++) {
         kds_log_detach(&f->readers[i]->sh->log, &f->readers[i]->cur);
         free(f->readers[i]->batch.v);
@@ -763,6 +769,12 @@ kds_consumer *kds_firehose_make(sim *s, kds_stream *st, const void *cfgp)
         free_firehose(&f->base);
         return NULL;
     }
+    /* A stream read from before its start (not LATEST) is held at its heads until then,
+     * when the delivery stream begins before the end of the run. */
+    if (cfg->begin > sim_now(s) && cfg->start != KDS_START_LATEST &&
+        kds_waits_wanted(st, cfg->begin))
+        for (size_t i = 0; i < st->n_shards; i++)
+            kds_waits_hold(&f->waits, st->shards[i]);
     sim_at(s, cfg->begin > sim_now(s) ? cfg->begin : sim_now(s), begin, f);
     return &f->base;
 }

@@ -71,6 +71,7 @@ typedef struct reader {
 
 struct kds_flink {
     kds_consumer base;    /* first: the run sees a kds_consumer */
+    kds_waits waits;      /* shards held at their heads until the job starts */
     kds_flink_cfg cfg;
     sim *sim;
     kds_stream *st;
@@ -471,6 +472,7 @@ static void begin(sim *s, void *ctx)
         rd->in_ckpt = true; /* the start positions stand for the first checkpoint */
         rd->ckpt_state = R_WAITING; /* started again as its parents allow */
     }
+    kds_waits_fini(&f->waits, f->st); /* every shard now has its reader's checkpoint */
     discover(f);
     /* Parents that need waiting for were noted by discover(); a shard created closed and
      * empty is done at once, which its first poll or push finds. */
@@ -484,6 +486,8 @@ static void on_new_shard(void *ctx, kds_shard *sh)
     if (f->started) {
         kds_stream_trim(f->st, sh);
         add_reader(f, sh, sh->log.head_pos);
+    } else if (f->cfg.start != KDS_START_LATEST && kds_waits_wanted(f->st, f->begin)) {
+        kds_waits_hold(&f->waits, sh); /* begin() reads it from the start position */
     }
 }
 
@@ -719,6 +723,8 @@ static void free_flink(kds_consumer *base)
     kds_flink *f = (kds_flink *)base;
     if (!f)
         return;
+    if (f->st)
+        kds_waits_fini(&f->waits, f->st);
     for (size_t i = 0; i < f->n_readers; i++) {
         reader *rd = f->readers[i];
         kds_log_detach(&rd->sh->log, &rd->ckpt);
@@ -769,6 +775,11 @@ kds_consumer *kds_flink_make(sim *s, kds_stream *st, const void *cfgp)
     }
     f->begin = cfg->begin > sim_now(s) ? cfg->begin : sim_now(s);
     f->last_ckpt = f->begin;
+    /* A job that starts later, before the end of the run, holds the shards it will read
+     * from before its start at their heads until then. */
+    if (f->begin > sim_now(s) && cfg->start != KDS_START_LATEST && kds_waits_wanted(st, f->begin))
+        for (size_t i = 0; i < st->n_shards; i++)
+            kds_waits_hold(&f->waits, st->shards[i]);
     sim_at(s, f->begin, begin, f);
     sim_at(s, f->begin + cfg->checkpoint_interval, checkpoint_tick, f);
     sim_at(s, f->begin + cfg->discovery_interval, discovery_tick, f);

@@ -191,6 +191,10 @@ struct kcl {
     sim_time efo_begin;           /* the first start of a worker (when the EFO consumer
                                      registers, and the slots start holding the shards,
                                      hold_heads), or -1 */
+    kds_waits pre;                /* before efo_begin: the shards held at their heads
+                                     for the first start (kds_kcl_new), if before the
+                                     end of the run */
+    sim_time first_start;         /* the first start configured (INT64_MAX: none) */
     kds_slice *scratch;           /* owned */
     size_t n_scratch, cap_scratch;
     uint32_t *order;              /* owned scratch of lease indices */

@@ -100,6 +100,7 @@ struct kds_lambda {
     reader **by_shard;       /* owned array, readers borrowed: the reader of shard i, or
                                 NULL (a shard that had expired when the mapping was made) */
     size_t n_by_shard;
+    kds_waits waits;         /* shards held at their heads until their readers start */
     bool enabled;            /* the mapping has been created and reads */
     sim_time enabled_at;
     uint32_t inflight;       /* invocations running across the mapping */
@@ -1147,6 +1148,7 @@ static bool parents_done(kds_lambda *m, const reader *rd)
  * it), and its children do not wait for it. */
 static void skip_expired(reader *rd)
 {
+    kds_waits_release(&rd->m->waits, rd->sh);
     rd->started = rd->read_done = rd->done = true;
     kds_log_seek_end(&rd->sh->log, &rd->cur);
     rd->start_pos = rd->cur.pos;
@@ -1157,6 +1159,7 @@ static void reader_start(reader *rd, kds_start_kind kind)
     kds_lambda *m = rd->m;
     kds_stream *st = m->st;
     sim_time now = sim_now(m->sim);
+    kds_waits_release(&m->waits, rd->sh); /* its own cursor holds from here on */
     if (rd->sh->state == KDS_SHARD_EXPIRED) {
         /* A child whose parents were read so slowly that it expired first: gone too. */
         skip_expired(rd);
@@ -1252,6 +1255,10 @@ static void on_new_shard(void *ctx, kds_shard *sh)
             sim_at(m->sim, sim_now(m->sim), efo_arrive, ps[i]);
         }
     }
+    /* A child waits for its parents, or for the mapping's creation: held at its head
+     * until then, as it will be read from its start. */
+    if (kds_waits_wanted(m->st, m->enabled_at))
+        kds_waits_hold(&m->waits, sh);
     if (m->enabled && parents_done(m, rd))
         reader_start(rd, KDS_START_TRIM_HORIZON); /* children are read from their start */
 }
@@ -1414,6 +1421,8 @@ static void free_lambda(kds_consumer *base)
     kds_lambda *m = (kds_lambda *)base;
     if (!m)
         return;
+    if (m->st)
+        kds_waits_fini(&m->waits, m->st);
     for (size_t i = 0; i < m->n_readers; i++) {
         reader *rd = m->readers[i];
         if (rd->attached)
@@ -1468,6 +1477,11 @@ kds_consumer *kds_lambda_make(sim *s, kds_stream *st, const void *cfgp)
             add_reader(m, st->shards[i]);
     sim_time begin = cfg->begin > sim_now(s) ? cfg->begin : sim_now(s);
     m->enabled_at = begin + cfg->creation_delay;
+    /* The shards the mapping will read from before its start, held at their heads until
+     * their readers start (at LATEST it reads nothing written before). */
+    if (cfg->start != KDS_START_LATEST && kds_waits_wanted(st, m->enabled_at))
+        for (size_t i = 0; i < m->n_readers; i++)
+            kds_waits_hold(&m->waits, m->readers[i]->sh);
     sim_at(s, begin, created_event, m);
     sim_at(s, m->enabled_at, enabled_event, m);
     return &m->base;

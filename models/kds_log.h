@@ -20,9 +20,10 @@
  * one run a cell. Exact counts and bytes are kept, and as no merged run crosses a whole
  * minute, retention trims to a whole minute (the hourly meters, the end of a run of
  * whole minutes) expire exactly what they would without merging. A reader that later
- * goes back over compacted records (a new consumer at TRIM_HORIZON) sees their write
- * times spread evenly over each merged span. A position a reader may come back to (a checkpoint) is
- * attached as a floor, after which runs stay as written (kds_log_attach_floor). A run
+ * goes back over compacted records sees their write times spread evenly over each merged
+ * span, so a position a reader may come back to (a checkpoint), or where a reader yet to
+ * start will begin, is attached as a floor, after which runs stay as written
+ * (kds_log_attach_floor; kds_waits in kds_consumer.h), up to `floor_runs` of them. A run
  * holding marked records is never merged into the one before it, so that its marks, a
  * run's first records, keep their positions (marks are rare: at most one more run each).
  */

@@ -37,6 +37,7 @@ struct kds_poller {
     size_t n_by_shard;
     kds_slice *scratch;/* slices of the current call */
     size_t n_scratch, cap_scratch;
+    kds_waits waits;   /* the shards held at their heads until the consumer begins */
 };
 
 void kds_poller_cfg_defaults(kds_poller_cfg *cfg)
@@ -214,9 +215,14 @@ static void add_reader(kds_poller *p, kds_shard *sh, bool at_creation)
                                   sizeof *p->by_shard);
     p->by_shard[sh->index] = rd;
     rd->created = sim_now(p->sim);
-    /* The cursor is attached when the reader starts (attach), not now: a consumer yet to
-     * begin must not hold back the log's compaction, which would change what the other
-     * readers see (kds_log.h), as no other kind of consumer does. */
+    /* The cursor is attached when the reader starts (attach), not now. Until then a
+     * consumer that begins later, before the end of the run, holds the shard at its head
+     * (one starting at LATEST on a shard that exists has nothing before its start to
+     * read), so that it reads the records as written; one that begins after the end
+     * holds nothing, and changes no other report. */
+    if (p->cfg.begin > sim_now(p->sim) && kds_waits_wanted(p->st, p->cfg.begin) &&
+        (!at_creation || p->cfg.start != KDS_START_LATEST))
+        kds_waits_hold(&p->waits, sh);
     /* The first call is at a random phase within one idle interval. */
     sim_time first = p->cfg.begin > sim_now(p->sim) ? p->cfg.begin : sim_now(p->sim);
     first += (sim_time)(gsl_rng_uniform(p->rng) * (double)p->cfg.idle);
@@ -235,6 +241,7 @@ static void attach(reader *rd)
         return;
     SIM_ASSERT(kds_log_attach(&rd->sh->log, &rd->cur) == 0);
     rd->attached = true;
+    kds_waits_release(&rd->p->waits, rd->sh);
 }
 
 static void attach_event(sim *s, void *ctx)
@@ -256,6 +263,7 @@ static void position(sim *s, void *ctx)
         kds_log_seek_end(l, &rd->cur);
         rd->start_pos = rd->cur.pos;
         rd->done = rd->unlisted = 1;
+        kds_waits_release(&p->waits, rd->sh);
         return; /* never read: not attached */
     }
     kds_stream_trim(p->st, rd->sh);
@@ -316,6 +324,8 @@ static void free_poller(kds_consumer *base)
     kds_poller *p = (kds_poller *)base;
     if (!p)
         return;
+    if (p->st)
+        kds_waits_fini(&p->waits, p->st);
     for (size_t i = 0; i < p->n_readers; i++) {
         if (p->readers[i]->attached)
             kds_log_detach(&p->readers[i]->sh->log, &p->readers[i]->cur);

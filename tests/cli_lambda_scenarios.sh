@@ -100,7 +100,7 @@ check bisect "every other record handed to the function processed (but those sti
      - .figures.records_to_failure_destination < 100'
 check bisect "conservation" "$conservation"
 
-# --- a poison record read late, after compaction merged its run -------------------------------
+# --- a poison record read late --------------------------------------------------------------
 late=tests/scenarios/lambda-rbif-late.yaml
 run late "$late"
 run early "$late" --set consumers[0].start=0s
@@ -126,25 +126,29 @@ check split "a split: everything delivered but the last second, none later than 
      and .records_expired_unread == 0 and .latency_ms.max < 3000)'
 
 # --- MaximumRecordAge cutting a merged span ------------------------------------------------
-# A mapping created at 10 minutes at TRIM_HORIZON finds the first minutes merged into
-# one-minute spans (the live reader passed them), and gives up what is older than its
-# 5-minute maximum age, the older part of the span the cut falls in too: no record it
-# hands to the function is 5 minutes old (a second of function time on top at most).
+# A mapping created at 10 minutes at TRIM_HORIZON holds the shard from its head until
+# then, but only for 32,768 requests (kds_log.h): the producer sends a record a request,
+# 100 a second, so by about 7 minutes the first minutes are merged into one-minute spans
+# (the live reader passed them). The mapping gives up what is older than its 5-minute
+# maximum age, the older part of the span the cut falls in too: no record it hands to the
+# function is 5 minutes old (a second of function time on top at most).
 cat >"$tmp/aged.yaml" <<'EOF'
 duration: 12m
 seed: 4
 stream: {shards: 1}
 producers:
-  - {name: p, rate: 100 records/s, record_size: 1 KiB}
+  - {name: p, rate: 100 records/s, record_size: 1 KiB, api: put_record}
 consumers:
   - {name: live, kind: polling}
   - {name: fn, kind: lambda, start: 10m, start_position: trim_horizon,
      maximum_record_age: 5m, maximum_retry_attempts: 0}
 EOF
 run aged "$tmp/aged.yaml"
-check aged "maximum age: 5 minutes of records or a little more given up, the rest processed" \
+check aged "maximum age: 5 minutes of records or a little more given up, the rest processed
+     (but for a batch of 100 at most still running at the end)" \
     '.consumers[1] | .figures.records_discarded >= 30000 and .figures.records_discarded <= 33000
-     and .figures.records_discarded + .figures.records_processed == .records_delivered'
+     and .figures.records_discarded + .figures.records_processed <= .records_delivered
+     and .figures.records_discarded + .figures.records_processed >= .records_delivered - 100'
 check aged "maximum age: a record older than 5 minutes handed to the function" \
     '.consumers[1].latency_ms.max < 301000'
 check aged "conservation" '.stream.records_in == (.consumers[1] | .records_skipped_at_start
