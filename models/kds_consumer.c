@@ -183,6 +183,14 @@ void kds_waits_hold(kds_waits *w, kds_shard *sh)
     w->at[i] = c;
 }
 
+void kds_waits_hold_until(kds_waits *w, kds_stream *st, sim_time begin, bool reads_back)
+{
+    if (begin <= sim_now(st->sim) || !reads_back || !kds_waits_wanted(st, begin))
+        return;
+    for (size_t i = 0; i < st->n_shards; i++)
+        kds_waits_hold(w, st->shards[i]);
+}
+
 void kds_waits_release(kds_waits *w, kds_shard *sh)
 {
     size_t i = (size_t)sh->index;

@@ -222,6 +222,11 @@ bool kds_waits_wanted(const struct kds_stream *st, sim_time begin);
  * held or expired. Aborts on allocation failure, as a failed attach does elsewhere. */
 void kds_waits_hold(kds_waits *w, struct kds_shard *sh);
 
+/* Hold every shard of `st` (borrowed) for a consumer that begins at `begin` (ns), when it
+ * begins later, before the end of the run, and `reads_back` (its start position is not
+ * LATEST, which reads nothing written before it); nothing otherwise. */
+void kds_waits_hold_until(kds_waits *w, struct kds_stream *st, sim_time begin, bool reads_back);
+
 /* Stop holding `sh`: the consumer now reads it (its own cursor holds what it needs), or
  * never will. Nothing when it is not held. */
 void kds_waits_release(kds_waits *w, struct kds_shard *sh);

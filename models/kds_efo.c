@@ -641,9 +641,7 @@ kds_consumer *kds_efo_make(sim *s, kds_stream *st, const void *cfgp)
     }
     /* A consumer that registers later, before the end of the run, holds the shards it
      * will read from before its start at their heads until it subscribes. */
-    if (c->begin > sim_now(s) && cfg->start != KDS_START_LATEST && kds_waits_wanted(st, c->begin))
-        for (size_t i = 0; i < st->n_shards; i++)
-            kds_waits_hold(&c->held, st->shards[i]);
+    kds_waits_hold_until(&c->held, st, c->begin, cfg->start != KDS_START_LATEST);
     sim_at(s, c->begin, begin, c);
     if (cfg->pause_for > 0) {
         sim_at(s, cfg->pause_at > c->begin ? cfg->pause_at : c->begin, pause_start, c);

@@ -771,10 +771,7 @@ kds_consumer *kds_firehose_make(sim *s, kds_stream *st, const void *cfgp)
     }
     /* A stream read from before its start (not LATEST) is held at its heads until then,
      * when the delivery stream begins before the end of the run. */
-    if (cfg->begin > sim_now(s) && cfg->start != KDS_START_LATEST &&
-        kds_waits_wanted(st, cfg->begin))
-        for (size_t i = 0; i < st->n_shards; i++)
-            kds_waits_hold(&f->waits, st->shards[i]);
+    kds_waits_hold_until(&f->waits, st, cfg->begin, cfg->start != KDS_START_LATEST);
     sim_at(s, cfg->begin > sim_now(s) ? cfg->begin : sim_now(s), begin, f);
     return &f->base;
 }

@@ -777,9 +777,7 @@ kds_consumer *kds_flink_make(sim *s, kds_stream *st, const void *cfgp)
     f->last_ckpt = f->begin;
     /* A job that starts later, before the end of the run, holds the shards it will read
      * from before its start at their heads until then. */
-    if (f->begin > sim_now(s) && cfg->start != KDS_START_LATEST && kds_waits_wanted(st, f->begin))
-        for (size_t i = 0; i < st->n_shards; i++)
-            kds_waits_hold(&f->waits, st->shards[i]);
+    kds_waits_hold_until(&f->waits, st, f->begin, cfg->start != KDS_START_LATEST);
     sim_at(s, f->begin, begin, f);
     sim_at(s, f->begin + cfg->checkpoint_interval, checkpoint_tick, f);
     sim_at(s, f->begin + cfg->discovery_interval, discovery_tick, f);

@@ -2882,9 +2882,7 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
             if (wc->events[k].kind == KDS_KCL_EV_START && wc->events[k].at < a->first_start)
                 a->first_start = wc->events[k].at;
     }
-    if (a->first_start != INT64_MAX && a->first_start > sim_now(s) &&
-        cfg->initial != KDS_START_LATEST && kds_waits_wanted(st, a->first_start))
-        for (size_t i = 0; i < st->n_shards; i++)
-            kds_waits_hold(&a->pre, st->shards[i]);
+    if (a->first_start != INT64_MAX)
+        kds_waits_hold_until(&a->pre, st, a->first_start, cfg->initial != KDS_START_LATEST);
     return &a->base;
 }

@@ -1479,9 +1479,7 @@ kds_consumer *kds_lambda_make(sim *s, kds_stream *st, const void *cfgp)
     m->enabled_at = begin + cfg->creation_delay;
     /* The shards the mapping will read from before its start, held at their heads until
      * their readers start (at LATEST it reads nothing written before). */
-    if (cfg->start != KDS_START_LATEST && kds_waits_wanted(st, m->enabled_at))
-        for (size_t i = 0; i < m->n_readers; i++)
-            kds_waits_hold(&m->waits, m->readers[i]->sh);
+    kds_waits_hold_until(&m->waits, st, m->enabled_at, cfg->start != KDS_START_LATEST);
     sim_at(s, begin, created_event, m);
     sim_at(s, m->enabled_at, enabled_event, m);
     return &m->base;
