@@ -2253,8 +2253,7 @@ static void worker_start(worker *w)
         w->seen_at[i] = UNSEEN;
     if (a->efo_begin < 0) { /* the application's first start */
         a->efo_begin = now;
-        hold_heads(a);
-        kds_waits_fini(&a->pre, a->st); /* the slots' floors hold from here on */
+        hold_heads(a); /* already held from kds_kcl_new, when a start was configured */
     }
     add_change(a, w, "start");
     w->state = W_SYNC;
@@ -2387,9 +2386,11 @@ static void floor_at_head(kcl *a, kds_shard *sh)
     sl->ckpt_on = true;
 }
 
-/* At the application's first start: the shards it will read from their oldest record
- * (all that are left, unless its initial position is LATEST) are held from their heads.
- * Not before, so that an application yet to start changes nothing for the others. */
+/* The shards the application will read from their oldest record (all that are left,
+ * unless its initial position is LATEST) are held from their heads: from kds_kcl_new when
+ * its first start is configured before the end of the run (a->holding), so that records
+ * written before it starts are read as written. An application that starts after the
+ * end holds nothing, and changes nothing for the others. */
 static void hold_heads(kcl *a)
 {
     if (a->cfg.initial == KDS_START_LATEST)
@@ -2406,9 +2407,8 @@ static void on_new_shard(void *ctx, kds_shard *sh)
     kcl *a = ctx;
     if (a->efo_begin >= 0) /* started: a child's lease starts at TRIM_HORIZON */
         floor_at_head(a, sh);
-    else if (a->first_start != INT64_MAX && a->cfg.initial != KDS_START_LATEST &&
-             kds_waits_wanted(a->st, a->first_start))
-        kds_waits_hold(&a->pre, sh); /* until the first start, as the others are */
+    else if (a->holding && a->cfg.initial != KDS_START_LATEST)
+        floor_at_head(a, sh); /* held until the first start, as the others are */
     int32_t par[2] = {sh->parent, sh->adjacent_parent};
     for (int i = 0; i < 2; i++)
         if (par[i] >= 0 && (size_t)par[i] < a->n_slots && a->slots[par[i]] &&
@@ -2670,8 +2670,6 @@ static void free_kcl(kds_consumer *base)
     kcl *a = (kcl *)base;
     if (!a)
         return;
-    if (a->st)
-        kds_waits_fini(&a->pre, a->st);
     while (a->procs) {
         proc *p = a->procs;
         p->refs = 0; /* the simulation and its events are gone */
@@ -2869,20 +2867,19 @@ kds_consumer *kds_kcl_make(sim *s, kds_stream *st, const void *cfgp)
                      (kds_kcl_event){cfg->deploy.graceful ? KDS_KCL_EV_STOP : KDS_KCL_EV_CRASH,
                                      cfg->deploy.at + (sim_time)i * cfg->deploy.interval, 0,
                                      cfg->deploy.downtime});
-    /* An application whose first worker starts later, before the end of the run, holds
-     * the shards it will read from their oldest record at their heads from now, as it
-     * does from its first start on (hold_heads); one that starts after the end holds
-     * nothing, and changes no other report. */
-    a->first_start = INT64_MAX;
+    /* An application whose first worker starts before the end of the run holds the
+     * shards it will read from their oldest record from now (hold_heads). */
+    sim_time first_start = INT64_MAX;
     for (size_t i = 0; i < cfg->n_workers; i++) {
         const kds_kcl_worker_cfg *wc = &cfg->workers[i];
-        if (wc->start >= 0 && wc->start < a->first_start)
-            a->first_start = wc->start;
+        if (wc->start >= 0 && wc->start < first_start)
+            first_start = wc->start;
         for (size_t k = 0; k < wc->n_events; k++)
-            if (wc->events[k].kind == KDS_KCL_EV_START && wc->events[k].at < a->first_start)
-                a->first_start = wc->events[k].at;
+            if (wc->events[k].kind == KDS_KCL_EV_START && wc->events[k].at < first_start)
+                first_start = wc->events[k].at;
     }
-    if (a->first_start != INT64_MAX)
-        kds_waits_hold_until(&a->pre, st, a->first_start, cfg->initial != KDS_START_LATEST);
+    a->holding = first_start != INT64_MAX && kds_waits_wanted(st, first_start);
+    if (a->holding)
+        hold_heads(a);
     return &a->base;
 }

@@ -189,12 +189,10 @@ struct kcl {
     uint64_t checked_version;
     kds_consumer_stats efo_cs;    /* what the EFO subscriptions report (merged at the end) */
     sim_time efo_begin;           /* the first start of a worker (when the EFO consumer
-                                     registers, and the slots start holding the shards,
-                                     hold_heads), or -1 */
-    kds_waits pre;                /* before efo_begin: the shards held at their heads
-                                     for the first start (kds_kcl_new), if before the
-                                     end of the run */
-    sim_time first_start;         /* the first start configured (INT64_MAX: none) */
+                                     registers), or -1 */
+    bool holding;                 /* a worker starts before the end of the run: the slots
+                                     hold the shards from the start of the run
+                                     (hold_heads), not only from efo_begin */
     kds_slice *scratch;           /* owned */
     size_t n_scratch, cap_scratch;
     uint32_t *order;              /* owned scratch of lease indices */

@@ -57,6 +57,14 @@ static void runs_per_second(kds_log *l, sim_time span, int n, uint32_t count, ui
         ck_assert_int_eq(kds_log_append(l, SIM_S(i), count, bytes, 1, 0, 0), 0);
 }
 
+/* An empty log compacting into cells of `span`, read by `rd` from its head. */
+static void log_with_reader(kds_log *l, sim_time span, kds_cursor *rd)
+{
+    kds_log_init(l, span);
+    kds_log_seek_head(l, rd);
+    ck_assert_int_eq(kds_log_attach(l, rd), 0);
+}
+
 /* A small deterministic generator for the tests' random logs. */
 static uint64_t xorshift(uint64_t *x)
 {
@@ -556,10 +564,8 @@ END_TEST
 START_TEST(test_ring_bounded_by_runs_kept)
 {
     kds_log l;
-    kds_log_init(&l, SIM_S(10));
     kds_cursor rd;
-    kds_log_seek_head(&l, &rd);
-    ck_assert_int_eq(kds_log_attach(&l, &rd), 0);
+    log_with_reader(&l, SIM_S(10), &rd);
     size_t cap_max = 0;
     for (int i = 0; i < 8 * 3600; i++) {
         ck_assert_int_eq(kds_log_append(&l, SIM_S(i), 2, 200, 0, 0, 0), 0);
@@ -675,11 +681,9 @@ END_TEST
 START_TEST(test_trim_on_whole_minutes_exact)
 {
     kds_log merged, whole;
-    kds_log_init(&merged, SIM_MIN(1));
-    kds_log_init(&whole, 0);
     kds_cursor rd;
-    kds_log_seek_head(&merged, &rd);
-    ck_assert_int_eq(kds_log_attach(&merged, &rd), 0);
+    log_with_reader(&merged, SIM_MIN(1), &rd);
+    kds_log_init(&whole, 0);
     uint64_t x = 7;
     sim_time t = 0;
     size_t minute = 0;
@@ -835,10 +839,8 @@ END_TEST
 START_TEST(test_compact_on_append)
 {
     kds_log l;
-    kds_log_init(&l, SIM_MIN(1));
     kds_cursor rd;
-    kds_log_seek_head(&l, &rd);
-    ck_assert_int_eq(kds_log_attach(&l, &rd), 0);
+    log_with_reader(&l, SIM_MIN(1), &rd);
     for (int i = 0; i < 3000; i++)
         ck_assert_int_eq(kds_log_append(&l, SIM_MS(100) * i, 2, 20, 0, 0, 0), 0);
     ck_assert_uint_eq(kds_log_runs(&l), 3000);
