@@ -81,6 +81,11 @@ typedef struct object {
     slices recs;             /* its records */
     bool by_size;            /* closed by the size hint (else by the interval) */
     sim_time first_failure;  /* time of its first failed attempt, or -1 */
+    sim_time refused_from;   /* the failure its pending retry follows, ns */
+    uint64_t refused;        /* retries between that failure and the pending retry,
+                                every retry_interval, that the outage refuses without
+                                any other effect: counted when the pending retry runs,
+                                or by the end for those made by then */
     struct object *prev, *next; /* the consumer's list of live objects */
 } object;
 
@@ -152,9 +157,22 @@ static void object_free(object *o)
         f->spare_obj = o;
 }
 
-/* One PutObject attempt: its outcome is known when it completes. */
+static bool in_outage(const kds_firehose_cfg *c, sim_time t)
+{
+    return c->outage_for > 0 && t >= c->outage_at && t < c->outage_at + c->outage_for;
+}
+
+static void failed(kds_firehose *f, object *o, sim_time now);
+
+/* One PutObject attempt: refused at once during an outage; otherwise its outcome is
+ * known when it completes. */
 static void attempt(kds_firehose *f, object *o)
 {
+    sim_time now = sim_now(f->sim);
+    if (in_outage(&f->cfg, now)) {
+        failed(f, o, now);
+        return;
+    }
     sim_after(f->sim, sim_dist_sample_ns(&f->cfg.put_ms, f->rng), put_done, o);
 }
 
@@ -218,7 +236,7 @@ static void written(kds_firehose *f, object *o, sim_time now)
 static bool destination_fails(kds_firehose *f, sim_time now)
 {
     const kds_firehose_cfg *c = &f->cfg;
-    if (c->outage_for > 0 && now >= c->outage_at && now < c->outage_at + c->outage_for)
+    if (in_outage(c, now))
         return true;
     /* Draw only when failures are on, so that other settings keep their draws. */
     return c->failure_rate > 0 && gsl_rng_uniform(f->rng) < c->failure_rate;
@@ -234,6 +252,36 @@ static void put_done(sim *s, void *ctx)
         object_free(o);
         return;
     }
+    failed(f, o, now);
+}
+
+/* How many of the retries after a failure of `o` at `now` (at now + j x retry_interval,
+ * j = 1, 2, ...) the outage refuses with no other effect, one after another from the
+ * first: each is made before the outage ends, while the object's oldest record is still
+ * in the stream (retry() drops nothing) and before its retry_duration is spent (none
+ * gives it up). Each such retry only counts a retry and a failure, so they need no event
+ * of their own. Draws nothing: refused attempts take no time. */
+static uint64_t refused_ahead(const kds_firehose *f, const object *o, sim_time now)
+{
+    const kds_firehose_cfg *c = &f->cfg;
+    if (c->event_per_refusal || !in_outage(c, now))
+        return 0;
+    sim_time lim = c->outage_at + c->outage_for;
+    sim_time kept_until = o->recs.oldest + f->st->cfg.retention; /* it expires at this */
+    if (kept_until < lim)
+        lim = kept_until;
+    if (c->retry_duration >= 0 && o->first_failure + c->retry_duration < lim)
+        lim = o->first_failure + c->retry_duration; /* a retry at it gives up */
+    if (lim <= now)
+        return 0;
+    /* The j >= 1 with now + j x interval < lim. */
+    return (uint64_t)((lim - now - 1) / c->retry_interval);
+}
+
+/* An attempt of `o` failed at `now`: count it, give the object up if its retry duration
+ * is spent, or schedule its next retry that may have an effect. */
+static void failed(kds_firehose *f, object *o, sim_time now)
+{
     f->fs.delivery_failures++;
     if (o->first_failure < 0)
         o->first_failure = now;
@@ -248,14 +296,26 @@ static void put_done(sim *s, void *ctx)
         object_free(o);
         return;
     }
+    uint64_t skip = refused_ahead(f, o, now);
+    sim_time next = f->cfg.retry_interval * (sim_time)(skip + 1);
     if (KDS_TRACING(f->st->trace, "s3", f->cfg.name, -1)) {
-        char dur[32];
-        kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
-                       "PutObject: %" PRIu64 " record%s failed, retry in %s",
-                       o->recs.records, kds_trace_s(o->recs.records),
-                       kds_trace_dur(dur, sizeof dur, f->cfg.retry_interval));
+        char dur[32], after[32];
+        kds_trace_dur(dur, sizeof dur, f->cfg.retry_interval);
+        if (skip == 0)
+            kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
+                           "PutObject: %" PRIu64 " record%s failed, retry in %s",
+                           o->recs.records, kds_trace_s(o->recs.records), dur);
+        else
+            kds_trace_emit(f->st->trace, now, "s3", f->cfg.name, -1,
+                           "PutObject: %" PRIu64 " record%s failed; the outage refuses the "
+                           "next %" PRIu64 " retr%s, one every %s; retry in %s",
+                           o->recs.records, kds_trace_s(o->recs.records), skip,
+                           skip == 1 ? "y" : "ies", dur,
+                           kds_trace_dur(after, sizeof after, next));
     }
-    sim_after(s, f->cfg.retry_interval, retry, o);
+    o->refused_from = now;
+    o->refused = skip;
+    sim_after(f->sim, next, retry, o);
 }
 
 /* Drop the records of `o` that the stream no longer holds (written at or before
@@ -314,6 +374,9 @@ static void retry(sim *s, void *ctx)
 {
     object *o = ctx;
     kds_firehose *f = o->f;
+    f->fs.delivery_retries += o->refused; /* the refused ones skipped over */
+    f->fs.delivery_failures += o->refused;
+    o->refused = 0;
     drop_expired(f, o, sim_now(s));
     if (o->recs.n == 0) {
         f->fs.objects_given_up++;
@@ -663,9 +726,20 @@ static void finish(kds_consumer *base, sim_time end)
         kds_consumer_not_begun(cs, f->st); /* readers are made at the start */
     f->fs.records_buffered += f->buf.records;
     cs->records_unread += f->buf.records;
-    for (const object *o = f->live; o; o = o->next) {
+    for (object *o = f->live; o; o = o->next) {
         f->fs.records_in_objects += o->recs.records;
         cs->records_unread += o->recs.records;
+        /* Refused retries skipped over that were due by the end were made. */
+        if (o->refused > 0 && end >= o->refused_from) {
+            sim_time iv = f->cfg.retry_interval;
+            uint64_t made = (uint64_t)((end - o->refused_from) / iv);
+            if (made > o->refused)
+                made = o->refused;
+            f->fs.delivery_retries += made;
+            f->fs.delivery_failures += made;
+            o->refused -= made;
+            o->refused_from += (sim_time)made * iv;
+        }
     }
     sim_series_extend(&cs->iterator_age_min, end);
     sim_series_extend(&cs->delivered_min, end);
@@ -706,6 +780,11 @@ static void assumptions(const kds_consumer *base, kds_assume_fn fn, void *arg)
     sim_fmt_duration(v, sizeof v, f->cfg.retry_interval);
     fn(arg, "delivery.retry_interval", v,
        "time between attempts to write a failed S3 object; AWS publishes no figure");
+    if (f->cfg.outage_for > 0)
+        fn(arg, "delivery.outage.refusal", "at once, taking no time",
+           "how long the destination takes to refuse a PutObject made during the outage "
+           "(one in flight when it begins fails when it completes); AWS publishes no "
+           "figure");
     fn(arg, "buffering.interval_clock",
        "from the last object while records flow, else from the first record",
        "AWS does not say when the buffer interval starts counting");

@@ -15,13 +15,20 @@
  * is cut at the record that fills it, so that objects of a steady stream are SizeInMBs
  * each (to within one record).
  *
- * A delivery attempt fails with a probability (failure_rate) or while the destination
- * is out (outage). A failed object is retried every retry_interval. AWS: "If the
+ * A delivery attempt fails with a probability (failure_rate), when it completes, or
+ * while the destination is out (outage): an attempt made during the outage is refused
+ * at once, without the time of an upload (an assumption: AWS does not say how long a
+ * refused PutObject takes), and one in flight when the outage begins fails when it
+ * completes. A failed object is retried every retry_interval. AWS: "If the
  * destination is Amazon S3 and delivery fails, Firehose keeps retrying until the
  * retention period ends" - with a Kinesis source, the stream's. So the records of a
  * failed object that expire from the stream before a retry succeeds are lost
  * (records_lost_after_retries); an optional retry_duration (RetryOptions, 0-7200 s)
  * gives up the whole object earlier. Reading is not held back by failing deliveries.
+ * Retries that the outage can only refuse (before its end, with nothing of the object
+ * expiring and its retry_duration not spent) cost no event each: a failed object skips
+ * ahead to the first retry that may differ, and they are counted as if made. A day's
+ * outage with objects every few seconds would otherwise cost objects x retries events.
  *
  * Every shard is read at once, a child shard from its start as soon as it exists:
  * Firehose promises no order across shards (a simplification: AWS does not say how it
@@ -72,13 +79,19 @@ typedef struct kds_firehose_cfg {
                                      median 200 ms, sigma 0.5; assumption) */
     double failure_rate;          /* probability one delivery attempt fails (0) */
     sim_time outage_at;           /* the destination refuses every attempt from... */
-    sim_time outage_for;          /* ...for this long (0 = no outage) */
+    sim_time outage_for;          /* ...for this long (0 = no outage): an attempt made
+                                     then is refused at once, one in flight when it
+                                     begins fails when it completes */
     sim_time retry_interval;      /* between attempts of a failed object (5 s;
                                      assumption) */
     sim_time retry_duration;      /* give an object up this long after its first failed
                                      attempt; -1 = keep retrying while the stream holds
                                      its records (AWS's S3 behaviour) */
     sim_time begin;               /* the Firehose stream starts reading at (0) */
+    bool event_per_refusal;       /* one event for each retry the outage refuses (tests
+                                     only: the same figures, at a cost that grows with
+                                     objects x outage); false: a failed object skips
+                                     ahead over retries that can only be refused */
 } kds_firehose_cfg;
 
 /* AWS's defaults, and the assumptions above for what AWS does not publish. */

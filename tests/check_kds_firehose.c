@@ -3,7 +3,8 @@
  * interval-bound: one object per interval; interval 0: one object per GetRecords
  * reply), full backup doubling the GetRecords calls, de-aggregation, a failed delivery
  * retried until it succeeds, records lost when the retries outlast the stream's
- * retention or the retry duration, the consumer conservation rule of kds_consumer.h in
+ * retention or the retry duration, the retries an outage refuses skipped over with the
+ * same figures as an event for each, the consumer conservation rule of kds_consumer.h in
  * every world, and determinism under a fixed seed.
  */
 #include <check.h>
@@ -333,6 +334,83 @@ START_TEST(test_retry_duration_gives_up)
 }
 END_TEST
 
+/* Retries the outage can only refuse are skipped over, not made one event each; every
+ * figure is the same as with an event per refused retry, while far fewer events run.
+ * The cases end the skips in each of their ways: the outage's end, a record expiring
+ * (24 h retention, an outage of a day), the retry duration, and the end of the run in
+ * the middle of an outage (the skipped retries due by then still count). Retry
+ * intervals that do not divide the outage put retries on either side of each limit. */
+typedef struct refusal_case {
+    sim_time duration, stop, outage_at, outage_for, interval, retry_duration;
+    double rate, failure_rate;
+    int ends; /* how skips end besides the outage: 1 expiry, 2 retry duration, 3 the run */
+} refusal_case;
+
+START_TEST(test_refusals_skipped_exactly)
+{
+    static const refusal_case cases[] = {
+        /* short outage, random failures before and after it */
+        {SIM_S(900), SIM_S(800), SIM_S(100), SIM_S(300), SIM_S(5), -1, 300, 0.2, 0},
+        /* longer than the retention: the first minute's records expire during it */
+        {SIM_HOUR(24) + SIM_S(400), SIM_S(120), 0, SIM_HOUR(24) + SIM_S(90), SIM_S(7), -1,
+         100, 0, 1},
+        /* a retry duration ends the skips, on a retry (a multiple of the interval) */
+        {SIM_S(1200), SIM_S(600), SIM_S(30), SIM_S(900), SIM_S(3), SIM_S(99), 200, 0.1, 2},
+        /* the run ends during the outage */
+        {SIM_S(1000), -1, SIM_S(200), SIM_S(5000), SIM_MS(6500), -1, 200, 0, 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const refusal_case *k = &cases[i];
+        fixture f[2];
+        uint64_t events[2];
+        for (int per = 0; per < 2; per++) {
+            fx_defaults(&f[per], 2, k->duration, k->rate, k->stop);
+            f[per].fh.start = KDS_START_TRIM_HORIZON;
+            f[per].fh.buffer_interval = SIM_S(10);
+            f[per].fh.buffer_size = KDS_MIB;
+            f[per].fh.outage_at = k->outage_at;
+            f[per].fh.outage_for = k->outage_for;
+            f[per].fh.retry_interval = k->interval;
+            f[per].fh.retry_duration = k->retry_duration;
+            f[per].fh.failure_rate = k->failure_rate;
+            f[per].fh.event_per_refusal = per == 1;
+            fx_run(&f[per]);
+            events[per] = sim_events_run(f[per].w.sim);
+            check_conservation(&f[per]);
+        }
+        const kds_firehose_stats *a = fst(&f[0]), *b = fst(&f[1]);
+        ck_assert_msg(a->delivery_failures == b->delivery_failures &&
+                          a->delivery_retries == b->delivery_retries,
+                      "case %zu: failures %llu / %llu, retries %llu / %llu", i,
+                      (unsigned long long)a->delivery_failures,
+                      (unsigned long long)b->delivery_failures,
+                      (unsigned long long)a->delivery_retries,
+                      (unsigned long long)b->delivery_retries);
+        ck_assert_msg(memcmp(a, b, sizeof *a) == 0, "case %zu: the figures differ", i);
+        const kds_consumer_stats *ca = cst(&f[0]), *cb = cst(&f[1]);
+        ck_assert_uint_eq(ca->records_delivered, cb->records_delivered);
+        ck_assert_uint_eq(ca->records_unread, cb->records_unread);
+        ck_assert_uint_eq(ca->records_expired_unread, cb->records_expired_unread);
+        ck_assert_double_eq(ca->latency_ms.max, cb->latency_ms.max);
+        ck_assert_double_eq(sim_hist_mean(&ca->latency_ms), sim_hist_mean(&cb->latency_ms));
+        /* Each case reached the limit it is for. */
+        if (k->ends == 1)
+            ck_assert_uint_gt(a->records_lost_after_retries, 0);
+        if (k->ends == 2)
+            ck_assert_uint_gt(a->objects_given_up, 0);
+        if (k->ends == 3)
+            ck_assert_uint_gt(a->records_in_objects, 0);
+        /* Something was refused and skipped: fewer events by at least the retries made. */
+        ck_assert_uint_gt(a->delivery_retries, 100);
+        ck_assert_msg(events[0] + a->delivery_retries / 2 < events[1],
+                      "case %zu: %llu events skipping, %llu with one per refusal", i,
+                      (unsigned long long)events[0], (unsigned long long)events[1]);
+        kds_world_fini(&f[0].w);
+        kds_world_fini(&f[1].w);
+    }
+}
+END_TEST
+
 /* ---- reading ------------------------------------------------------------------------------ */
 
 /* LATEST: what was written before Firehose started is not its to read; once per second
@@ -393,6 +471,7 @@ static Suite *firehose_suite(void)
     tcase_add_test(fail, test_failure_rate_retries);
     tcase_add_test(fail, test_lost_when_retries_outlast_retention);
     tcase_add_test(fail, test_retry_duration_gives_up);
+    tcase_add_test(fail, test_refusals_skipped_exactly);
     suite_add_tcase(s, fail);
     return s;
 }

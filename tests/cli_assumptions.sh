@@ -132,6 +132,12 @@ run lfh "$tmp/all.yaml" --set 'consumers[2].function.per_record=2ms' \
 want("consumers[2].function.per_record", "2 ms")
 want("consumers[6].full_backup.phase", "500ms after the delivery read")'
 
+# --- Firehose's refusals, with an outage only ------------------------------------------
+assume all 'unlisted("consumers[6].delivery.outage.refusal")'
+run fho "$tmp/all.yaml" --set 'consumers[6].delivery.outage.at=30s' \
+    --set 'consumers[6].delivery.outage.for=1m' && assume fho '
+want("consumers[6].delivery.outage.refusal", "at once, taking no time")'
+
 # --- the stream's limits that AWS does not publish ----------------------------------------
 assume all '
 for k, v in (("write_burst", "1s"), ("large_record_tank", "10 MiB"),

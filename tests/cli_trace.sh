@@ -388,6 +388,27 @@ grep -q ' s3-size ' "$tmp/s3.trace" || fail "s3: no s3-size object"
 [ "$(grep ' s3-interval ' "$tmp/s3.trace" | grep -c '(closed by interval)')" = 9 ] ||
     fail "s3: expected 9 s3-interval objects closed by the interval in 10 min"
 
+# An outage from 120 s for 150 s: each object of s3-interval closed in it is refused at
+# once and skips the retries the outage will refuse, saying how many; its next retry
+# comes in the first 5 s after the outage, and it is written then.
+if ! "$kdsim" run scenarios/firehose-buffering.yaml --duration 6m --trace "$tmp/s3out.trace" \
+    --set 'consumers[1].delivery.outage.at=2m' --set 'consumers[1].delivery.outage.for=150s' \
+    --trace-kinds s3 >/dev/null 2>"$tmp/s3out.err"; then
+    fail "s3 outage: kdsim run failed: $(head -3 "$tmp/s3out.err")"
+fi
+refused=$(grep ' s3-interval ' "$tmp/s3out.trace" | grep -v ' written, ')
+[ "$(echo "$refused" | grep -c .)" = 3 ] || fail "s3 outage: expected 3 refusals: $refused"
+bad=$(echo "$refused" | awk '{
+    n = split($0, w, " "); t = $1
+    if ($0 !~ /failed; the outage refuses the next [0-9]+ retries, one every 5 s; retry in [0-9]+ s$/) {
+        print; next }
+    skip = w[n - 9]; after = w[n - 1]
+    if (t < 120 || t >= 270 || after != 5 * (skip + 1) || t + after < 270 || t + after >= 275)
+        print }')
+[ -z "$bad" ] || fail "s3 outage: a refusal that does not skip to just after the outage: $bad"
+[ "$(awk '$3 == "s3-interval" && / written, / && $1 >= 270 && $1 < 280' "$tmp/s3out.trace" |
+    grep -c .)" = 3 ] || fail "s3 outage: the 3 refused objects are not written just after it"
+
 # Firehose's GetRecords lines, as every reader's, give the records' sequence numbers and
 # the iterator age, and say when they reach the buffer (or, with full_backup, the backup
 # bucket, from a reader of its own); per reader and shard the sequence numbers follow
