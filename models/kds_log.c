@@ -282,6 +282,7 @@ uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
         if (r->t_last <= cutoff) {
             removed += r->count;
             l->bytes -= r->bytes;
+            l->bytes_trimmed += r->bytes;
             l->head = (l->head + 1) & (l->cap - 1);
             l->n--;
             l->popped++;
@@ -300,6 +301,7 @@ uint64_t kds_log_trim(kds_log *l, sim_time cutoff)
         r->count -= (uint32_t)m;
         r->t_first = nt0;
         l->bytes -= b;
+        l->bytes_trimmed += b;
         l->settled = l->popped; /* the head run may now merge with the next one */
         removed += m;
         break;
@@ -500,17 +502,38 @@ sim_time kds_log_time_at(const kds_log *l, uint64_t pos)
     return run_time(r, pos - r->first);
 }
 
-uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t)
+uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t, kds_log_mark *m)
 {
+    /* Bytes before the mark's position: what was ever there less what retention took,
+     * all of it from before the mark while the head has not passed it. Merging keeps
+     * each run's bytes whole, so the sum holds as long as no merged run crosses the
+     * mark (it is then still where a run starts). */
+    size_t i = 0;
     uint64_t sum = 0;
-    for (size_t i = 0; i < l->n; i++) {
+    if (m && m->valid && t >= m->t && m->pos >= l->head_pos && m->pos <= l->end_pos) {
+        i = m->pos < l->end_pos ? find(l, m->pos) : l->n;
+        if (i < l->n && at(l, i)->first != m->pos)
+            i = 0;
+        else
+            sum = m->bytes - l->bytes_trimmed;
+    }
+    for (; i < l->n; i++) {
         const kds_run *r = at(l, i);
         if (r->t_first > t)
             break;
-        if (r->t_last <= t) {
-            sum += r->bytes;
-            continue;
-        }
+        if (r->t_last > t)
+            break;
+        sum += r->bytes;
+    }
+    if (m) {
+        m->pos = i < l->n ? at(l, i)->first : l->end_pos;
+        m->bytes = sum + l->bytes_trimmed;
+        m->t = t;
+        m->valid = 1;
+    }
+    /* A run written across t: the records up to t. */
+    if (i < l->n && at(l, i)->t_first <= t) {
+        const kds_run *r = at(l, i);
         sum += kds_prorate(r->bytes, run_count_before(r, t), r->count);
     }
     return sum;

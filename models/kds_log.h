@@ -76,6 +76,7 @@ typedef struct kds_log {
     uint64_t head_pos; /* position of the oldest retained record */
     uint64_t end_pos;  /* position the next record will take */
     uint64_t bytes;    /* bytes retained */
+    uint64_t bytes_trimmed; /* bytes retention has removed, ever */
     sim_time head_t;   /* write time of the oldest retained record, or INT64_MAX when
                           none: what retention trimming compares with, in one load */
     sim_time compact_span;     /* width of the write-time cells runs merge in (0 = never) */
@@ -224,9 +225,23 @@ uint64_t kds_log_unread(const kds_log *l, const kds_cursor *c);
 /* Write time of the record at `pos` (head <= pos < end), or -1 outside. */
 sim_time kds_log_time_at(const kds_log *l, uint64_t pos);
 
+/* Where kds_log_bytes_written_before() stopped last, so that the next call with a later
+ * `t` starts there: the hourly retention meter asks every hour for the bytes older than
+ * 24 h and 7 d, and a reader that stops (a Lambda mapping held by a poison record) keeps
+ * days of runs unmerged, which a scan from the head every hour made quadratic. */
+typedef struct kds_log_mark {
+    uint64_t pos;   /* a run boundary: every record before it was written by `t` */
+    uint64_t bytes; /* bytes of the records before pos, trimmed ones included */
+    sim_time t;     /* the latest `t` asked for */
+    int valid;      /* 0 until the first call */
+} kds_log_mark;
+
 /* Bytes retained that were written at or before `t` (prorated within a run): for the
- * retention billing bands. */
-uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t);
+ * retention billing bands. With a mark (zeroed before its first use, then kept for this
+ * log only), a call whose `t` is not before the mark's resumes from it, and the calls
+ * cost O(log runs + runs written in between); the answer is the same as without a mark.
+ * NULL: a scan from the head. */
+uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t, kds_log_mark *m);
 
 /* Bytes of the records at positions [from, to) (retained: head <= from <= to <= end)
  * written at or before `t`, each run's bytes cut as a take cuts them: for what a take

@@ -618,9 +618,11 @@ void kds_stream_meter_retention(kds_stream *st)
     for (size_t i = 0; i < st->n_shards; i++) {
         kds_shard *sh = st->shards[i];
         kds_stream_trim(st, sh);
-        uint64_t over_24h = kds_log_bytes_written_before(&sh->log, now - SIM_HOUR(24));
-        uint64_t over_7d =
-            now > SIM_DAY(7) ? kds_log_bytes_written_before(&sh->log, now - SIM_DAY(7)) : 0;
+        uint64_t over_24h =
+            kds_log_bytes_written_before(&sh->log, now - SIM_HOUR(24), &sh->meter_24h);
+        uint64_t over_7d = now > SIM_DAY(7) ? kds_log_bytes_written_before(
+                                                  &sh->log, now - SIM_DAY(7), &sh->meter_7d)
+                                            : 0;
         kds_shard_stats *ss = &sh->st;
         ss->byte_hours_24h_7d +=
             ((double)ss->held_24h_7d + (double)(over_24h - over_7d)) / 2 * hours;

@@ -175,6 +175,8 @@ struct kds_shard {
     kds_append_listener *on_append; /* owned array: told of every append */
     size_t n_on_append;
     kds_shard_stats st;
+    kds_log_mark meter_24h, meter_7d; /* where the hourly retention meter's last count of
+                                         each band's bytes stopped */
 };
 
 /* Called when a shard is created (at stream creation and by resharding). */

@@ -779,8 +779,8 @@ START_TEST(test_world_retention_meter)
      * the hour: h1 / 2 + (h1 + h2) / 2 byte-hours, about 2 x 36,000 x 1 KiB, the exact
      * integral for a constant rate. Nothing has expired, so the log still holds both. */
     const kds_log *l = &f.w.stream.shards[0]->log;
-    uint64_t h1 = kds_log_bytes_written_before(l, SIM_HOUR(1));
-    uint64_t h2 = kds_log_bytes_written_before(l, SIM_HOUR(2));
+    uint64_t h1 = kds_log_bytes_written_before(l, SIM_HOUR(1), NULL);
+    uint64_t h2 = kds_log_bytes_written_before(l, SIM_HOUR(2), NULL);
     ck_assert_uint_eq(h2 % 2, 0);
     ck_assert_u128_eq(m->byte_hours_24h_7d, h1 + h2 / 2);
     ck_assert_double_eq_tol((double)m->byte_hours_24h_7d, 2.0 * 36000 * 1024,

@@ -325,7 +325,7 @@ START_TEST(test_trim_partial_compacted_run)
     ck_assert_uint_eq(l.runs[l.head].count, 100);
     ck_assert_int_eq(l.runs[l.head].t_last, SIM_S(9));
 
-    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_MS(4500)), 5000);
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_MS(4500), NULL), 5000);
     ck_assert_uint_eq(kds_log_trim(&l, SIM_MS(4500)), 50);
     ck_assert_uint_eq(kds_log_runs(&l), 1);
     ck_assert_uint_eq(l.head_pos, 50);
@@ -377,7 +377,7 @@ START_TEST(test_trim_at_a_record_time_removes_it)
     ck_assert_uint_eq(kds_log_runs(&l), 1);
     sim_time t1 = kds_log_time_at(&l, 1);
     ck_assert_int_eq(t1, SIM_S(9) / 99);
-    ck_assert_uint_eq(kds_log_bytes_written_before(&l, t1), 200);
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, t1, NULL), 200);
     ck_assert_uint_eq(kds_log_trim(&l, t1), 2);
     ck_assert_int_gt(kds_log_time_at(&l, l.head_pos), t1);
     /* The property at many cutoffs: everything retained is newer than the cutoff. */
@@ -704,8 +704,8 @@ START_TEST(test_trim_on_whole_minutes_exact)
                 ck_assert_uint_eq(a, b);
                 ck_assert_uint_eq(merged.bytes, whole.bytes);
                 ck_assert_uint_eq(merged.head_pos, whole.head_pos);
-                ck_assert_uint_eq(kds_log_bytes_written_before(&merged, cutoff + SIM_MIN(3)),
-                                  kds_log_bytes_written_before(&whole, cutoff + SIM_MIN(3)));
+                ck_assert_uint_eq(kds_log_bytes_written_before(&merged, cutoff + SIM_MIN(3), NULL),
+                                  kds_log_bytes_written_before(&whole, cutoff + SIM_MIN(3), NULL));
                 expired += a;
             }
         }
@@ -714,6 +714,71 @@ START_TEST(test_trim_on_whole_minutes_exact)
     ck_assert_uint_lt(kds_log_runs(&merged), kds_log_runs(&whole) / 4);
     kds_log_fini(&merged);
     kds_log_fini(&whole);
+}
+END_TEST
+
+/* The retention meter's marks: with a mark, kds_log_bytes_written_before gives what a
+ * scan from the head gives, while a reader falls behind and catches up (runs merge
+ * behind it, the rest stay whole), retention trims at whole minutes and between them
+ * (cutting merged runs), and the times asked fall on whole minutes (where no merged run
+ * crosses) or between them (inside merged runs, where a mark cannot stand), now and then
+ * earlier than the last. Every record before a mark was written by the time asked. */
+START_TEST(test_bytes_before_mark_same_as_scan)
+{
+    kds_log l;
+    kds_cursor rd;
+    log_with_reader(&l, SIM_MIN(1), &rd);
+    kds_log_mark on_minutes = {0}, anywhere = {0};
+    uint64_t x = 11, calls = 0, nonzero = 0;
+    size_t merged_runs = 0;
+    sim_time t = 0;
+    for (int i = 0; i < 60000; i++) {
+        t += SIM_MS(1) * (sim_time)(xorshift(&x) % 400); /* 0: two runs at one time */
+        uint32_t count = (uint32_t)(1 + xorshift(&x) % 9);
+        ck_assert_int_eq(kds_log_append(&l, t, count, 90 * count + (uint64_t)(i % 5), 0, 0, 0),
+                         0);
+        if ((i / 5000) % 2 == 0 && xorshift(&x) % 60 == 0) { /* stalls every other 5,000 */
+            kds_take tk;
+            kds_log_take(&l, &rd, xorshift(&x) % 4000, UINT64_MAX, NULL, NULL, &tk);
+        }
+        if (i == 54999)
+            merged_runs = kds_log_runs(&l);
+        if (i % 700 == 699) {
+            sim_time cutoff = t - SIM_MIN(30);
+            if (xorshift(&x) % 2)
+                cutoff -= cutoff % SIM_MIN(1);
+            if (cutoff > 0)
+                kds_log_trim(&l, cutoff);
+        }
+        if (i % 97 == 96) {
+            kds_log_mark *m = xorshift(&x) % 2 ? &on_minutes : &anywhere;
+            sim_time q = t - SIM_MIN(10) - SIM_MS(1) * (sim_time)(xorshift(&x) % 60000);
+            if (xorshift(&x) % 10 == 0)
+                q -= SIM_MIN(5); /* earlier than the last time asked */
+            if (m == &on_minutes)
+                q -= q % SIM_MIN(1);
+            if (q < 0)
+                continue;
+            uint64_t want = kds_log_bytes_written_before(&l, q, NULL);
+            ck_assert_uint_eq(kds_log_bytes_written_before(&l, q, m), want);
+            ck_assert_uint_ge(m->pos, l.head_pos);
+            if (m->pos > l.head_pos)
+                ck_assert_int_le(kds_log_time_at(&l, m->pos - 1), q);
+            calls++;
+            nonzero += want > 0;
+        }
+    }
+    ck_assert_uint_gt(calls, 500);
+    ck_assert_uint_gt(nonzero, 400);
+    /* About 9,000 runs are written in the 30 minutes retained: merged to under half
+     * after a phase where the reader kept up, most kept whole after it stalled. */
+    ck_assert_uint_lt(merged_runs, 4500);
+    ck_assert_uint_gt(kds_log_runs(&l), 4500);
+    /* Retention empties the log past both marks: nothing is left before any time. */
+    kds_log_trim(&l, t);
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, t, &on_minutes), 0);
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, t, &anywhere), 0);
+    kds_log_fini(&l);
 }
 END_TEST
 
@@ -1080,10 +1145,10 @@ START_TEST(test_bytes_written_before)
 {
     kds_log l;
     three_runs(&l);
-    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_S(9)), 0);
-    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_S(10)), 300);
-    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_S(29)), 550);
-    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_S(30)), 1550);
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_S(9), NULL), 0);
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_S(10), NULL), 300);
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_S(29), NULL), 550);
+    ck_assert_uint_eq(kds_log_bytes_written_before(&l, SIM_S(30), NULL), 1550);
     kds_log_fini(&l);
     kds_log_fini(NULL);
 }
@@ -1170,6 +1235,7 @@ static Suite *log_suite(void)
     tcase_add_test(compact, test_compact_on_append);
     tcase_add_test(compact, test_compact_settled_same_as_from_head);
     tcase_add_test(compact, test_ring_wrap_and_grow);
+    tcase_add_test(compact, test_bytes_before_mark_same_as_scan);
     suite_add_tcase(s, compact);
     return s;
 }
