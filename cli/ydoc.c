@@ -627,6 +627,111 @@ static int add_cli_scalar(yaml_document_t *doc, const char *text)
     return id;
 }
 
+/* The most nodes one --set value may hold, its aliases expanded: a value is a few items
+ * (a list of failure times, an outage's two keys), and aliases of aliases must not
+ * expand into the document without bound. */
+#define SET_VALUE_MAX_NODES 4096
+
+static void mark_cli(yaml_document_t *doc, int id)
+{
+    yaml_node_t *n = yaml_document_get_node(doc, id);
+    n->start_mark.index = n->end_mark.index = CLI_MARK;
+    n->start_mark.line = n->end_mark.line = current_origin;
+}
+
+/* Copy node `id` of src and everything under it into dst as command-line nodes; each
+ * node spends one of *budget. Returns the copy's id, or 0 (out of memory, or the budget
+ * spent). Ids, not pointers, into dst: adding a node may move its node array. */
+static int copy_cli_node(yaml_document_t *dst, yaml_document_t *src, int id, long *budget)
+{
+    if (--*budget < 0)
+        return 0;
+    yaml_node_t *n = yaml_document_get_node(src, id);
+    int nid = 0;
+    switch (n->type) {
+    case YAML_SCALAR_NODE:
+        nid = yaml_document_add_scalar(dst, NULL, n->data.scalar.value,
+                                       (int)n->data.scalar.length, n->data.scalar.style);
+        if (nid)
+            mark_cli(dst, nid);
+        return nid;
+    case YAML_SEQUENCE_NODE:
+        if ((nid = yaml_document_add_sequence(dst, NULL, YAML_FLOW_SEQUENCE_STYLE)) == 0)
+            return 0;
+        mark_cli(dst, nid);
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++) {
+            int c = copy_cli_node(dst, src, *it, budget);
+            if (c == 0 || !yaml_document_append_sequence_item(dst, nid, c))
+                return 0;
+        }
+        return nid;
+    case YAML_MAPPING_NODE:
+        if ((nid = yaml_document_add_mapping(dst, NULL, YAML_FLOW_MAPPING_STYLE)) == 0)
+            return 0;
+        mark_cli(dst, nid);
+        for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top;
+             pr++) {
+            int k = copy_cli_node(dst, src, pr->key, budget);
+            int v = k ? copy_cli_node(dst, src, pr->value, budget) : 0;
+            if (v == 0 || !yaml_document_append_mapping_pair(dst, nid, k, v))
+                return 0;
+        }
+        return nid;
+    default:
+        return 0;
+    }
+}
+
+/* The node for an override's value: a YAML flow list or mapping when it is one
+ * ("[450s, 20m]", "{at: 1h, for: 6h}"), so that --set reaches the keys whose values are
+ * lists or mappings; otherwise (and when it does not read as one, such as a description
+ * "[draft] ...") the text itself. Nesting deeper than YDOC_MAX_DEPTH is kept as text
+ * without being parsed (libyaml's scanner is quadratic in the depth). Returns the id, 0
+ * on failure, with *too_big set when the value expands past SET_VALUE_MAX_NODES. */
+static int add_cli_value(yaml_document_t *doc, const char *value, bool *too_big)
+{
+    *too_big = false;
+    if (value[0] != '[' && value[0] != '{')
+        return add_cli_scalar(doc, value);
+    int depth = 0, deepest = 0;
+    for (const char *c = value; *c; c++) {
+        depth += *c == '[' || *c == '{';
+        depth -= (*c == ']' || *c == '}') && depth > 0;
+        if (depth > deepest)
+            deepest = depth;
+    }
+    yaml_parser_t p;
+    yaml_document_t v;
+    if (deepest > YDOC_MAX_DEPTH || !yaml_parser_initialize(&p))
+        return add_cli_scalar(doc, value);
+    yaml_parser_set_input_string(&p, (const unsigned char *)value, strlen(value));
+    if (!yaml_parser_load(&p, &v)) {
+        yaml_parser_delete(&p);
+        return add_cli_scalar(doc, value);
+    }
+    /* The whole value must be that one list or mapping: libyaml stops after the first
+     * document, and "[draft] notes" reads as [draft] and the rest left unread. */
+    yaml_document_t rest;
+    bool whole = yaml_parser_load(&p, &rest);
+    if (whole) {
+        whole = yaml_document_get_root_node(&rest) == NULL;
+        yaml_document_delete(&rest);
+    }
+    yaml_parser_delete(&p);
+    yaml_node_t *root = yaml_document_get_root_node(&v);
+    int id;
+    if (!whole || root == NULL || root->type == YAML_SCALAR_NODE) {
+        id = add_cli_scalar(doc, value);
+    } else {
+        long budget = SET_VALUE_MAX_NODES;
+        id = copy_cli_node(doc, &v, 1, &budget);
+        *too_big = budget < 0;
+    }
+    yaml_document_delete(&v);
+    return id;
+}
+
 static int add_cli_mapping(yaml_document_t *doc)
 {
     int id = yaml_document_add_mapping(doc, NULL, YAML_BLOCK_MAPPING_STYLE);
@@ -661,6 +766,7 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
     yaml_document_t *doc = &d->doc;
     char where[PATH_LEN] = ""; /* the path walked so far, for messages */
     const yaml_mark_t here = {CLI_MARK, current_origin, 0}; /* the override's origin */
+    bool too_big = false;
     /* ydoc_load_* always leaves a root, and libyaml's root is the first node added. */
     SIM_ASSERT(yaml_document_get_root_node(doc) != NULL);
     int cur = 1;
@@ -682,7 +788,7 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
             yw_path(where, sizeof where, where, key);
             if (p >= 0 && last) {
                 /* Replace the value, keeping the key (and its file position). */
-                if ((new_id = add_cli_scalar(doc, value)) == 0)
+                if ((new_id = add_cli_value(doc, value, &too_big)) == 0)
                     goto add_failed;
                 node = yaml_document_get_node(doc, cur);
                 node->data.mapping.pairs.start[p].value = new_id;
@@ -701,7 +807,7 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
             int key_id = add_cli_scalar(doc, key);
             if (key_id == 0)
                 goto add_failed;
-            new_id = last ? add_cli_scalar(doc, value) : add_cli_mapping(doc);
+            new_id = last ? add_cli_value(doc, value, &too_big) : add_cli_mapping(doc);
             if (new_id == 0 || !yaml_document_append_mapping_pair(doc, cur, key_id, new_id))
                 goto add_failed;
             if (last)
@@ -729,7 +835,7 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
             }
             yw_index(where, sizeof where, where, i);
             if (last) {
-                if ((new_id = add_cli_scalar(doc, value)) == 0)
+                if ((new_id = add_cli_value(doc, value, &too_big)) == 0)
                     goto add_failed;
                 node = yaml_document_get_node(doc, cur);
                 node->data.sequence.items.start[i] = new_id;
@@ -742,6 +848,13 @@ static int set_apply(ydoc *d, const set_step *steps, size_t nsteps, const char *
     return SIM_EINVAL;
 
 add_failed:
+    if (too_big) {
+        ydiag_add(g, "", &here, where,
+                  "the value holds more than %d items and keys, its aliases expanded; a "
+                  "scenario value needs a few",
+                  SET_VALUE_MAX_NODES);
+        return SIM_EINVAL;
+    }
     /* libyaml refuses a scalar that is not valid UTF-8 (or runs out of memory); a key
      * path that was accepted is valid UTF-8 only if the value is the culprit, so name
      * both. */
@@ -887,7 +1000,11 @@ bool yw_is_map(ywalk *w, yaml_node_t *n, const char *path)
     char q[QUOTE_LEN];
     if (n != NULL && n->type == YAML_MAPPING_NODE)
         return true;
-    yw_error(w, n, path, "expected a mapping of keys to values, got %s", describe(q, n));
+    if (n != NULL && n->start_mark.index == CLI_MARK)
+        yw_error(w, n, path, "expected a mapping of keys to values, such as {a: 1, b: 2}, got %s",
+                 describe(q, n));
+    else
+        yw_error(w, n, path, "expected a mapping of keys to values, got %s", describe(q, n));
     return false;
 }
 
@@ -896,7 +1013,11 @@ bool yw_is_seq(ywalk *w, yaml_node_t *n, const char *path)
     char q[QUOTE_LEN];
     if (n != NULL && n->type == YAML_SEQUENCE_NODE)
         return true;
-    yw_error(w, n, path, "expected a list (items starting with '- '), got %s", describe(q, n));
+    if (n != NULL && n->start_mark.index == CLI_MARK)
+        yw_error(w, n, path, "expected a list, such as [a, b], got %s", describe(q, n));
+    else
+        yw_error(w, n, path, "expected a list (items starting with '- '), got %s",
+                 describe(q, n));
     return false;
 }
 

@@ -253,6 +253,68 @@ START_TEST(test_set_list_item)
 }
 END_TEST
 
+/* A value that is a whole YAML flow list or mapping sets a list or a mapping, its nodes
+ * the override's own (errors in them name --set); anything else, even text that starts
+ * like one, stays text. */
+START_TEST(test_set_flow_values)
+{
+    load("tags: [a, b]\nstream: {name: s}\n");
+    ck_assert_int_eq(ydoc_set(&d, "tags=[x, y, z]", &g), 0);
+    ck_assert_int_eq(ydoc_set(&d, "stream.outage={at: 1h, for: [2h, 3h]}", &g), 0);
+    ck_assert_int_eq(ydoc_set(&d, "notes=[draft] not a list", &g), 0);
+    ck_assert_int_eq(ydoc_set(&d, "two=[1]\n---\n[2]", &g), 0);
+    ck_assert_int_eq(ydoc_set(&d, "open=[1, 2", &g), 0);
+    ck_assert_int_eq(ydoc_set(&d, "commented=[1] # one", &g), 0);
+    char deep[2 * YDOC_MAX_DEPTH + 8];
+    memset(deep, '[', YDOC_MAX_DEPTH + 1);
+    memset(deep + YDOC_MAX_DEPTH + 1, ']', YDOC_MAX_DEPTH + 1);
+    deep[2 * YDOC_MAX_DEPTH + 2] = '\0';
+    char deep_set[sizeof deep + 8];
+    snprintf(deep_set, sizeof deep_set, "deep=%s", deep);
+    ck_assert_int_eq(ydoc_set(&d, deep_set, &g), 0);
+    ck_assert_uint_eq(g.n, 0);
+
+    yaml_node_t *root = ydoc_root(&d);
+    yaml_node_t *tags = yw_get(&w, root, "tags");
+    ck_assert(yw_is_seq(&w, tags, "tags"));
+    ck_assert_int_eq(tags->data.sequence.items.top - tags->data.sequence.items.start, 3);
+    ck_assert_str_eq(yw_scalar(&w, yw_seq_item(&w, tags, 2), "tags[2]"), "z");
+    yaml_node_t *out = yw_get(&w, yw_get(&w, root, "stream"), "outage");
+    ck_assert(yw_is_map(&w, out, "stream.outage"));
+    ck_assert_str_eq(yw_scalar(&w, yw_get(&w, out, "at"), "stream.outage.at"), "1h");
+    yaml_node_t *f = yw_get(&w, out, "for");
+    ck_assert(yw_is_seq(&w, f, "stream.outage.for"));
+    ck_assert_str_eq(yw_scalar(&w, yw_seq_item(&w, f, 1), "stream.outage.for[1]"), "3h");
+    ck_assert_str_eq(yw_scalar(&w, yw_get(&w, root, "notes"), "notes"), "[draft] not a list");
+    ck_assert_str_eq(yw_scalar(&w, yw_get(&w, root, "two"), "two"), "[1]\n---\n[2]");
+    ck_assert_str_eq(yw_scalar(&w, yw_get(&w, root, "open"), "open"), "[1, 2");
+    ck_assert(yw_is_seq(&w, yw_get(&w, root, "commented"), "commented"));
+    ck_assert_str_eq(yw_scalar(&w, yw_get(&w, root, "deep"), "deep"), deep);
+    ck_assert_uint_eq(g.n, 0);
+
+    /* Errors in a value set this way name the override; a list where a list is wanted
+     * is described as the command line writes it. */
+    ck_assert(!yw_is_map(&w, yw_seq_item(&w, tags, 0), "tags[0]"));
+    ck_assert(!yw_is_seq(&w, yw_get(&w, out, "at"), "stream.outage.at"));
+    expect_one("kdsim: --set: tags[0]: expected a mapping of keys to values, such as "
+               "{a: 1, b: 2}, got \"x\"\n"
+               "kdsim: --set: stream.outage.at: expected a list, such as [a, b], got \"1h\"");
+}
+END_TEST
+
+/* Aliases of aliases cannot expand a value without bound. */
+START_TEST(test_set_flow_alias_bomb)
+{
+    load("tags: [a]\n");
+    ck_assert_int_eq(ydoc_set(&d, "tags=[&a [1,2,3,4,5,6,7,8], &b [*a,*a,*a,*a,*a,*a,*a,*a], "
+                                  "&c [*b,*b,*b,*b,*b,*b,*b,*b], [*c,*c,*c,*c,*c,*c,*c,*c]]",
+                             &g),
+                     SIM_EINVAL);
+    expect_one("kdsim: --set: tags: the value holds more than 4096 items and keys, its "
+               "aliases expanded; a scenario value needs a few");
+}
+END_TEST
+
 START_TEST(test_set_error_origin)
 {
     load(scenario);
@@ -779,6 +841,8 @@ static Suite *ydoc_suite(void)
     tcase_add_test(core, test_set_replace_and_create);
     tcase_add_test(core, test_set_list_item);
     tcase_add_test(core, test_set_error_origin);
+    tcase_add_test(core, test_set_flow_values);
+    tcase_add_test(core, test_set_flow_alias_bomb);
     tcase_add_test(core, test_unknown_keys);
     tcase_add_test(core, test_suggest_closest);
     tcase_add_test(core, test_dist_forms);

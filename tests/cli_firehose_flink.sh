@@ -70,6 +70,11 @@ check fho '.consumers[1].figures | .delivery_failures > 0 and .delivery_retries 
     and .records_lost_after_retries == 0' "outage: failures retried, nothing lost"
 check fho '.producers[0].records_written as $w | .consumers[1].records_delivered == $w' \
     "outage: every record still reaches S3"
+# The same outage as one --set of a YAML flow mapping: the same report.
+run fhoflow scenarios/firehose-buffering.yaml \
+    --set "consumers[1].delivery.outage={at: 5m, for: 3m}"
+cmp -s "$tmp/fho.json" "$tmp/fhoflow.json" ||
+    fail "outage: --set of {at: 5m, for: 3m} differs from setting at and for one by one"
 
 # --- flink-failure ----------------------------------------------------------------------
 run fl scenarios/flink-failure.yaml
