@@ -614,16 +614,21 @@ static size_t split_path(char *s, set_step *steps, size_t max)
     }
 }
 
+/* Mark node `id` as the current override's: messages about it name the override. */
+static void mark_cli(yaml_document_t *doc, int id)
+{
+    yaml_node_t *n = yaml_document_get_node(doc, id);
+    n->start_mark.index = n->end_mark.index = CLI_MARK;
+    n->start_mark.line = n->end_mark.line = current_origin;
+}
+
 /* Add a node for the command line and mark it as such. Returns its id, or 0. */
 static int add_cli_scalar(yaml_document_t *doc, const char *text)
 {
     int id =
         yaml_document_add_scalar(doc, NULL, (const yaml_char_t *)text, -1, YAML_PLAIN_SCALAR_STYLE);
-    if (id != 0) {
-        yaml_node_t *n = yaml_document_get_node(doc, id);
-        n->start_mark.index = n->end_mark.index = CLI_MARK;
-        n->start_mark.line = n->end_mark.line = current_origin;
-    }
+    if (id != 0)
+        mark_cli(doc, id);
     return id;
 }
 
@@ -631,13 +636,6 @@ static int add_cli_scalar(yaml_document_t *doc, const char *text)
  * (a list of failure times, an outage's two keys), and aliases of aliases must not
  * expand into the document without bound. */
 #define SET_VALUE_MAX_NODES 4096
-
-static void mark_cli(yaml_document_t *doc, int id)
-{
-    yaml_node_t *n = yaml_document_get_node(doc, id);
-    n->start_mark.index = n->end_mark.index = CLI_MARK;
-    n->start_mark.line = n->end_mark.line = current_origin;
-}
 
 /* Copy node `id` of src and everything under it into dst as command-line nodes; each
  * node spends one of *budget. Returns the copy's id, or 0 (out of memory, or the budget
@@ -735,11 +733,8 @@ static int add_cli_value(yaml_document_t *doc, const char *value, bool *too_big)
 static int add_cli_mapping(yaml_document_t *doc)
 {
     int id = yaml_document_add_mapping(doc, NULL, YAML_BLOCK_MAPPING_STYLE);
-    if (id != 0) {
-        yaml_node_t *n = yaml_document_get_node(doc, id);
-        n->start_mark.index = n->end_mark.index = CLI_MARK;
-        n->start_mark.line = n->end_mark.line = current_origin;
-    }
+    if (id != 0)
+        mark_cli(doc, id);
     return id;
 }
 
