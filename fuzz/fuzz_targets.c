@@ -10,15 +10,38 @@
 #include "scenario.h"
 #include "sim_units.h"
 
+/* The most "#set " lines a fuzzed scenario may open with. */
+#define FUZZ_MAX_SETS 4
+
 int kdsim_fuzz_scenario(const uint8_t *data, size_t size)
 {
     kdsim_scenario sc;
     ydiag g;
     ydiag_init(&g);
-    /* A short run: the duration is capped so that a fuzzed "duration: 400d" does not
-     * turn one input into an hour of simulation. Overrides apply after the file. */
-    const char *sets[] = {"duration=1s"};
-    int rc = kdsim_scenario_load_text(&sc, "fuzz.yaml", (const char *)data, size, sets, 1, &g);
+    /* Lines "#set KEY=VALUE" at the start (YAML comments, so the file reads the same)
+     * are overrides, as --set gives them: the fuzzer reaches the override paths, flow
+     * values among them. Then a short run: the duration is capped last, so that a fuzzed
+     * "duration: 400d" does not turn one input into an hour of simulation. */
+    char *own[FUZZ_MAX_SETS];
+    const char *sets[FUZZ_MAX_SETS + 1];
+    size_t n_sets = 0, at = 0;
+    while (n_sets < FUZZ_MAX_SETS && size - at > 5 && memcmp(data + at, "#set ", 5) == 0) {
+        const uint8_t *nl = memchr(data + at, '\n', size - at);
+        size_t end = nl ? (size_t)(nl - data) : size;
+        size_t len = end - at - 5;
+        if (!(own[n_sets] = malloc(len + 1)))
+            break;
+        memcpy(own[n_sets], data + at + 5, len);
+        own[n_sets][len] = '\0'; /* a NUL inside cuts the override short, as argv would */
+        sets[n_sets] = own[n_sets];
+        n_sets++;
+        at = nl ? end + 1 : size;
+    }
+    sets[n_sets] = "duration=1s";
+    int rc =
+        kdsim_scenario_load_text(&sc, "fuzz.yaml", (const char *)data, size, sets, n_sets + 1, &g);
+    for (size_t i = 0; i < n_sets; i++)
+        free(own[i]);
     if (rc == 0 && sc.world.stream.shards <= 64 && sc.world.n_producers <= 16) {
         kds_world w;
         if (kds_world_init(&w, &sc.world) == 0) {

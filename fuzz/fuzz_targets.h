@@ -8,8 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Load the bytes as a scenario; when valid, build the world and run it for at most one
- * simulated second (a valid scenario must also run). */
+/* Load the bytes as a scenario, with the overrides of up to 4 lines "#set KEY=VALUE" it
+ * opens with (as --set gives them); when valid, build the world and run it for at most
+ * one simulated second (a valid scenario must also run). */
 int kdsim_fuzz_scenario(const uint8_t *data, size_t size);
 
 /* Load the bytes as a price file. */

@@ -66,7 +66,7 @@ cmake --build build-fuzz -j"$jobs" --target fuzz_scenario fuzz_prices fuzz_units
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 mkdir -p "$corpus/scenario" "$corpus/prices" "$corpus/units"
-cp scenarios/*.yaml tests/scenarios/bad/*.yaml "$corpus/scenario/"
+cp scenarios/*.yaml tests/scenarios/bad/*.yaml fuzz/corpus/scenario/* "$corpus/scenario/"
 cp scenarios/prices/*.yaml "$corpus/prices/"
 cp fuzz/corpus/units/* "$corpus/units/"
 for t in scenario prices units; do

@@ -1,7 +1,8 @@
 /* check_fuzz_regressions.c - every saved fuzz input (tests/fuzz-regressions/<target>/,
  * crashes the fuzzers found, turned into regression inputs) and every seed (the shipped
- * scenarios, the price file, fuzz/corpus/units) goes through the fuzz entry points in
- * an ordinary build, so that a fixed crash stays fixed even where libFuzzer is absent.
+ * scenarios, the price file, fuzz/corpus/scenario and fuzz/corpus/units) goes through
+ * the fuzz entry points in an ordinary build, so that a fixed crash stays fixed even
+ * where libFuzzer is absent.
  */
 #include <check.h>
 #include <dirent.h>
@@ -60,6 +61,7 @@ START_TEST(test_seed_corpus)
 {
     ck_assert_uint_gt(replay_dir("scenarios", ".yaml", kdsim_fuzz_scenario, true), 5);
     ck_assert_uint_gt(replay_dir("tests/scenarios/bad", ".yaml", kdsim_fuzz_scenario, true), 20);
+    ck_assert_uint_ge(replay_dir("fuzz/corpus/scenario", NULL, kdsim_fuzz_scenario, true), 1);
     ck_assert_uint_ge(replay_dir("scenarios/prices", ".yaml", kdsim_fuzz_prices, true), 1);
     ck_assert_uint_gt(replay_dir("fuzz/corpus/units", NULL, kdsim_fuzz_units, true), 10);
 }
