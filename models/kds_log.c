@@ -510,21 +510,16 @@ uint64_t kds_log_bytes_written_before(const kds_log *l, sim_time t, kds_log_mark
      * mark (it is then still where a run starts). */
     size_t i = 0;
     uint64_t sum = 0;
-    if (m && m->valid && t >= m->t && m->pos >= l->head_pos && m->pos <= l->end_pos) {
+    if (m && m->valid && t >= m->t && m->pos >= l->head_pos) {
         i = m->pos < l->end_pos ? find(l, m->pos) : l->n;
         if (i < l->n && at(l, i)->first != m->pos)
             i = 0;
         else
             sum = m->bytes - l->bytes_trimmed;
     }
-    for (; i < l->n; i++) {
-        const kds_run *r = at(l, i);
-        if (r->t_first > t)
-            break;
-        if (r->t_last > t)
-            break;
-        sum += r->bytes;
-    }
+    /* The runs written by t (t_last <= t) before the first that is not. */
+    for (; i < l->n && at(l, i)->t_last <= t; i++)
+        sum += at(l, i)->bytes;
     if (m) {
         m->pos = i < l->n ? at(l, i)->first : l->end_pos;
         m->bytes = sum + l->bytes_trimmed;
