@@ -202,6 +202,7 @@ static void load_events(kdsim_scenario *sc, ywalk *w, yaml_node_t *wm, const cha
         yaml_node_t *e = yw_seq_item(w, n, i);
         yw_index(ip, sizeof ip, kp, i);
         ev[i].restart_after = -1;
+        timed[i] = false; /* until its `at` and `action` are both read */
         if (!yw_is_map(w, e, ip))
             continue;
         static const char *const keys[] = {"at", "action", "for", "restart_after", NULL};
