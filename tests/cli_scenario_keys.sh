@@ -112,6 +112,7 @@ def keys_at(scenario, path):
     return "leaf", None
 
 found = {}  # (root, relative key path as a tuple) -> the variant it sits in, or None
+dist_keys = {}  # a distribution kind -> its keys
 
 def crawl(scenario, root, path, rel, variant, depth=0):
     if depth > 8:
@@ -123,7 +124,13 @@ def crawl(scenario, root, path, rel, variant, depth=0):
         path[-1] = (path[-1][0], {})
         for o in options:
             sub = path[:-1] + [(path[-1][0], {key: o})]
-            k2, ks = keys_at(scenario, sub)
+            # Every distribution is read by one parser: its kinds' keys are asked once.
+            if key == "dist" and o in dist_keys:
+                k2, ks = "map", dist_keys[o]
+            else:
+                k2, ks = keys_at(scenario, sub)
+                if key == "dist" and k2 == "map":
+                    dist_keys[o] = ks
             if k2 != "map":
                 bad(f"{scenario}: {label(sub)} with {key}: {o}: no keys listed")
                 continue
