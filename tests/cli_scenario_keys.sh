@@ -24,6 +24,8 @@ cli_start "$@"
 
 if ! python3 - "$kdsim" <<'EOF'; then
 import os, re, subprocess, sys
+sys.path.insert(0, "fuzz/soak")
+from soak import flow  # a value in YAML flow style, as the soak writes its overrides
 
 kdsim = sys.argv[1]
 ok = True
@@ -46,13 +48,6 @@ def label(path):
         else:
             out += f"[{seg or 0}]"
     return out
-
-def flow(v):
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{k}: {flow(x)}" for k, x in v.items()) + "}"
-    if isinstance(v, list):
-        return "[" + ", ".join(flow(x) for x in v) + "]"
-    return str(v)
 
 def value(path, i):
     """The flow value of node i: a list of its item, or a mapping holding its
