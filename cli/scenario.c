@@ -160,7 +160,7 @@ static void load_stream(kdsim_scenario *sc, ywalk *w, yaml_node_t *m)
         return;
     yw_check_keys(w, m, path, keys);
     if (yw_str(w, m, path, "name", false, &c->name))
-        kdsim_check_name(w, m, path, c->name);
+        kdsim_check_name(w, m, path, "name", c->name);
     int mode = 0;
     bool mode_ok = yw_enum(w, m, path, "mode", false, MODES, &mode);
     if (mode_ok)
@@ -455,7 +455,7 @@ static void load_producer(kdsim_scenario *sc, ywalk *w, yaml_node_t *pm, const c
         return;
     yw_check_keys(w, pm, path, keys);
     if (yw_str(w, pm, path, "name", true, &c->name))
-        kdsim_check_name(w, pm, path, c->name);
+        kdsim_check_name(w, pm, path, "name", c->name);
     load_rate(sc, w, pm, path, &c->rate);
     int e = 0;
     if (yw_enum(w, pm, path, "arrivals", false, ARRIVALS, &e))
@@ -643,12 +643,13 @@ bool kdsim_name_ok(const char *name)
     return ok;
 }
 
-bool kdsim_check_name(ywalk *w, yaml_node_t *map, const char *path, const char *name)
+bool kdsim_check_name(ywalk *w, yaml_node_t *map, const char *path, const char *key,
+                      const char *name)
 {
     bool ok = kdsim_name_ok(name);
     if (!ok) {
         char kp[PATH];
-        yw_error(w, yw_get(w, map, "name"), yw_path(kp, sizeof kp, path, "name"),
+        yw_error(w, yw_get(w, map, key), yw_path(kp, sizeof kp, path, key),
                  "names have 1 to 128 letters, digits, '_', '.' or '-' (as AWS's stream and "
                  "consumer names), got \"%s\"", name);
     }

@@ -199,7 +199,7 @@ void kdsim_load_consumer(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const ch
     if (!yw_is_map(w, cm, path))
         return;
     if (yw_str(w, cm, path, "name", true, name))
-        kdsim_check_name(w, cm, path, *name);
+        kdsim_check_name(w, cm, path, "name", *name);
     const char *names[N_KINDS + 1];
     for (size_t i = 0; i < N_KINDS; i++)
         names[i] = KINDS[i].name;

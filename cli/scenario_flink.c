@@ -35,7 +35,7 @@ void kdsim_load_flink(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char 
     if (c->retrieval == KDS_FLINK_EFO) {
         kdsim_refuse_keys(w, cm, path, polling_only, "polling");
         if (yw_str(w, cm, path, "consumer_name", false, &c->consumer_name))
-            kdsim_check_name(w, cm, path, c->consumer_name);
+            kdsim_check_name(w, cm, path, "consumer_name", c->consumer_name);
         kdsim_load_efo(w, cm, path, &c->efo);
     } else {
         kdsim_refuse_keys(w, cm, path, efo_only, "efo");

@@ -53,9 +53,11 @@ void kdsim_load_consumer(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const ch
 /* Characters (UTF-8 code points) of a string: AWS counts characters, not bytes. */
 size_t kdsim_utf8_chars(const char *s);
 
-/* Check an entity name against AWS's name pattern [a-zA-Z0-9_.-]{1,128} (names go into
- * CSV files and random-stream names); reports at map.name. Returns whether it is ok. */
-bool kdsim_check_name(ywalk *w, yaml_node_t *map, const char *path, const char *name);
+/* Check the entity name `name`, the value of map.key, against AWS's name pattern
+ * [a-zA-Z0-9_.-]{1,128} (names go into CSV files and random-stream names); reports at
+ * map.key. Returns whether it is ok. */
+bool kdsim_check_name(ywalk *w, yaml_node_t *map, const char *path, const char *key,
+                      const char *name);
 
 /* Whether `name` is one AWS takes for a stream or a consumer: 1 to 128 letters, digits,
  * '_', '.' or '-'. */

@@ -296,7 +296,7 @@ static void load_workers(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const ch
         static const char *const keys[] = {"name", "start", "capacity", "events", NULL};
         yw_check_keys(w, wm, ip, keys);
         if (yw_str(w, wm, ip, "name", true, &wc[i].name)) {
-            kdsim_check_name(w, wm, ip, wc[i].name);
+            kdsim_check_name(w, wm, ip, "name", wc[i].name);
             for (size_t j = 0; j < i; j++)
                 if (wc[j].name && strcmp(wc[j].name, wc[i].name) == 0) {
                     char np[PATH];
@@ -357,7 +357,7 @@ void kdsim_load_kcl(kdsim_scenario *sc, ywalk *w, yaml_node_t *cm, const char *p
     yw_check_keys(w, cm, path, keys);
     yw_str(w, cm, path, "name", false, &c->name);
     if (yw_str(w, cm, path, "application_name", false, &c->application_name))
-        kdsim_check_name(w, cm, path, c->application_name);
+        kdsim_check_name(w, cm, path, "application_name", c->application_name);
     int e = 0;
     if (yw_enum(w, cm, path, "retrieval", false, RETRIEVALS, &e))
         c->efo = e == 1;
