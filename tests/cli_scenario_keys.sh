@@ -13,8 +13,13 @@
 # distribution's parameters are checked against the reference's introduction, which
 # describes them for every distribution key, and the `replay` profile's against
 # docs/replay.md's table. The crawl must find a plausible number of keys, so that a
-# change to the messages cannot make the test pass by finding none. KEYS_DUMP=1 lists
-# every key found.
+# change to the messages cannot make the test pass by finding none.
+#
+# Then every key gets a wrong value (a mapping, a list, a negative, a word, a huge
+# number, ...: one each, taken in turn): a refusal must be reported at --set with exit
+# status 2, and a value taken must run for 5 simulated seconds; never a crash, a hang or
+# a sanitizer report. KEYS_WRONG_SHIFT=N gives each key the value N places further on
+# the list (to try them all: 0 to 10); KEYS_DUMP=1 lists every key found.
 #
 # usage: bash tests/cli_scenario_keys.sh KDSIM SOURCE_DIR
 set -u
@@ -49,28 +54,30 @@ def label(path):
             out += f"[{seg or 0}]"
     return out
 
-def value(path, i):
+def value(path, i, key, v):
     """The flow value of node i: a list of its item, or a mapping holding its
-    discriminator and either the probe or the next node."""
+    discriminator and either key: v or the next node."""
     if i + 1 < len(path) and path[i + 1][0] is None:
-        return [value(path, i + 1)]
-    d = {k: v for k, v in path[i][1].items() if k != FLOW}
+        return [value(path, i + 1, key, v)]
+    d = {k: x for k, x in path[i][1].items() if k != FLOW}
     if i == len(path) - 1:
-        d[PROBE] = 1
+        d[key] = v
     else:
-        d[path[i + 1][0]] = value(path, i + 1)
+        d[path[i + 1][0]] = value(path, i + 1, key, v)
     return d
 
-def setting(path):
-    """The --set that puts the probe into the mapping at `path`: a dotted path as far as
-    the scenario's own mappings and lists go, then a flow value."""
+def setting(path, key=PROBE, v="1"):
+    """The --set that gives `key` the value v (YAML text) in the mapping at `path`: a
+    dotted path as far as the scenario's own mappings and lists go, then a flow value."""
     f = next((i for i, (seg, disc) in enumerate(path) if seg is None or disc), len(path))
     # (A disc of {FLOW: 1} only asks for a flow value: the scenario's own value there is
     # not a mapping, such as a rate of "100 records/s".)
     if f == len(path):
-        return f"{label(path)}.{PROBE}=1" if path else f"{PROBE}=1"
+        return f"{label(path)}.{key}={v}" if path else f"{key}={v}"
     s = f - 1 if path[f][0] is None else f
-    return f"{label(path[:s + 1])}={flow(value(path, s))}"
+    # v goes in as written (flow() would quote "{}"), in place of a plain word.
+    return f"{label(path[:s + 1])}=" + flow(value(path, s, key, "vvvvvvvvvv")).replace(
+        "vvvvvvvvvv", v)
 
 def ask(scenario, path):
     r = subprocess.run([kdsim, "validate", scenario, "--set", setting(path)],
@@ -108,6 +115,7 @@ def keys_at(scenario, path):
 
 found = {}  # (root, relative key path as a tuple) -> the variant it sits in, or None
 dist_keys = {}  # a distribution kind -> its keys
+where = {}  # the same key -> (its scenario, the path of its mapping, its name)
 
 def crawl(scenario, root, path, rel, variant, depth=0):
     if depth > 8:
@@ -131,6 +139,7 @@ def crawl(scenario, root, path, rel, variant, depth=0):
                 continue
             for k in ks:
                 found.setdefault((root, tuple(rel + [k])), (key, o))
+                where.setdefault((root, tuple(rel + [k])), (scenario, list(sub), k))
                 if k != key:
                     crawl_child(scenario, root, sub, rel, k, (key, o), depth)
         return
@@ -138,6 +147,7 @@ def crawl(scenario, root, path, rel, variant, depth=0):
         return
     for k in info:
         found.setdefault((root, tuple(rel + [k])), variant)
+        where.setdefault((root, tuple(rel + [k])), (scenario, list(path), k))
         crawl_child(scenario, root, path, rel, k, variant, depth)
 
 def crawl_child(scenario, root, path, rel, k, variant, depth):
@@ -242,6 +252,40 @@ for (root, rel), variant in sorted(found.items(), key=lambda x: (x[0][0], x[0][1
         bad(f"{root}: key {'.'.join(rel)}{where} is taken by the loader but not documented "
             f"in {doc_of[root]}")
 total = sum(counts.values())
+
+# Wrong values: each key gets one of these (in turn, so that every kind meets every key
+# over the list, at one validate a key). A refusal must come with a message at --set (the
+# place the value came from) and exit status 2; a value taken must run: 5 simulated
+# seconds, exit status 0. Never a sanitizer report, a crash or a hang.
+WRONG = ["{}", "[]", "-1", "x", "1e308", "~", "0", "[[1]]", "{a: {b: 1}}", "a b",
+         "99999999999999999999"]
+runs = refused = 0
+shift = int(os.environ.get("KEYS_WRONG_SHIFT", "0"))
+def kdsim_run(args):
+    try:
+        return subprocess.run([kdsim] + args, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return None
+for i, ((root, rel), (scenario, path, k)) in enumerate(sorted(where.items())):
+    arg = setting(path, k, WRONG[(i + shift) % len(WRONG)])
+    r = kdsim_run(["validate", scenario, "--set", arg])
+    if r is None or r.returncode not in (0, 2) or "Sanitizer" in r.stderr or \
+            "runtime error" in r.stderr:
+        bad(f"{scenario}: validate --set {arg}: " +
+            (f"exit status {r.returncode}: {r.stderr[:400]}" if r else "timed out"))
+        continue
+    if r.returncode == 2:
+        refused += 1
+        if not re.search(r"^kdsim: --set: ", r.stderr, re.M):
+            bad(f"{scenario}: validate --set {arg} refused it, but not at --set: "
+                f"{r.stderr[:400]}")
+        continue
+    runs += 1
+    r = kdsim_run(["run", scenario, "--set", arg, "--duration", "5s", "--json"])
+    if r is None or r.returncode != 0 or r.stderr:
+        bad(f"{scenario}: run --set {arg} (validated): " +
+            (f"exit status {r.returncode}: {r.stderr[:400]}" if r else "timed out"))
+print(f"wrong values: {refused} refused at --set, {runs} taken and run")
 if os.environ.get("KEYS_DUMP"):
     for (r, rel), v in sorted(found.items()):
         print(r, ".".join(rel), v or "")
