@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# cli_scenario_keys.sh - every scenario key the loader takes is documented. The loader is
-# asked, not read: a probe sets a key nobody uses (`zzzzzzzzzz`) in each mapping through --set
-# and `kdsim validate` answers with the keys allowed there ("unknown key 'zzzzzzzzzz'; the keys
-# allowed here are ..."), so the test follows the loader into every mapping, list of
-# mappings and variant (a distribution's `dist`, a rate's `profile`) of a top level, a
-# stream, a producer and each consumer kind. Each key found must have a row in the
-# documentation's tables for its part (README.md for the top level, the stream, producers
-# and the polling and enhanced fan-out consumers; docs/consumers-*.md for Lambda,
-# Firehose, Flink and the KCL): a row whose first column names its dotted path (such as
-# `function.duration`), or, for a key inside a documented one (a list's items, a
-# mapping described in one row), the row of that key naming it in its text. A
-# distribution's parameters are checked against the reference's introduction, which
-# describes them for every distribution key, and the `replay` profile's against
-# docs/replay.md's table. The crawl must find a plausible number of keys, so that a
-# change to the messages cannot make the test pass by finding none.
+# cli_scenario_keys.sh - every scenario key the loader takes is documented, and refuses a
+# wrong value cleanly. The loader is asked, not read: a probe sets a key nobody uses
+# (`zzzzzzzzzz`) in each mapping through --set, and `kdsim validate` answers with the keys
+# allowed there ("unknown key 'zzzzzzzzzz'; the keys allowed here are ..."), so the test
+# follows the loader into every mapping, list of mappings and variant (a distribution's
+# `dist`, a rate's `profile`) of a top level, a stream, a producer and each consumer kind.
+# Each key found must have a row in the documentation's tables for its part (README.md for
+# the top level, the stream, producers and the polling and enhanced fan-out consumers;
+# docs/consumers-*.md for Lambda, Firehose, Flink and the KCL): a row whose first column
+# names its dotted path (such as `function.duration`), or, for a key inside a documented
+# one (a list's items, a mapping described in one row), the row of that key naming it in
+# its text. A distribution's parameters are checked against the reference's introduction,
+# which describes them for every distribution key, and the `replay` profile's against
+# docs/replay.md's table, the billing overrides' against the price file. The crawl must
+# find a plausible number of keys, so that a change to the messages cannot make the test
+# pass by finding none.
 #
 # Then every key gets a wrong value (a mapping, a list, a negative, a word, a huge
 # number, ...: one each, taken in turn): a refusal must be reported at --set with exit
