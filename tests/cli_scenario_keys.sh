@@ -114,9 +114,10 @@ def keys_at(scenario, path):
         return keys_at(scenario, path[:-1] + [(path[-1][0], {FLOW: 1})])
     return "leaf", None
 
-found = {}  # (root, relative key path as a tuple) -> the variant it sits in, or None
+# (root, relative key path as a tuple) -> (the variant it sits in or None, its scenario,
+# the path of its mapping, its name)
+found = {}
 dist_keys = {}  # a distribution kind -> its keys
-where = {}  # the same key -> (its scenario, the path of its mapping, its name)
 
 def crawl(scenario, root, path, rel, variant, depth=0):
     if depth > 8:
@@ -139,16 +140,14 @@ def crawl(scenario, root, path, rel, variant, depth=0):
                 bad(f"{scenario}: {label(sub)} with {key}: {o}: no keys listed")
                 continue
             for k in ks:
-                found.setdefault((root, tuple(rel + [k])), (key, o))
-                where.setdefault((root, tuple(rel + [k])), (scenario, list(sub), k))
+                found.setdefault((root, tuple(rel + [k])), ((key, o), scenario, list(sub), k))
                 if k != key:
                     crawl_child(scenario, root, sub, rel, k, (key, o), depth)
         return
     if kind != "map":
         return
     for k in info:
-        found.setdefault((root, tuple(rel + [k])), variant)
-        where.setdefault((root, tuple(rel + [k])), (scenario, list(path), k))
+        found.setdefault((root, tuple(rel + [k])), (variant, scenario, list(path), k))
         crawl_child(scenario, root, path, rel, k, variant, depth)
 
 def crawl_child(scenario, root, path, rel, k, variant, depth):
@@ -205,9 +204,6 @@ replay = rows("docs/replay.md")
 prices = open("scenarios/prices/us-east-1-2026-09.yaml", encoding="utf-8").read()
 tables = {doc: rows(doc) for _, _, _, doc in ROOTS}
 doc_of = {name: doc for _, _, name, doc in ROOTS}
-# The top level's README tables are the top level's, `stream`'s and the others': a
-# stream key's row names it relative to the stream.
-top_sections = {"stream"}
 
 def documented(root, rel, variant):
     if variant and variant[0] == "dist":
@@ -220,7 +216,8 @@ def documented(root, rel, variant):
         return re.search(r"^" + "  " * (len(rel) - 3) + re.escape(rel[-1]) + r":", prices,
                          re.M)
     names = list(rel)
-    if root == "top level" and len(names) > 1 and names[0] in top_sections:
+    # The README's `stream` table names a stream key relative to the stream.
+    if root == "top level" and len(names) > 1 and names[0] == "stream":
         names = names[1:]
     rs = tables[doc_of[root]]
     # A list's items are `workers[].name` in one document, inside the row of
@@ -246,11 +243,11 @@ def documented(root, rel, variant):
     return False
 
 counts = {}
-for (root, rel), variant in sorted(found.items(), key=lambda x: (x[0][0], x[0][1])):
+for (root, rel), (variant, _, _, _) in sorted(found.items()):
     counts[root] = counts.get(root, 0) + 1
     if not documented(root, list(rel), variant):
-        where = f" (with {variant[0]}: {variant[1]})" if variant else ""
-        bad(f"{root}: key {'.'.join(rel)}{where} is taken by the loader but not documented "
+        within = f" (with {variant[0]}: {variant[1]})" if variant else ""
+        bad(f"{root}: key {'.'.join(rel)}{within} is taken by the loader but not documented "
             f"in {doc_of[root]}")
 total = sum(counts.values())
 
@@ -267,7 +264,7 @@ def kdsim_run(args):
         return subprocess.run([kdsim] + args, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         return None
-for i, ((root, rel), (scenario, path, k)) in enumerate(sorted(where.items())):
+for i, ((root, rel), (_, scenario, path, k)) in enumerate(sorted(found.items())):
     arg = setting(path, k, WRONG[(i + shift) % len(WRONG)])
     r = kdsim_run(["validate", scenario, "--set", arg])
     if r is None or r.returncode not in (0, 2) or "Sanitizer" in r.stderr or \
@@ -288,7 +285,7 @@ for i, ((root, rel), (scenario, path, k)) in enumerate(sorted(where.items())):
             (f"exit status {r.returncode}: {r.stderr[:400]}" if r else "timed out"))
 print(f"wrong values: {refused} refused at --set, {runs} taken and run")
 if os.environ.get("KEYS_DUMP"):
-    for (r, rel), v in sorted(found.items()):
+    for (r, rel), (v, _, _, _) in sorted(found.items()):
         print(r, ".".join(rel), v or "")
 print("keys found: " + ", ".join(f"{r} {n}" for r, n in counts.items()) + f"; {total} in all")
 for _, _, name, _ in ROOTS:
