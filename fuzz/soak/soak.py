@@ -921,6 +921,11 @@ class Gen:
                 d["retry_interval"] = self.pick("1ms", "5s", "1h")
             if self.p(0.4):
                 d["retry_duration"] = self.pick("0s", "60s", "2h")
+            if d.get("failure_rate") == 1 and "retry_duration" not in d:
+                # Every attempt fails, and such failures are not skipped over (the
+                # Firehose doc says so): retried for the whole retention, small objects
+                # cost objects x retries events (seed 70095: 128 s for 26 h). Bound them.
+                d["retry_duration"] = self.pick("0s", "60s")
             if d:
                 c["delivery"] = d
                 self.features.add("firehose:delivery")
